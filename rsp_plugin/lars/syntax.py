@@ -1,0 +1,398 @@
+"""Text -> `Program`: the lark grammar (`grammar.lark`) and the checks of a valid program.
+
+Every mistake is a `RuleSyntaxError` with file, line and column:
+a token the grammar does not expect, an unknown prefix, a window without an
+operator, an unsafe variable, a tuple window over an intensional predicate,
+a loop through `not`.
+
+>>> program = parse_program("warning(B) :- [RANGE 10] DIAMOND highTemp(B) .")
+>>> rule = program.rules[0]
+>>> rule.body[0].modality, rule.body[0].window
+('diamond', Window(kind='range', size=10))
+>>> parse_program("p(X) :- [RANGE 3] q(X) .", "prog.lars")
+Traceback (most recent call last):
+...
+rsp_plugin.errors.RuleSyntaxError: prog.lars:1:9: a window needs an operator: write [RANGE 3] DIAMOND, [RANGE 3] BOX or [RANGE 3] @T before the atom
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..errors import RuleSyntaxError
+from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, Dictionary, canonical_literal
+from ..timeline import parse_duration_ms
+from .program import (
+    AT,
+    BOX,
+    COUNT,
+    DIAMOND,
+    PLAIN,
+    RANGE,
+    Arithmetic,
+    Atom,
+    Comparison,
+    ExtendedAtom,
+    Location,
+    Program,
+    Rule,
+    Var,
+    Window,
+    expression_variables,
+    may_unify,
+    stratify,
+)
+
+#: Prefixes every program knows without declaring them.
+STANDARD_PREFIXES = {
+    "rdf": RDF,
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": XSD,
+    "owl": "http://www.w3.org/2002/07/owl#",
+}
+
+_GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
+_PARSER = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+_TOKEN_NAMES = {
+    "DOT": "'.'", "COMMA": "','", "LPAR": "'('", "RPAR": "')'", "RSQB": "']'", "LSQB": "'['",
+    "IF": "':-'", "VAR": "a variable", "NAME": "a name", "IRIREF": "an IRI", "PNAME": "a prefixed name",
+    "NUMBER": "a number", "STRING": "a string", "COMPARE": "a comparison", "NOT": "'not'",
+    "DIAMOND": "DIAMOND", "BOX": "BOX", "RANGE": "RANGE", "COUNT": "COUNT", "AT": "'@'",
+    "$END": "end of file",
+}
+_COMPARE_ALIASES = {"≤": "<=", "≥": ">=", "≠": "!="}
+
+
+def parse_program(
+    text: str, filename: str = "<program>", terms: Dictionary | None = None
+) -> Program:
+    """Parse and check a LARS program; raises `RuleSyntaxError`."""
+    try:
+        tree = _PARSER.parse(text)
+    except UnexpectedInput as error:
+        raise _syntax_error(error, text, filename) from None
+    builder = _Builder(text, filename, terms or Dictionary())
+    program = builder.build(tree)
+    _check(program, builder.error)
+    program.strata = stratify(program.rules, builder.error)
+    return program
+
+
+def parse_program_file(path: str | Path, terms: Dictionary | None = None) -> Program:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise RuleSyntaxError(f"cannot read the program: {error.strerror}", str(path), 1, 1) from None
+    return parse_program(text, str(path), terms)
+
+
+def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSyntaxError:
+    line, column = getattr(error, "line", 1), getattr(error, "column", 1)
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        found = "end of file" if token.type == "$END" else repr(str(token))
+        expected = sorted({_TOKEN_NAMES.get(name, name) for name in error.expected})
+        hint = ", ".join(expected[:8]) + (", ..." if len(expected) > 8 else "")
+        if token.type == "$END":
+            line, column = _end_position(text)
+        message = f"unexpected {found}; expected {hint}"
+    elif isinstance(error, UnexpectedCharacters):
+        message = f"unexpected character {text[error.pos_in_stream]!r}"
+    elif isinstance(error, UnexpectedEOF):
+        line, column = _end_position(text)
+        message = "unexpected end of the file (a rule ends with '.')"
+    else:  # pragma: no cover - lark has no other kinds
+        message = str(error).splitlines()[0]
+    return RuleSyntaxError(message, filename, max(line, 1), max(column, 1))
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.rstrip("\n").split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+class _Builder:
+    """Walks the parse tree into the program model."""
+
+    def __init__(self, text: str, filename: str, terms: Dictionary):
+        self.text = text
+        self.filename = filename
+        self.terms = terms
+        self.prefixes = dict(STANDARD_PREFIXES)
+        self.tick_ms: int | None = None
+        self.triple = terms.intern(TRIPLE)
+        self.rdf_type = terms.intern(RDF_TYPE)
+        self._anonymous = itertools.count(1)
+        self._pending_durations: list[tuple[Token, Tree]] = []
+
+    def error(self, message: str, where) -> None:
+        if isinstance(where, Location):
+            raise RuleSyntaxError(message, where.filename, where.line, where.column)
+        line = getattr(where, "line", None) or getattr(getattr(where, "meta", None), "line", 1)
+        column = getattr(where, "column", None) or getattr(getattr(where, "meta", None), "column", 1)
+        raise RuleSyntaxError(message, self.filename, line or 1, column or 1)
+
+    def location(self, node) -> Location:
+        if isinstance(node, Token):
+            return Location(self.filename, node.line, node.column)
+        return Location(self.filename, node.meta.line, node.meta.column)
+
+    def build(self, tree: Tree) -> Program:
+        rules = []
+        for statement in tree.children:
+            if statement.data == "prefix_decl":
+                _, namespace, iri = statement.children
+                self.prefixes[str(namespace)[:-1]] = str(iri)[1:-1]
+            elif statement.data == "tick_decl":
+                try:
+                    self.tick_ms = parse_duration_ms(str(statement.children[1]))
+                except ValueError as error:
+                    self.error(str(error), statement.children[1])
+            else:
+                rules.append(self.rule(statement))
+        return Program(rules, self.terms, self.prefixes, self.tick_ms, self.filename)
+
+    # rules -----------------------------------------------------------------
+
+    def rule(self, tree: Tree) -> Rule:
+        head_tree = tree.children[0]
+        body = tuple(self.literal(child) for child in tree.children[1].children) if len(tree.children) > 1 else ()
+        head_time = None
+        if head_tree.children[0].data == "head_time":
+            head_time = self.time_term(head_tree.children[0].children[0])
+        head = self.atom(head_tree.children[-1])
+        text = " ".join(self.text[tree.meta.start_pos : tree.meta.end_pos].split())
+        return Rule(head, body, head_time, text, self.location(tree))
+
+    def literal(self, tree: Tree):
+        if tree.data == "comparison":
+            left, op, right = tree.children
+            return Comparison(
+                _COMPARE_ALIASES.get(str(op), str(op)),
+                self.expression(left),
+                self.expression(right),
+                self.location(tree),
+            )
+        negated = isinstance(tree.children[0], Token) and tree.children[0].type == "NOT"
+        ext = tree.children[-1]
+        window = modality_tree = None
+        for part in ext.children[:-1]:
+            if part.data in ("range_window", "count_window", "unicode_window"):
+                window = self.window(part)
+            else:
+                modality_tree = part
+        atom = self.atom(ext.children[-1])
+        modality, time = PLAIN, None
+        if modality_tree is not None:
+            modality = {"diamond": DIAMOND, "box": BOX, "at": AT}[modality_tree.data]
+            if modality == AT:
+                time = self.time_term(modality_tree.children[0])
+        where = self.location(ext)
+        if window is not None and modality == PLAIN:
+            written = self.text[ext.children[0].meta.start_pos : ext.children[0].meta.end_pos]
+            self.error(
+                f"a window needs an operator: write {written} DIAMOND, {written} BOX or "
+                f"{written} @T before the atom",
+                where,
+            )
+        if window is None and modality in (DIAMOND, BOX):
+            name = "DIAMOND" if modality == DIAMOND else "BOX"
+            self.error(f"{name} needs a window, e.g. [RANGE 10] {name} p(X)", where)
+        return ExtendedAtom(atom, modality, window, time, negated, where)
+
+    def window(self, tree: Tree) -> Window:
+        if tree.data == "unicode_window":
+            token = str(tree.children[0]).lstrip("⊞^")
+            if token.startswith("#"):
+                return self._count(int(token[1:]), tree)
+            return Window(RANGE, int(token))
+        if tree.data == "count_window":
+            return self._count(self.integer(tree.children[1]), tree)
+        size = tree.children[1].children[0]
+        if size.type == "DURATION":
+            return Window(RANGE, self.ticks(size))
+        return Window(RANGE, self.integer(size))
+
+    def _count(self, size: int, where) -> Window:
+        if size < 1:
+            self.error("a tuple window holds at least one atom: [COUNT n] needs n >= 1", where)
+        return Window(COUNT, size)
+
+    def ticks(self, token: Token) -> int:
+        duration = parse_duration_ms(str(token))
+        if self.tick_ms is None:
+            self.error(
+                f"the duration {token} needs a tick length: declare e.g. '@tick 1s .' first", token
+            )
+        if duration % self.tick_ms:
+            self.error(f"the duration {token} is not a whole number of ticks ({self.tick_ms} ms)", token)
+        return duration // self.tick_ms
+
+    def integer(self, token: Token) -> int:
+        text = str(token)
+        if not text.isdigit():
+            self.error(f"expected a whole number, found {text}", token)
+        return int(text)
+
+    def time_term(self, node):
+        token = node.children[0] if isinstance(node, Tree) else node
+        if token.type == "VAR":
+            return self.variable(token)
+        return self.terms.intern_int(self.integer(token))
+
+    # atoms and terms -----------------------------------------------------------
+
+    def atom(self, tree: Tree) -> Atom:
+        if tree.data == "nullary_atom":
+            return Atom(self.terms.intern(str(tree.children[0])), ())
+        if tree.data == "triple_atom":
+            subject, verb, obj = tree.children
+            s = self.term(subject.children[0])
+            p = self.rdf_type if verb.children[0].type == "A" else self.term(verb.children[0])
+            return Atom(self.triple, (s, p, self.term(obj, in_triple=True)))
+        predicate_token = tree.children[0].children[0]
+        args = [child for child in tree.children[1:]]
+        if predicate_token.type == "NAME":
+            return Atom(self.terms.intern(str(predicate_token)), tuple(self.term(a) for a in args))
+        predicate = self.term(predicate_token)
+        if len(args) == 2:
+            return Atom(self.triple, (self.term(args[0]), predicate, self.term(args[1], in_triple=True)))
+        return Atom(predicate, tuple(self.term(a) for a in args))
+
+    def term(self, node, in_triple: bool = False):
+        if isinstance(node, Tree) and node.data == "term":
+            node = node.children[0]
+        if isinstance(node, Token):
+            if node.type == "VAR":
+                return self.variable(node)
+            return self.constant_token(node)
+        return self.constant(node, in_triple)
+
+    def constant(self, tree: Tree, in_triple: bool) -> int:
+        kind = tree.data
+        if kind == "constant":  # a number
+            number = tree.children[0]
+            if isinstance(number, Token):
+                text = str(number)
+            else:
+                text = "-" + str(number.children[0])
+            return self.terms.intern(_as_rdf_number(text) if in_triple else text)
+        if kind == "literal":
+            string = str(tree.children[0])
+            if len(tree.children) == 1:
+                return self.terms.intern(string)
+            suffix = tree.children[1]
+            if suffix.type == "LANGTAG":
+                return self.terms.intern(string + str(suffix))
+            datatype = self.iri(suffix)
+            return self.terms.intern(canonical_literal(f"{string}^^{datatype}"))
+        return self.constant_token(tree.children[0])
+
+    def constant_token(self, token: Token) -> int:
+        if token.type in ("IRIREF", "PNAME"):
+            return self.terms.intern(self.iri(token))
+        return self.terms.intern(str(token))
+
+    def iri(self, token: Token) -> str:
+        if token.type == "IRIREF":
+            return str(token)
+        prefix, _, local = str(token).partition(":")
+        if prefix not in self.prefixes:
+            self.error(f"unknown prefix '{prefix}:' (declare it with @prefix {prefix}: <...> .)", token)
+        return f"<{self.prefixes[prefix]}{local}>"
+
+    def variable(self, token: Token) -> Var:
+        name = str(token).lstrip("?")
+        if name == "_":
+            return Var(f"_{next(self._anonymous)}")
+        return Var(name)
+
+    def expression(self, tree):
+        if isinstance(tree, Token):  # pragma: no cover - primaries are always wrapped
+            return self.term(tree)
+        kind = tree.data
+        if kind == "expr_var":
+            return self.variable(tree.children[0])
+        if kind == "expr_number":
+            return self.terms.intern(str(tree.children[0]))
+        if kind in ("expr_name", "expr_string"):
+            return self.terms.intern(str(tree.children[0]))
+        if kind == "neg":
+            return Arithmetic("-", self.terms.intern_int(0), self.expression(tree.children[0]))
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[kind]
+        return Arithmetic(op, self.expression(tree.children[0]), self.expression(tree.children[1]))
+
+
+def _as_rdf_number(text: str) -> str:
+    """Inside a triple, `30` means what Turtle says: "30"^^xsd:integer."""
+    if "e" in text or "E" in text:
+        datatype = "double"
+    elif "." in text:
+        datatype = "decimal"
+    else:
+        datatype = "integer"
+    return f'"{text}"^^<{XSD}{datatype}>'
+
+
+def _check(program: Program, error) -> None:
+    heads = [rule.head for rule in program.rules]
+    for rule in program.rules:
+        for literal in rule.body:
+            if (
+                isinstance(literal, ExtendedAtom)
+                and literal.window is not None
+                and literal.window.kind == COUNT
+                and any(may_unify(head, literal.atom) for head in heads)
+            ):
+                error(
+                    "a tuple window ([COUNT n]) over an intensional predicate: tuple windows "
+                    "count data atoms only, and this atom can be derived by a rule",
+                    literal.location,
+                )
+        _check_safety(rule, error)
+
+
+def _check_safety(rule: Rule, error) -> None:
+    """Every variable must be bound by a positive atom (or by `X = expression`)."""
+    bound: set[Var] = set()
+    for literal in rule.positive:
+        bound |= literal.variables()
+    pending = list(rule.comparisons)
+    progress = True
+    while progress:
+        progress = False
+        for comparison in list(pending):
+            free = comparison.variables() - bound
+            if not free:
+                pending.remove(comparison)
+                progress = True
+            elif comparison.op == "=" and len(free) == 1:
+                (variable,) = free
+                side = comparison.left if comparison.left == variable else comparison.right
+                other = comparison.right if side is comparison.left else comparison.left
+                if side == variable and not (expression_variables(other) - bound):
+                    bound.add(variable)
+                    pending.remove(comparison)
+                    progress = True
+    for comparison in pending:
+        free = sorted(v.name for v in comparison.variables() - bound)
+        error(f"unsafe variable {', '.join(free)}: not bound by a positive body atom", comparison.location)
+    for literal in rule.negative:
+        free = sorted(v.name for v in literal.variables() - bound)
+        if free:
+            error(
+                f"unsafe variable {', '.join(free)} under `not`: bind it in a positive body atom",
+                literal.location,
+            )
+    head_vars = rule.head.variables()
+    if isinstance(rule.head_time, Var):
+        head_vars.add(rule.head_time)
+    free = sorted(v.name for v in head_vars - bound)
+    if free:
+        error(f"unsafe variable {', '.join(free)} in the head: bind it in a positive body atom", rule.location)
