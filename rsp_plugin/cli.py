@@ -1,0 +1,136 @@
+"""`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
+
+    rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
+    rsp-plugin bench lars [...]
+
+A user's mistake (a syntax error, a missing file) is one line on stderr and
+exit status 2; a bad stream line is reported as `FILE:LINE: reason`, counted,
+skipped, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import LocatedError
+
+EXIT_USER_ERROR = 2
+
+
+class UserError(Exception):
+    """A mistake on the command line: printed as one line, exit status 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    options = parser.parse_args(argv)
+    try:
+        return options.run(options)
+    except LocatedError as error:
+        print(f"rsp-plugin: {error}", file=sys.stderr)
+    except UserError as error:
+        print(f"rsp-plugin: {error}", file=sys.stderr)
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("rsp-plugin: interrupted", file=sys.stderr)
+        return 130
+    return EXIT_USER_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rsp-plugin", description="RDF stream processing with LARS rules.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    reason = commands.add_parser("reason", help="run a LARS program over a stream; one JSON line per time point")
+    reason.add_argument("program", help="the LARS program (.lars)")
+    reason.add_argument("--stream", required=True, help="the stream: .stream (atoms) or .tnt (timestamped N-Triples)")
+    reason.add_argument("--from", dest="first", type=int, help="first time point (default: the stream's first)")
+    reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
+    reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
+    reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
+    reason.set_defaults(run=_reason)
+
+    bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
+    bench.add_argument("suite", choices=["lars"], help="which benchmark suite")
+    bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
+    bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
+    bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
+    bench.add_argument("--time-points", type=int, default=300)
+    bench.add_argument("--repeat", type=int, default=3, help="runs per setting; the median is reported")
+    bench.add_argument("--quick", action="store_true", help="small settings, to see that it runs")
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {text!r}") from None
+
+
+def _reason(options) -> int:
+    from .formats import format_fact, read_stream_file
+    from .lars.engine import IncrementalEngine
+    from .lars.syntax import parse_program_file
+    from .replay import timeline
+
+    program = parse_program_file(options.program)
+    stream = Path(options.stream)
+    try:
+        handle = stream.open(encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
+    if options.first is not None and options.last is not None and options.first > options.last:
+        raise UserError(f"--from {options.first} is after --to {options.last}")
+
+    terms = program.terms
+    rejected = 0
+
+    def set_aside(record) -> None:
+        nonlocal rejected
+        rejected += 1
+        print(record, file=sys.stderr)
+
+    engine = IncrementalEngine(program, start=options.first)
+    shown: dict = {}
+    out = sys.stdout
+    with handle:
+        elements = read_stream_file(
+            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle
+        )
+        for point, facts in timeline(
+            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream)
+        ):
+            report = engine.advance_to(point, facts)
+            for fact in report.stopped:
+                del shown[fact]
+            for fact in report.started:
+                shown[fact] = format_fact(fact, terms)
+            if options.changes:
+                line = {
+                    "t": point,
+                    "started": sorted(shown[f] for f in report.started),
+                    "stopped": sorted(format_fact(f, terms) for f in report.stopped),
+                }
+            else:
+                line = {"t": point, "atoms": sorted(shown.values())}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    if rejected:
+        print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
+    return 0
+
+
+def _bench(options) -> int:
+    from .bench import run_suite
+
+    return run_suite(options)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Comparisons and arithmetic over term ids: what `?v >= 100` and `X = Y + 1` mean.
+
+Numbers (of the rule language, and RDF literals of numeric datatypes) compare
+by value; other terms are only equal to themselves and have no order, so
+`<`-like comparisons involving them are false. `/` of two integers is exact
+(an integer when it divides, else a decimal); division by zero has no value,
+so the rule does not fire for that binding.
+
+>>> from rsp_plugin.terms import Dictionary
+>>> terms = Dictionary()
+>>> compare(">=", terms.intern('"100"^^<http://www.w3.org/2001/XMLSchema#double>'), terms.intern("100"), terms.numbers)
+True
+>>> terms.key(calculate("/", terms.intern("7"), terms.intern("2"), terms))
+'3.5'
+"""
+
+from __future__ import annotations
+
+import operator
+from decimal import Decimal
+
+from ..terms import Dictionary
+
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def compare(op: str, left: int, right: int, numbers: list) -> bool:
+    a, b = numbers[left], numbers[right]
+    if a is not None and b is not None:
+        if op == "=":
+            return a == b
+        if op == "!=":
+            return a != b
+        return _ORDER[op](a, b)
+    if op == "=":
+        return left == right
+    if op == "!=":
+        return left != right
+    return False
+
+
+def calculate(op: str, left: int, right: int, terms: Dictionary) -> int | None:
+    """The id of `left op right`, or None when it has no value."""
+    numbers = terms.numbers
+    a, b = numbers[left], numbers[right]
+    if a is None or b is None:
+        return None
+    if isinstance(a, float) != isinstance(b, float):
+        a, b = float(a), float(b)
+    if op == "+":
+        value = a + b
+    elif op == "-":
+        value = a - b
+    elif op == "*":
+        value = a * b
+    else:
+        if b == 0:
+            return None
+        if isinstance(a, int) and isinstance(b, int):
+            value = a // b if a % b == 0 else Decimal(a) / Decimal(b)
+        else:
+            value = a / b
+    return terms.intern_number(value)

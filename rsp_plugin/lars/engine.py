@@ -1,0 +1,325 @@
+"""The incremental engine: a LARS program evaluated time point after time point.
+
+    engine = IncrementalEngine(program)
+    for t in timeline:                               # every time point, data or not
+        report = engine.advance_to(t, arrivals(t))   # expire, ingest, fixpoint per stratum
+        report.started, report.stopped               # the change of what holds
+    engine.holding()                                 # what holds now
+
+Semantics (DESIGN.md, "Time"): at each time point t the engine computes the
+least model of the rules applied at t over the data and everything derived so
+far; what is derived at t stays in the stream at t (an `@T` head puts its atom
+at T), so later windows see it. The output at t is the atoms derived by rules
+that hold at t.
+
+How (Laser, Alg. 1): facts carry their presence (`facts.py`); every extended
+atom is a view with horizons (`views.py`); a rule fires only on a grounding new
+at t (sSNE) through a plan compiled per body position (`plan.py`); strata are
+evaluated bottom-up, each to a semi-naive fixpoint. A derived fact holds from
+t to the smallest horizon of its body, and stays in the output until then
+without being derived again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..timeline import NEVER_EXPIRES
+from .facts import Relation
+from .plan import RulePlan, compile_rule
+from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Program
+from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
+
+#: A fact: (predicate id, argument ids). RDF triples are (triple id, (s, p, o)).
+Fact = tuple[int, tuple[int, ...]]
+
+
+@dataclass
+class StepReport:
+    """What one call of `advance_to` did."""
+
+    time_point: int
+    started: list[Fact] = field(default_factory=list)
+    stopped: list[Fact] = field(default_factory=list)
+    #: Rule plans run (a rule evaluated on one delta, or in full).
+    rule_evaluations: int = 0
+    #: Head instances produced (duplicates included).
+    derivations: int = 0
+    #: Facts that were new: new atoms, or atoms that hold longer than known.
+    new_facts: int = 0
+    #: Groundings that left their windows.
+    expired: int = 0
+    #: Data atoms ingested (after removing duplicates within the time point).
+    arrivals: int = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"<StepReport t={self.time_point} started={len(self.started)} stopped={len(self.stopped)} "
+            f"evaluations={self.rule_evaluations} derivations={self.derivations}>"
+        )
+
+
+class _Stratum:
+    def __init__(self, plans: list[RulePlan]):
+        self.plans = plans
+        self.views: list[View] = []
+        for plan in plans:
+            for _, view, _ in plan.on_delta:
+                if view not in self.views:
+                    self.views.append(view)
+
+
+class IncrementalEngine:
+    """Evaluates a stratified plain LARS program incrementally.
+
+    `semi_naive=False` switches sSNE off: every rule is then evaluated in full at
+    every time point and fixpoint round (the baseline of the benchmarks).
+    """
+
+    def __init__(self, program: Program, *, semi_naive: bool = True, start: int | None = None):
+        self.program = program
+        self.terms = program.terms
+        self.semi_naive = semi_naive
+        self.start = start
+        self.now: int | None = None
+        self.relations: dict[int, Relation] = {}
+        self.views: dict[tuple, View] = {}
+        self._count_views: list[CountView] = []
+        self._count_log: deque | None = None
+        self._build_views()
+        self.plans: dict[int, RulePlan] = {}
+        self.strata = [
+            _Stratum([self._plan(rule) for rule in stratum]) for stratum in program.strata or [program.rules]
+        ]
+        self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
+        self._box_views = [v for v in self._time_views if isinstance(v, BoxView)]
+        self._at_relations = [r for r in self.relations.values() if r.keeps_ongoing]
+        self._stored = [r for r in self.relations.values() if r.stored]
+        #: derived fact -> last time point it is known to hold (the output)
+        self._until: dict[Fact, int] = {}
+        self._t0 = 0
+        self._stopping: dict[int, list[Fact]] = {}
+
+    def __repr__(self) -> str:
+        return f"<IncrementalEngine rules={len(self.program.rules)} now={self.now} holding={len(self._until)}>"
+
+    # set-up --------------------------------------------------------------------------
+
+    def relation(self, predicate: int) -> Relation:
+        found = self.relations.get(predicate)
+        if found is None:
+            found = self.relations[predicate] = Relation(predicate)
+        return found
+
+    def _build_views(self) -> None:
+        for rule in self.program.rules:
+            self.relation(rule.head.predicate)
+            for literal in rule.body:
+                if isinstance(literal, ExtendedAtom) and literal.view_key not in self.views:
+                    self.views[literal.view_key] = self._view(literal)
+
+    def _view(self, literal: ExtendedAtom) -> View:
+        predicate = literal.atom.predicate
+        window = literal.window
+        if window is not None and window.kind == COUNT:
+            view = CountView(predicate, literal.constant_filter, window.size, self.terms, literal.modality)
+            self._count_views.append(view)
+            longest = max(v.size for v in self._count_views)
+            self._count_log = deque(maxlen=longest)
+            return view
+        relation = self.relation(predicate)
+        size = window.size if window is not None else None
+        view_class = {PLAIN: PlainView, DIAMOND: DiamondView, BOX: BoxView}.get(literal.modality)
+        view = AtView(relation, literal.constant_filter, size, self.terms) if view_class is None else (
+            view_class(relation, literal.constant_filter, size)
+        )
+        needed = NEVER_EXPIRES if (literal.modality == AT and size is None) else (size or 0)
+        relation.history = max(relation.history, needed)
+        relation.keeps_ongoing |= literal.modality == AT
+        relation.views.append(view)
+        return view
+
+    def _plan(self, rule) -> RulePlan:
+        plan = compile_rule(rule, self.views, self.terms)
+        self.plans[id(rule)] = plan
+        return plan
+
+    # evaluation ------------------------------------------------------------------
+
+    def advance_to(self, time_point: int, arrivals: Iterable[Fact] = ()) -> StepReport:
+        """Evaluate every time point up to `time_point`, the data `arrivals` arriving at it.
+
+        Time points skipped since the last call are evaluated without data; the
+        report then gives the net change since the last call.
+        """
+        if self.now is None:
+            self.now = (self.start if self.start is not None else time_point) - 1
+            self._t0 = self.now + 1
+            for view in self.views.values():
+                view.start = self._t0
+        elif time_point <= self.now:
+            raise ValueError(
+                f"time point {time_point} was already evaluated (now is {self.now}); "
+                "time points are evaluated in increasing order"
+            )
+        if time_point - self.now == 1:
+            return self._step(time_point, arrivals)
+        before = set(self._until)
+        total = StepReport(time_point)
+        while self.now < time_point:
+            point = self.now + 1
+            report = self._step(point, arrivals if point == time_point else ())
+            total.rule_evaluations += report.rule_evaluations
+            total.derivations += report.derivations
+            total.new_facts += report.new_facts
+            total.expired += report.expired
+            total.arrivals += report.arrivals
+        after = self._until
+        total.started = [f for f in after if f not in before]
+        total.stopped = [f for f in before if f not in after]
+        return total
+
+    def holding(self) -> list[Fact]:
+        """The derived facts that hold now."""
+        return list(self._until)
+
+    def holds_until(self, fact: Fact) -> int | None:
+        """The last time point `fact` is known to hold (None if it does not hold now)."""
+        return self._until.get(fact)
+
+    def _step(self, now: int, arrivals: Iterable[Fact]) -> StepReport:
+        self.now = now
+        report = StepReport(now)
+        for view in self._time_views:
+            report.expired += view.begin(now)
+        for relation in self._stored:
+            relation.forget_before(now)
+        for view in self._box_views:
+            view.on_time(now)
+        for relation in self._at_relations:
+            ongoing = relation.ongoing_at(now)
+            if ongoing:
+                for view in relation.views:
+                    if isinstance(view, AtView):
+                        for args in ongoing:
+                            if view.accepts(args):
+                                view.on_ongoing(args, now)
+
+        self._ingest(now, arrivals, report)
+        for stratum in self.strata:
+            self._fixpoint(stratum, now, report)
+        report.stopped = self._stopped_at(now)
+        return report
+
+    def _ingest(self, now: int, arrivals: Iterable[Fact], report: StepReport) -> None:
+        seen: set[Fact] = set()
+        relations = self.relations
+        log = self._count_log
+        for fact in arrivals:
+            if fact in seen:
+                continue
+            seen.add(fact)
+            if log is not None:
+                log.append((now, fact[0], fact[1]))
+            relation = relations.get(fact[0])
+            if relation is not None and relation.history >= 0:
+                change = relation.learn(fact[1], now, now, now)
+                if change is not None:
+                    _spread(relation, fact[1], change, now)
+        report.arrivals = len(seen)
+        if log is not None:
+            window = list(log)
+            for view in self._count_views:
+                kept = window[-view.size :]
+                window_start = kept[0][0] if len(kept) >= view.size else view.start
+                view.rebuild(now, kept, window_start)
+
+    def _fixpoint(self, stratum: _Stratum, now: int, report: StepReport) -> None:
+        """Rules of one stratum until nothing new: round 1 on everything new at `now`, then on what the last round added."""
+        for view in stratum.views:
+            view.recent = {}
+        batches: dict[View, dict] | None = None
+        while True:
+            for plan in stratum.plans:
+                out: list = []
+                if not self.semi_naive or (batches is None and plan.every_time_point):
+                    plan.full(None, out, now)
+                    report.rule_evaluations += 1
+                else:
+                    for _, view, fire in plan.on_delta:
+                        batch = view.delta if batches is None else batches[view]
+                        if batch:
+                            fire(batch.items(), out, now)
+                            report.rule_evaluations += 1
+                if out:
+                    report.derivations += len(out)
+                    self._apply(plan, out, now, report)
+            batches = {view: view.take_recent() for view in stratum.views}
+            if not any(batches.values()):
+                return
+
+    def _apply(self, plan: RulePlan, out: list, now: int, report: StepReport) -> None:
+        """Put what a rule derived into the stream (and the output)."""
+        predicate = plan.rule.head.predicate
+        relation = self.relations[predicate]
+        stored = relation.history >= 0
+        until = self._until
+        if plan.head_at:
+            numbers = self.terms.numbers
+            for args, time_term in out:
+                point = numbers[time_term]
+                if type(point) is not int or point > now or point < self._t0:
+                    continue  # an @T head only places atoms on the timeline so far
+                if point == now:
+                    self._hold((predicate, args), now, report)
+                if stored:
+                    change = relation.learn(args, point, point, now)
+                    if change is not None:
+                        report.new_facts += 1
+                        _spread(relation, args, change, now)
+            return
+        for args, horizon in out:
+            fact = (predicate, args)
+            old = until.get(fact)
+            if old is None or horizon > old:
+                self._hold(fact, horizon, report)
+            if stored:
+                change = relation.learn(args, now, horizon, now)
+                if change is not None:
+                    report.new_facts += 1
+                    _spread(relation, args, change, now)
+
+    def _hold(self, fact: Fact, horizon: int, report: StepReport) -> None:
+        old = self._until.get(fact)
+        if old is not None and horizon <= old:
+            return
+        self._until[fact] = horizon
+        if old is None:
+            report.started.append(fact)
+        if horizon < NEVER_EXPIRES:
+            bucket = self._stopping.get(horizon)
+            if bucket is None:
+                self._stopping[horizon] = [fact]
+            else:
+                bucket.append(fact)
+
+    def _stopped_at(self, now: int) -> list[Fact]:
+        due = self._stopping.pop(now - 1, None)
+        if not due:
+            return []
+        stopped = []
+        until = self._until
+        for fact in due:
+            if until.get(fact) == now - 1:
+                del until[fact]
+                stopped.append(fact)
+        return stopped
+
+
+def _spread(relation: Relation, args: tuple, change, now: int) -> None:
+    """Tell every view over `relation` that `args` is present at more time points."""
+    for view in relation.views:
+        if view.accepts(args):
+            view.on_learn(args, change, now)

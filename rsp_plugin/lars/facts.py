@@ -1,0 +1,152 @@
+"""Where the atoms of one predicate are in the stream: runs of time points.
+
+The stream v maps each time point to a set of atoms. For one predicate, a
+`Relation` stores, per argument tuple, the time points where the atom is in the
+stream as sorted, disjoint, non-adjacent runs [start, end]:
+
+    data p(a) at 3, 4, 5          runs[(a,)] == [[3, 5]]
+    q(a) derived at 7 until 9     runs[(a,)] == [[7, 9]]    (a horizon: 8 and 9 are promised)
+    @2 q(a) derived at 7          runs[(a,)] == [[2, 2], [7, 9]]
+
+What is learned at time point `now` is either an interval [now, end] (data and
+plain heads) or a single point before now (an `@T` head with T < now), so the
+points a `learn` adds are always one contiguous range, which it returns with
+the run they joined. Windows (`views.py`) turn that into annotations.
+
+A relation only keeps what its widest window can still see (`history` time
+points back); a predicate no rule reads keeps nothing.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from ..timeline import NEVER_EXPIRES
+
+#: What `learn` returns when something was new: (run start, run end, first new point, last new point).
+Change = tuple[int, int, int, int]
+
+
+class Relation:
+    """The presence of one predicate's atoms, with the views that read it."""
+
+    __slots__ = ("predicate", "runs", "history", "views", "ongoing", "_ending", "keeps_ongoing")
+
+    def __init__(self, predicate: int):
+        self.predicate = predicate
+        self.runs: dict[tuple, list[list[int]]] = {}
+        #: How many time points before now a window over this predicate can look (-1: none reads it).
+        self.history = -1
+        self.views: list = []
+        #: Atoms whose latest run reaches past the time point it was learned at -> that run's end.
+        self.ongoing: dict[tuple, int] = {}
+        self.keeps_ongoing = False
+        self._ending: dict[int, list[tuple]] = {}
+
+    def __repr__(self) -> str:
+        return f"<Relation {self.predicate} atoms={len(self.runs)} history={self.history}>"
+
+    @property
+    def stored(self) -> bool:
+        return self.history >= 0
+
+    def learn(self, args: tuple, start: int, end: int, now: int) -> Change | None:
+        """Add [start, end] to the atom's presence; None if nothing was new.
+
+        `start == now <= end`, or `start == end < now` (a point in the past).
+        """
+        if end < now - self.history:
+            return None
+        runs = self.runs.get(args)
+        if runs is None:
+            self.runs[args] = [[start, end]]
+            self._note_end(args, end, now)
+            return start, end, start, end
+        last = runs[-1]
+        run_start, run_end = last
+        if start >= run_start:
+            if start > run_end + 1:
+                runs.append([start, end])
+                self._note_end(args, end, now)
+                return start, end, start, end
+            if end <= run_end:
+                return None
+            last[1] = end
+            self._note_end(args, end, now)
+            return run_start, end, run_end + 1, end
+        return self._learn_past_point(args, runs, start, now)
+
+    def _learn_past_point(self, args: tuple, runs: list[list[int]], point: int, now: int) -> Change | None:
+        at = bisect_right(runs, [point, NEVER_EXPIRES]) - 1  # the last run starting at or before point
+        if at >= 0 and runs[at][1] >= point:
+            return None
+        joins_before = at >= 0 and runs[at][1] == point - 1
+        joins_after = at + 1 < len(runs) and runs[at + 1][0] == point + 1
+        if joins_before and joins_after:
+            runs[at][1] = runs[at + 1][1]
+            del runs[at + 1]
+            merged = runs[at]
+        elif joins_before:
+            runs[at][1] = point
+            merged = runs[at]
+            self._note_end(args, point, now)
+        elif joins_after:
+            runs[at + 1][0] = point
+            merged = runs[at + 1]
+        else:
+            merged = [point, point]
+            runs.insert(at + 1, merged)
+            self._note_end(args, point, now)
+        return merged[0], merged[1], point, point
+
+    def _note_end(self, args: tuple, end: int, now: int) -> None:
+        if self.history < NEVER_EXPIRES:
+            self._ending.setdefault(end + self.history + 1, []).append(args)
+        if self.keeps_ongoing and end > now:
+            self.ongoing[args] = end
+
+    def run_containing(self, args: tuple, point: int) -> list[int] | None:
+        runs = self.runs.get(args)
+        if not runs:
+            return None
+        last = runs[-1]
+        if last[0] <= point:
+            return last if last[1] >= point else None
+        at = bisect_right(runs, [point, NEVER_EXPIRES]) - 1
+        if at >= 0 and runs[at][1] >= point:
+            return runs[at]
+        return None
+
+    def present(self, args: tuple, point: int) -> bool:
+        return self.run_containing(args, point) is not None
+
+    def forget_before(self, now: int) -> None:
+        """Drop runs that ended before any window can see them (now - history)."""
+        due = self._ending.pop(now, None)
+        if not due:
+            return
+        oldest_visible = now - self.history
+        for args in due:
+            runs = self.runs.get(args)
+            if runs is None:
+                continue
+            keep = 0
+            while keep < len(runs) and runs[keep][1] < oldest_visible:
+                keep += 1
+            if keep == len(runs):
+                del self.runs[args]
+            elif keep:
+                del runs[:keep]
+
+    def ongoing_at(self, now: int) -> list[tuple]:
+        """Atoms present at `now` by a run learned before `now` (their point `now` is new to @T)."""
+        found = []
+        finished = []
+        for args, end in self.ongoing.items():
+            if end >= now:
+                found.append(args)
+            if end <= now:
+                finished.append(args)
+        for args in finished:
+            del self.ongoing[args]
+        return found

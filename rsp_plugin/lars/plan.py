@@ -1,0 +1,264 @@
+"""Join plans: each rule, compiled once per "new" body position into a Python function.
+
+For a rule with positive body atoms b1..bk, plan j starts from the groundings of
+bj that are new now (its view's delta) and joins the others through the indexes
+of their views, on the argument positions already bound; comparisons and
+negated atoms run as soon as their variables are bound. A "full" plan starts
+from everything that holds (used for rules that must be re-evaluated at every
+time point: those with `not` or a tuple window, whose body can start to hold
+with nothing new, and when sSNE is switched off).
+
+The compiled source keeps the rule over its code, e.g. for
+`q(X,Z) :- [RANGE 3] DIAMOND p(X,Y), [RANGE 3] DIAMOND p(Y,Z)`, plan 0 is
+
+    # prog.lars:1:1  q(X,Z) :- [RANGE 3] DIAMOND p(X,Y), [RANGE 3] DIAMOND p(Y,Z) .
+    def fire(delta, out, now):
+        for a0, h0 in delta:
+            v_X = a0[0]; v_Y = a0[1]
+            m0 = h0
+            for a1 in ix_1.get((v_Y,), ()):
+                h1 = hz_1[a1]
+                v_Z = a1[1]
+                m1 = h1 if h1 < m0 else m0
+                out.append(((v_X, v_Z,), m1))
+
+Each emitted pair is (head arguments, horizon), or (head arguments, T) for an
+`@T` head. `fire` never changes a view: derivations are applied after it ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..timeline import NEVER_EXPIRES
+from . import builtins
+from .program import Arithmetic, Comparison, ExtendedAtom, Rule, Var
+
+
+@dataclass
+class RulePlan:
+    """The compiled forms of one rule."""
+
+    rule: Rule
+    #: (body position, view, fire) for each positive body atom: fires on that view's delta.
+    on_delta: list[tuple[int, object, Callable]] = field(default_factory=list)
+    #: Fires on everything that holds.
+    full: Callable | None = None
+    #: Must run in full at every time point (negation, tuple windows, or no positive atom).
+    every_time_point: bool = False
+    head_at: bool = False
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"<RulePlan {self.rule.text!r}>"
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 1
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+
+def compile_rule(rule: Rule, views: dict, terms, counters: bool = False) -> RulePlan:
+    """Compile `rule`; `views` maps each body ExtendedAtom's view_key to its View."""
+    positives = [b for b in rule.body if isinstance(b, ExtendedAtom) and not b.negated]
+    always = (
+        not positives
+        or any(b.negated for b in rule.body if isinstance(b, ExtendedAtom))
+        or any(b.window is not None and b.window.kind == "count" for b in positives)
+    )
+    plan = RulePlan(rule, every_time_point=always, head_at=rule.head_time is not None)
+    for position, literal in enumerate(positives):
+        source, fire = _compile(rule, positives, position, views, terms)
+        plan.on_delta.append((position, views[literal.view_key], fire))
+        plan.sources[f"delta {position}"] = source
+    source, fire = _compile(rule, positives, None, views, terms)
+    plan.full = fire
+    plan.sources["full"] = source
+    return plan
+
+
+def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms):
+    names: dict[str, object] = {
+        "_compare": builtins.compare,
+        "_calculate": builtins.calculate,
+        "_arith": _arith_with(terms),
+        "numbers": terms.numbers,
+        "NEVER": NEVER_EXPIRES,
+    }
+    bound: set[Var] = set()
+    writer = _Writer()
+    location = f"{rule.location}  " if rule.location else ""
+    header = [f"# {location}{rule.text}", "def fire(delta, out, now):"]
+    writer.line("for _ in (0,):")  # so that every filter can `continue`
+    writer.depth += 1
+
+    order = _join_order(positives, start)
+    pending = [b for b in rule.body if not (isinstance(b, ExtendedAtom) and not b.negated)]
+    horizon = "NEVER"
+    for step, index in enumerate(order):
+        literal = positives[index]
+        view = views[literal.view_key]
+        tag = f"{step}"
+        names[f"hz_{tag}"] = view.horizon
+        args = list(literal.atom.args)
+        if literal.time is not None:
+            args.append(literal.time)
+        if start is not None and step == 0:
+            writer.line(f"for a{tag}, h{tag} in delta:")
+            writer.depth += 1
+            _bind(writer, tag, args, bound, check_constants=False)
+        else:
+            _match(writer, names, view, tag, args, bound)
+        if horizon == "NEVER":
+            writer.line(f"m{tag} = h{tag}")
+        else:
+            writer.line(f"m{tag} = h{tag} if h{tag} < {horizon} else {horizon}")
+        horizon = f"m{tag}"
+        pending = _emit_ready(writer, names, pending, bound, views, terms)
+    for literal in pending:  # only literals without variables are left
+        _emit_literal(writer, names, literal, bound, views, terms)
+
+    if rule.negative:  # `not` holds now, with no promise for later
+        horizon = "now"
+    head_args = ", ".join(_expr(a, names, terms) for a in rule.head.args)
+    head_tuple = f"({head_args},)" if rule.head.args else "()"
+    if rule.head_time is not None:
+        writer.line(f"out.append(({head_tuple}, {_expr(rule.head_time, names, terms)}))")
+    else:
+        writer.line(f"out.append(({head_tuple}, {horizon}))")
+    source = "\n".join(header + writer.lines) + "\n"
+    namespace = dict(names)
+    exec(compile(source, f"<rule {rule.location or rule.text}>", "exec"), namespace)  # noqa: S102
+    return source, namespace["fire"]
+
+
+def _join_order(positives: list[ExtendedAtom], start: int | None) -> list[int]:
+    """Start from `start`; then always the atom with the most bound positions (written order on ties)."""
+    order = [] if start is None else [start]
+    bound: set[Var] = set() if start is None else positives[start].variables()
+    remaining = [i for i in range(len(positives)) if i != start]
+    while remaining:
+        def score(i: int) -> tuple:
+            literal = positives[i]
+            args = list(literal.atom.args) + ([literal.time] if literal.time is not None else [])
+            known = sum(1 for a in args if not isinstance(a, Var) or a in bound)
+            return (-known, literal.window is None, i)
+
+        best = min(remaining, key=score)
+        order.append(best)
+        remaining.remove(best)
+        bound |= positives[best].variables()
+    return order
+
+
+def _var(variable: Var) -> str:
+    return "v_" + "".join(c if c.isalnum() else "_" for c in variable.name)
+
+
+def _bind(writer: _Writer, tag: str, args: list, bound: set[Var], check_constants: bool) -> None:
+    """Bind the variables of a grounding `a{tag}`; check repeated ones."""
+    for position, arg in enumerate(args):
+        if isinstance(arg, Var):
+            if arg in bound:
+                writer.line(f"if a{tag}[{position}] != {_var(arg)}: continue")
+            else:
+                writer.line(f"{_var(arg)} = a{tag}[{position}]")
+                bound.add(arg)
+        elif check_constants:
+            writer.line(f"if a{tag}[{position}] != {arg}: continue")
+
+
+def _match(writer: _Writer, names: dict, view, tag: str, args: list, bound: set[Var]) -> None:
+    """Look up the groundings of a view that agree with what is bound."""
+    key_positions = tuple(
+        i for i, a in enumerate(args) if isinstance(a, Var) and a in bound
+    )
+    free = [a for a in args if isinstance(a, Var) and a not in bound]
+    if not free:
+        full = ", ".join(str(a) if not isinstance(a, Var) else _var(a) for a in args)
+        writer.line(f"a{tag} = ({full},)" if args else f"a{tag} = ()")
+        writer.line(f"h{tag} = hz_{tag}.get(a{tag})")
+        writer.line(f"if h{tag} is None: continue")
+        return
+    if key_positions:
+        names[f"ix_{tag}"] = view.index_for(key_positions)
+        key = ", ".join(_var(args[i]) for i in key_positions)
+        writer.line(f"for a{tag} in ix_{tag}.get(({key},), ()):")
+        writer.depth += 1
+        writer.line(f"h{tag} = hz_{tag}[a{tag}]")
+    else:
+        writer.line(f"for a{tag}, h{tag} in hz_{tag}.items():")
+        writer.depth += 1
+    _bind(writer, tag, args, bound, check_constants=False)
+
+
+def _emit_ready(writer, names, pending, bound, views, terms):
+    """Emit the comparisons and negations whose variables are all bound; keep the rest."""
+    progress = True
+    while progress:
+        progress = False
+        for literal in list(pending):
+            if _ready(literal, bound):
+                _emit_literal(writer, names, literal, bound, views, terms)
+                pending.remove(literal)
+                progress = True
+    return pending
+
+
+def _ready(literal, bound: set[Var]) -> bool:
+    free = literal.variables() - bound
+    if not free:
+        return True
+    if isinstance(literal, Comparison) and literal.op == "=" and len(free) == 1:
+        (variable,) = free
+        return literal.left == variable or literal.right == variable
+    return False
+
+
+def _emit_literal(writer, names, literal, bound, views, terms) -> None:
+    if isinstance(literal, ExtendedAtom):  # negated
+        view = views[literal.view_key]
+        tag = f"n{len([k for k in names if k.startswith('neg_')])}"
+        names[f"neg_{tag}"] = view.horizon
+        args = list(literal.atom.args) + ([literal.time] if literal.time is not None else [])
+        full = ", ".join(_expr(a, names, terms) for a in args)
+        writer.line(f"if ({full},) in neg_{tag}: continue" if args else f"if () in neg_{tag}: continue")
+        return
+    free = literal.variables() - bound
+    if free:  # X = expression binds X
+        (variable,) = free
+        other = literal.right if literal.left == variable else literal.left
+        writer.line(f"{_var(variable)} = {_expr(other, names, terms)}")
+        writer.line(f"if {_var(variable)} is None: continue")
+        bound.add(variable)
+        return
+    left, right = _expr(literal.left, names, terms), _expr(literal.right, names, terms)
+    if isinstance(literal.left, Arithmetic) or isinstance(literal.right, Arithmetic):
+        writer.line(f"_l = {left}; _r = {right}")
+        writer.line("if _l is None or _r is None: continue")
+        left, right = "_l", "_r"
+    writer.line(f"if not _compare({literal.op!r}, {left}, {right}, numbers): continue")
+
+
+def _arith_with(terms):
+    def _arith(op, left, right):
+        if left is None or right is None:
+            return None
+        return builtins.calculate(op, left, right, terms)
+
+    return _arith
+
+
+def _expr(expression, names, terms) -> str:
+    if isinstance(expression, Var):
+        return _var(expression)
+    if isinstance(expression, Arithmetic):
+        left = _expr(expression.left, names, terms)
+        right = _expr(expression.right, names, terms)
+        return f"_arith({expression.op!r}, {left}, {right})"
+    return str(expression)

@@ -1,0 +1,244 @@
+"""Window semantics, in one place: which groundings of an extended atom hold now, and until when.
+
+A view serves one extended atom shape (predicate, constants, window, modality)
+for every rule that uses it. It keeps the groundings that hold at the current
+time point, each with its *horizon*: the last time point it is guaranteed to
+hold (Laser's annotation [c, h]; the consideration time c is when the view
+reported it). Each time point it reports in `delta` what is new: a grounding
+that starts to hold, or one whose horizon grew. Rules only fire on something
+new (sSNE), and groundings leave when `now > horizon`.
+
+Time windows (`[RANGE n]`) at time point t hold [low, t] with
+low = max(t0, t - n): n + 1 points, clipped at the start t0 of the timeline.
+For an atom whose presence (see `facts.py`) has runs [S, E]:
+
+    PLAIN        p(x)           holds while a run contains now      horizon E
+    DIAMOND      [RANGE n] ◇    some point of the window            horizon (last E) + n
+    BOX          [RANGE n] □    a run covers the whole window        horizon E; new when
+                                                                     low reaches S (at S + n)
+    AT           [RANGE n] @T   each present point T in the window  horizon T + n
+    AT           @T (no window) each present point T since t0       never expires
+
+Tuple windows (`[COUNT n]`) hold the last n data atoms of the whole stream
+(all predicates, in arrival order) and the time points from the oldest of them
+to now (from t0 while fewer than n arrived). Nothing about the next time point
+is guaranteed (one more atom may push a grounding out), so count views are
+rebuilt every time point and their groundings hold until now only.
+"""
+
+from __future__ import annotations
+
+from ..timeline import NEVER_EXPIRES
+from .facts import Change, Relation
+from .program import AT, BOX, DIAMOND, PLAIN
+
+
+class View:
+    """Groundings of one extended atom that hold now -> their horizon."""
+
+    modality = PLAIN
+
+    def __init__(self, relation: Relation | None, constant_filter: tuple, size: int | None):
+        self.relation = relation
+        self.constant_filter = constant_filter
+        #: The window size n (None: no window, or an unwindowed @).
+        self.size = size
+        self.horizon: dict[tuple, int] = {}
+        self.indexes: dict[tuple[int, ...], dict[tuple, dict[tuple, None]]] = {}
+        #: What became new (or got a later horizon) at this time point, and since the last take.
+        self.delta: dict[tuple, int] = {}
+        self.recent: dict[tuple, int] = {}
+        self._expiring: dict[int, list[tuple]] = {}
+        self.start = 0  # t0, set by the engine
+
+    def __repr__(self) -> str:
+        window = f"[{self.size}] " if self.size is not None else ""
+        return f"<{type(self).__name__} {window}holding={len(self.horizon)}>"
+
+    def accepts(self, args: tuple) -> bool:
+        for position, constant in self.constant_filter:
+            if args[position] != constant:
+                return False
+        return True
+
+    def low(self, now: int) -> int:
+        """The first time point of the window at `now`."""
+        if self.size is None:
+            return self.start
+        return max(self.start, now - self.size)
+
+    def index_for(self, positions: tuple[int, ...]) -> dict[tuple, dict[tuple, None]]:
+        index = self.indexes.get(positions)
+        if index is None:
+            index = self.indexes[positions] = {}
+            for args in self.horizon:
+                index.setdefault(tuple(args[p] for p in positions), {})[args] = None
+        return index
+
+    def hold(self, args: tuple, horizon: int) -> None:
+        """`args` holds until `horizon`; recorded as new unless it was already known to."""
+        old = self.horizon.get(args)
+        if old is not None:
+            if horizon <= old:
+                return
+        else:
+            for positions, index in self.indexes.items():
+                key = tuple(args[p] for p in positions)
+                bucket = index.get(key)
+                if bucket is None:
+                    index[key] = {args: None}
+                else:
+                    bucket[args] = None
+        self.horizon[args] = horizon
+        if horizon < NEVER_EXPIRES:
+            bucket = self._expiring.get(horizon)
+            if bucket is None:
+                self._expiring[horizon] = [args]
+            else:
+                bucket.append(args)
+        self.delta[args] = horizon
+        self.recent[args] = horizon
+
+    def drop(self, args: tuple) -> None:
+        del self.horizon[args]
+        for positions, index in self.indexes.items():
+            key = tuple(args[p] for p in positions)
+            bucket = index[key]
+            del bucket[args]
+            if not bucket:
+                del index[key]
+
+    def begin(self, now: int) -> int:
+        """Start time point `now`: forget what expired; returns how many groundings left."""
+        if self.delta:
+            self.delta = {}
+        if self.recent:
+            self.recent = {}
+        due = self._expiring.pop(now - 1, None)
+        if not due:
+            return 0
+        gone = 0
+        horizon = self.horizon
+        for args in due:
+            if horizon.get(args) == now - 1:
+                self.drop(args)
+                gone += 1
+        return gone
+
+    def take_recent(self) -> dict[tuple, int]:
+        recent, self.recent = self.recent, {}
+        return recent
+
+    # Window semantics: subclasses say what a change of presence means.
+    def on_learn(self, args: tuple, change: Change, now: int) -> None:
+        raise NotImplementedError
+
+    def on_time(self, now: int) -> None:
+        """Groundings that start to hold at `now` only because time passed."""
+
+
+class PlainView(View):
+    modality = PLAIN
+
+    def on_learn(self, args, change, now):
+        run_start, run_end, _, last_new = change
+        if last_new >= now and run_start <= now:
+            self.hold(args, run_end)
+
+
+class DiamondView(View):
+    modality = DIAMOND
+
+    def on_learn(self, args, change, now):
+        horizon = change[1] + self.size
+        if horizon >= now:
+            self.hold(args, horizon)
+
+
+class BoxView(View):
+    modality = BOX
+
+    def __init__(self, relation, constant_filter, size):
+        super().__init__(relation, constant_filter, size)
+        #: time point -> atoms whose run will cover the whole window from then on
+        self.scheduled: dict[int, list[tuple]] = {}
+
+    def on_learn(self, args, change, now):
+        run_start, run_end, _, _ = change
+        if run_end < now or run_start > now:
+            return
+        if run_start <= self.low(now):
+            self.hold(args, run_end)
+        elif run_end >= run_start + self.size:
+            self.scheduled.setdefault(run_start + self.size, []).append(args)
+
+    def on_time(self, now):
+        due = self.scheduled.pop(now, None)
+        if not due:
+            return
+        low = self.low(now)
+        for args in due:
+            run = self.relation.run_containing(args, now)
+            if run is not None and run[0] <= low:
+                self.hold(args, run[1])
+
+
+class AtView(View):
+    """`[RANGE n] @T p(x)`: groundings are p's arguments followed by the time point T."""
+
+    modality = AT
+
+    def __init__(self, relation, constant_filter, size, terms):
+        super().__init__(relation, constant_filter, size)
+        self.terms = terms
+
+    def on_learn(self, args, change, now):
+        _, _, first_new, last_new = change
+        first = max(first_new, self.low(now))
+        last = min(last_new, now)
+        size = self.size
+        intern_int = self.terms.intern_int
+        for point in range(first, last + 1):
+            self.hold(args + (intern_int(point),), NEVER_EXPIRES if size is None else point + size)
+
+    def on_ongoing(self, args: tuple, now: int) -> None:
+        """`args` is present at `now` by a run learned earlier: the point `now` enters the window."""
+        self.hold(args + (self.terms.intern_int(now),), NEVER_EXPIRES if self.size is None else now + self.size)
+
+
+class CountView(View):
+    """A view over `[COUNT n]`: rebuilt from the last n data atoms at every time point."""
+
+    def __init__(self, predicate: int, constant_filter, size, terms, modality):
+        super().__init__(None, constant_filter, size)
+        self.predicate = predicate
+        self.terms = terms
+        self.modality = modality
+
+    def rebuild(self, now: int, window: list[tuple[int, int, tuple]], window_start: int) -> None:
+        """`window`: the (time point, predicate, args) of the last n data atoms, oldest first."""
+        self.horizon = {}
+        self.indexes = {positions: {} for positions in self.indexes}
+        self._expiring = {}
+        self.delta = {}
+        self.recent = {}
+        predicate = self.predicate
+        matching = [(t, args) for t, p, args in window if p == predicate and self.accepts(args)]
+        if self.modality == DIAMOND:
+            for _, args in matching:
+                self.hold(args, now)
+        elif self.modality == AT:
+            intern_int = self.terms.intern_int
+            for t, args in matching:
+                self.hold(args + (intern_int(t),), now)
+        elif self.modality == BOX:
+            points: dict[tuple, set[int]] = {}
+            for t, args in matching:
+                points.setdefault(args, set()).add(t)
+            span = now - window_start + 1
+            for args, seen in points.items():
+                if len(seen) == span:
+                    self.hold(args, now)
+
+    def begin(self, now: int) -> int:
+        return 0

@@ -1,0 +1,67 @@
+"""Replaying a stream file: its elements grouped into every time point of the timeline, in order.
+
+The timeline runs from `first` (default: the first element's time point) to
+`last` (default: the last element's). Every time point in between is yielded,
+with or without data, since windows, BOX and expiry depend on all of them.
+An element older than one read before it is late: it is set aside as a
+`Rejected` record, like a malformed line, and the replay goes on.
+
+>>> from rsp_plugin.formats import StreamElement
+>>> elements = [StreamElement(2, "a", 1), StreamElement(4, "b", 2), StreamElement(3, "c", 3)]
+>>> rejected = []
+>>> list(timeline(elements, first=1, on_rejected=rejected.append))
+[(1, []), (2, ['a']), (3, []), (4, ['b'])]
+>>> [str(r) for r in rejected]
+['<stream>:3: time point 3 is older than time point 4 read before it; set aside']
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Iterator
+
+from .formats import Rejected, StreamElement
+
+
+def timeline(
+    elements: Iterable[StreamElement | Rejected],
+    *,
+    first: int | None = None,
+    last: int | None = None,
+    on_rejected: Callable[[Rejected], None] = lambda rejected: None,
+    filename: str = "<stream>",
+) -> Iterator[tuple[int, list]]:
+    """(time point, facts arriving at it) for every time point of the timeline."""
+    current: int | None = None if first is None else first
+    batch: list = []
+    latest: int | None = None
+    for element in elements:
+        if isinstance(element, Rejected):
+            on_rejected(element)
+            continue
+        point = element.time_point
+        if latest is not None and point < latest:
+            on_rejected(
+                Rejected(filename, element.line, f"time point {point} is older than time point {latest} read before it; set aside")
+            )
+            continue
+        latest = point
+        if first is not None and point < first:
+            continue
+        if last is not None and point > last:
+            break
+        if current is None:
+            current = point
+        while current < point:
+            yield current, batch
+            batch = []
+            current += 1
+        batch.append(element.fact)
+    if current is None:
+        if first is None or last is None:
+            return
+        current = first
+    end = last if last is not None else current
+    while current <= end:
+        yield current, batch
+        batch = []
+        current += 1
