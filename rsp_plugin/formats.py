@@ -12,8 +12,11 @@ xsd:dateTime lexical form (see `timeline.py`).
 
 >>> from rsp_plugin.terms import Dictionary
 >>> terms = Dictionary()
->>> [str(e) for e in read_atom_stream(["36 a(x1,y)", "38 b(y", "40 temp(105)"], terms, filename="s.stream")]
-['36 a(x1,y)', 's.stream:2: expected ')' after the arguments', '40 temp(105)']
+>>> for element in read_atom_stream(["36 a(x1,y)", "38 b(y", "40 temp(105)"], terms, filename="s.stream"):
+...     print(element)
+36 a(x1,y)
+s.stream:2: expected ')' after the arguments
+40 temp(105)
 """
 
 from __future__ import annotations

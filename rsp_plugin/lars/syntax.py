@@ -9,10 +9,11 @@ a loop through `not`.
 >>> rule = program.rules[0]
 >>> rule.body[0].modality, rule.body[0].window
 ('diamond', Window(kind='range', size=10))
->>> parse_program("p(X) :- [RANGE 3] q(X) .", "prog.lars")
-Traceback (most recent call last):
-...
-rsp_plugin.errors.RuleSyntaxError: prog.lars:1:9: a window needs an operator: write [RANGE 3] DIAMOND, [RANGE 3] BOX or [RANGE 3] @T before the atom
+>>> try:
+...     parse_program("p(X) :- [RANGE 3] q(X) .", "prog.lars")
+... except RuleSyntaxError as error:
+...     print(error)
+prog.lars:1:9: a window needs an operator: write [RANGE 3] DIAMOND, [RANGE 3] BOX or [RANGE 3] @T before the atom
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ class _Builder:
             modality = {"diamond": DIAMOND, "box": BOX, "at": AT}[modality_tree.data]
             if modality == AT:
                 time = self.time_term(modality_tree.children[0])
-        where = self.location(ext)
+        where = self.location(tree)
         if window is not None and modality == PLAIN:
             written = self.text[ext.children[0].meta.start_pos : ext.children[0].meta.end_pos]
             self.error(

@@ -217,9 +217,10 @@ class CountView(View):
 
     def rebuild(self, now: int, window: list[tuple[int, int, tuple]], window_start: int) -> None:
         """`window`: the (time point, predicate, args) of the last n data atoms, oldest first."""
-        self.horizon = {}
-        self.indexes = {positions: {} for positions in self.indexes}
-        self._expiring = {}
+        self.horizon.clear()  # plans hold these very dicts
+        for index in self.indexes.values():
+            index.clear()
+        self._expiring.clear()
         self.delta = {}
         self.recent = {}
         predicate = self.predicate

@@ -1,0 +1,182 @@
+"""Helpers for LARS tests: run a program on a stream written like the papers' tables,
+and generate random stratified programs and streams for differential tests."""
+
+from __future__ import annotations
+
+import random
+
+from rsp_plugin.formats import format_fact, read_atom_stream
+from rsp_plugin.lars.engine import IncrementalEngine
+from rsp_plugin.lars.reference import ReferenceEvaluator
+from rsp_plugin.lars.syntax import parse_program
+
+
+def _facts(program, atoms: list[str], t: int):
+    lines = [f"{t} {atom}" for atom in atoms]
+    elements = list(read_atom_stream(lines, program.terms, prefixes=program.prefixes))
+    for element in elements:
+        assert not hasattr(element, "reason"), str(element)
+    return [element.fact for element in elements]
+
+
+def run(program_text: str, stream: dict[int, list[str]], first: int | None = None, last: int | None = None,
+        engine: str = "incremental", **options) -> dict[int, set[str]]:
+    """{t: atoms} in, {t: output atoms} out, for every time point from first to last."""
+    program = parse_program(program_text)
+    first = min(stream) if first is None else first
+    last = max(stream) if last is None else last
+    if engine == "reference":
+        evaluator = ReferenceEvaluator(program, start=first)
+        return {
+            t: {format_fact(f, program.terms) for f in evaluator.advance_to(t, _facts(program, stream.get(t, []), t))}
+            for t in range(first, last + 1)
+        }
+    evaluator = IncrementalEngine(program, start=first, **options)
+    output = {}
+    for t in range(first, last + 1):
+        evaluator.advance_to(t, _facts(program, stream.get(t, []), t))
+        output[t] = {format_fact(f, program.terms) for f in evaluator.holding()}
+    return output
+
+
+# Random programs -----------------------------------------------------------------------------
+
+CONSTANTS = ["a", "b", "c"]
+NUMBERS = [1, 2, 3]
+
+
+class ProgramGenerator:
+    """Stratified programs over every operator: layers of intensional predicates,
+    positive recursion inside a layer, `not` only on lower layers, tuple windows
+    only on data predicates, @T heads, comparisons and arithmetic."""
+
+    def __init__(self, seed: int, *, box_bias: float = 0.0, chains: bool = False):
+        self.random = random.Random(seed)
+        self.box_bias = box_bias
+        self.chains = chains
+        rnd = self.random
+        self.data = {f"d{i}": rnd.choice([0, 1, 1, 2]) for i in range(3)}
+        self.data["val"] = 2  # val(X, N): a constant and a number
+        layers = rnd.randint(2, 4)
+        self.layers = [
+            {f"p{layer}{k}": rnd.choice([0, 1, 1, 2]) for k in range(rnd.randint(1, 2))} for layer in range(layers)
+        ]
+
+    def program(self) -> str:
+        rules = []
+        for layer, predicates in enumerate(self.layers):
+            for predicate, arity in predicates.items():
+                for _ in range(self.random.randint(1, 2)):
+                    rules.append(self.rule(layer, predicate, arity))
+        if self.chains:
+            previous = next(iter(self.layers[0]))
+            arity = self.layers[0][previous]
+            for k in range(self.random.randint(2, 5)):
+                name = f"chain{k}"
+                variables = ",".join("XYZ"[:arity])
+                head = f"{name}({variables})" if arity else name
+                body = f"{previous}({variables})" if arity else previous
+                rules.append(f"{head} :- {body} .")
+                previous = name
+        return "\n".join(rules) + "\n"
+
+    def stream(self, length: int | None = None) -> dict[int, list[str]]:
+        rnd = self.random
+        length = length or rnd.randint(6, 16)
+        gap_chance = rnd.choice([0.0, 0.2, 0.5])
+        stream: dict[int, list[str]] = {}
+        for t in range(length):
+            if rnd.random() < gap_chance:
+                continue
+            atoms = []
+            for _ in range(rnd.randint(0, 4)):
+                predicate = rnd.choice(list(self.data))
+                atoms.append(self._ground(predicate, self.data[predicate]))
+            if rnd.random() < 0.5 + self.box_bias:  # long runs, so that BOX windows fill up
+                predicate = "d0"
+                atoms.append(self._ground(predicate, self.data[predicate], constant="a"))
+            stream[t] = atoms
+        stream.setdefault(0, [])
+        stream.setdefault(length - 1, [])
+        return stream
+
+    def _ground(self, predicate: str, arity: int, constant: str | None = None) -> str:
+        if predicate == "val":
+            return f"val({self.random.choice(CONSTANTS)},{self.random.choice(NUMBERS)})"
+        if arity == 0:
+            return predicate
+        args = [constant or self.random.choice(CONSTANTS) for _ in range(arity)]
+        return f"{predicate}({','.join(args)})"
+
+    # one rule --------------------------------------------------------------------------
+
+    def rule(self, layer: int, head: str, arity: int) -> str:
+        rnd = self.random
+        variables = ["X", "Y", "Z"]
+        body: list[str] = []
+        bound: set[str] = set()
+        time_vars: list[str] = []
+        for k in range(rnd.randint(1, 3)):
+            predicate, pred_arity, extensional = self._body_predicate(layer, allow_same=k > 0)
+            args = [rnd.choice(variables) if rnd.random() < 0.85 else rnd.choice(CONSTANTS) for _ in range(pred_arity)]
+            if predicate == "val":
+                args = [rnd.choice(variables), "N"]
+            text, time_var = self._extended(predicate, args, extensional, k)
+            body.append(text)
+            bound |= {a for a in args if a[0].isupper()}
+            if time_var:
+                time_vars.append(time_var)
+                bound.add(time_var)
+        numeric = [v for v in bound if v == "N" or v.startswith("T")]
+        if numeric and rnd.random() < 0.5:
+            v = rnd.choice(numeric)
+            if rnd.random() < 0.5:
+                body.append(f"{v} {rnd.choice(['<', '<=', '>', '>=', '=', '!='])} {rnd.randint(1, 6)}")
+            else:
+                body.append(f"M = {v} + {rnd.randint(0, 2)}")
+                body.append(f"M {rnd.choice(['<', '>=', '!='])} {rnd.randint(2, 8)}")
+                bound.add("M")
+        if layer > 0 and rnd.random() < 0.4:
+            predicate, pred_arity = rnd.choice(
+                [(p, a) for lower in self.layers[:layer] for p, a in lower.items()] + list(self.data.items())
+            )
+            candidates = sorted(v for v in bound if v in variables) or CONSTANTS
+            args = [rnd.choice(candidates) for _ in range(pred_arity)]
+            if predicate == "val":
+                args = [rnd.choice(candidates), str(rnd.choice(NUMBERS))]
+            text, _ = self._extended(predicate, args, predicate in self.data, 9, allow_at_var=False)
+            body.append("not " + text)
+        head_candidates = sorted(v for v in bound if v in variables) or CONSTANTS
+        head_args = [rnd.choice(head_candidates) for _ in range(arity)]
+        head_text = f"{head}({','.join(head_args)})" if arity else head
+        if time_vars and rnd.random() < 0.4:
+            head_text = f"@{rnd.choice(time_vars)} {head_text}"
+        return f"{head_text} :- {', '.join(body)} ."
+
+    def _body_predicate(self, layer: int, allow_same: bool):
+        rnd = self.random
+        options = [(p, a, True) for p, a in self.data.items()]
+        for lower in self.layers[:layer]:
+            options += [(p, a, False) for p, a in lower.items()]
+        if allow_same and rnd.random() < 0.25:
+            options += [(p, a, False) for p, a in self.layers[layer].items()]
+        return rnd.choice(options)
+
+    def _extended(self, predicate, args, extensional, k, allow_at_var=True):
+        rnd = self.random
+        atom = f"{predicate}({','.join(args)})" if args else predicate
+        kinds = ["plain", "diamond", "box", "at", "at_whole"]
+        weights = [2, 3, 2 + 6 * self.box_bias, 2, 1]
+        kind = rnd.choices(kinds, weights)[0]
+        if kind == "plain":
+            return atom, None
+        count = extensional and rnd.random() < 0.3
+        window = f"[COUNT {rnd.choice([1, 2, 3, 5])}]" if count else f"[RANGE {rnd.choice([0, 1, 2, 3, 5])}]"
+        if kind == "diamond":
+            return f"{window} DIAMOND {atom}", None
+        if kind == "box":
+            return f"{window} BOX {atom}", None
+        time = f"T{k}" if allow_at_var else str(rnd.randint(0, 6))
+        if kind == "at_whole" and not count:
+            return f"@{time} {atom}", (time if allow_at_var else None)
+        return f"{window} @{time} {atom}", (time if allow_at_var else None)
