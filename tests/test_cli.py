@@ -1,0 +1,126 @@
+"""`rsp-plugin reason`: the command-line contract of DESIGN.md, run as a real process."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def rsp(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "rsp_plugin.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def lines(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_the_contract_example_prints_the_expected_lines():
+    done = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", "--from", 1, "--to", 15, cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    expected = [json.loads(line) for line in (EXAMPLES / "hightemp.expected.jsonl").read_text().splitlines()]
+    assert lines(done.stdout) == expected
+    assert done.stdout.splitlines()[1] == '{"t": 2, "atoms": ["warning(b1)"]}'
+
+
+def test_the_timeline_defaults_to_the_streams_first_and_last_time_point():
+    done = rsp("reason", EXAMPLES / "hightemp.lars", "--stream", EXAMPLES / "hightemp.stream")
+    assert [line["t"] for line in lines(done.stdout)] == [2, 3]
+
+
+def test_to_beyond_the_stream_evaluates_the_empty_time_points(tmp_path):
+    done = rsp("reason", EXAMPLES / "hightemp.lars", "--stream", EXAMPLES / "hightemp.stream", "--to", 13)
+    assert [(line["t"], line["atoms"]) for line in lines(done.stdout)][-2:] == [(12, ["warning(b1)"]), (13, [])]
+
+
+def test_bad_lines_are_reported_counted_and_skipped(tmp_path):
+    program = tmp_path / "p.lars"
+    program.write_text("seen(X) :- [RANGE 1] DIAMOND p(X) .\n")
+    stream = tmp_path / "s.stream"
+    stream.write_text("1 p(a)\n2 p(b\nnonsense\n4 p(c)\n3 p(d)\n5 q:r(x)\n5 p(e)\n")
+    done = rsp("reason", program, "--stream", stream)
+    assert done.returncode == 0
+    assert lines(done.stdout) == [
+        {"t": 1, "atoms": ["seen(a)"]}, {"t": 2, "atoms": ["seen(a)"]}, {"t": 3, "atoms": []},
+        {"t": 4, "atoms": ["seen(c)"]}, {"t": 5, "atoms": ["seen(c)", "seen(e)"]},
+    ]
+    errors = done.stderr.splitlines()
+    assert errors[0] == f"{stream}:2: expected ')' after the arguments"
+    assert errors[1].startswith(f"{stream}:3: expected 'TIMESTAMP atom'")
+    assert errors[2] == f"{stream}:5: time point 3 is older than time point 4 read before it; set aside"
+    assert errors[3] == f"{stream}:6: unknown prefix 'q:'"
+    assert errors[4] == "rsp-plugin: 4 stream lines set aside (see above)"
+    assert "Traceback" not in done.stderr
+
+
+def test_timestamped_ntriples_with_a_tick(tmp_path):
+    program = tmp_path / "p.lars"
+    program.write_text(
+        "@prefix ex: <http://example.org/> .\n@tick 1s .\n"
+        "hot(S) :- [RANGE 2s] DIAMOND ex:temp(S, V), V > 30 .\n"
+    )
+    stream = tmp_path / "s.tnt"
+    t = "<http://example.org/temp>"
+    stream.write_text(
+        f'1000 <http://ex/a> {t} "31"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+        f'2500 <http://ex/b> {t} "20"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+        f"2600 <http://ex/b> {t} broken .\n"
+        f'5000 <http://ex/b> {t} "40" .\n'
+    )
+    done = rsp("reason", program, "--stream", stream)
+    assert done.returncode == 0, done.stderr
+    assert lines(done.stdout) == [
+        {"t": 1, "atoms": ["hot(<http://ex/a>)"]}, {"t": 2, "atoms": ["hot(<http://ex/a>)"]},
+        {"t": 3, "atoms": ["hot(<http://ex/a>)"]}, {"t": 4, "atoms": []}, {"t": 5, "atoms": []},
+    ]
+    assert f"{stream}:3: " in done.stderr
+
+
+def test_derived_triples_are_written_as_predicate_of_subject_and_object(tmp_path):
+    program = tmp_path / "p.lars"
+    program.write_text("@prefix ex: <http://example.org/> .\n?s a ex:Hot :- ?s ex:temp ?v, ?v > 30 .\n")
+    stream = tmp_path / "s.tnt"
+    stream.write_text('0 <http://ex/a> <http://example.org/temp> "31"^^<http://www.w3.org/2001/XMLSchema#integer> .\n')
+    done = rsp("reason", program, "--stream", stream)
+    assert lines(done.stdout) == [
+        {"t": 0, "atoms": ["<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>(<http://ex/a>,<http://example.org/Hot>)"]}
+    ]
+
+
+@pytest.mark.parametrize(
+    "program_text, message",
+    [
+        ("p(X) :- q(Y) .", "p.lars:1:1: unsafe variable X in the head"),
+        ("p(X) :- q(X)", "p.lars:1:13: unexpected end of file"),
+    ],
+)
+def test_a_program_error_is_one_line_and_a_nonzero_exit(tmp_path, program_text, message):
+    (tmp_path / "p.lars").write_text(program_text)
+    (tmp_path / "s.stream").write_text("1 q(a)\n")
+    done = rsp("reason", "p.lars", "--stream", "s.stream", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"rsp-plugin: {message}")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_missing_files_are_one_line(tmp_path):
+    (tmp_path / "p.lars").write_text("p :- q .")
+    missing_program = rsp("reason", "nope.lars", "--stream", "s.stream", cwd=tmp_path)
+    missing_stream = rsp("reason", "p.lars", "--stream", "nope.stream", cwd=tmp_path)
+    assert missing_program.returncode == missing_stream.returncode == 2
+    assert missing_program.stderr == "rsp-plugin: nope.lars:1:1: cannot read the program: No such file or directory\n"
+    assert missing_stream.stderr == "rsp-plugin: nope.stream: cannot read the stream: No such file or directory\n"
+
+
+def test_changes_mode_prints_what_started_and_stopped(tmp_path):
+    done = rsp("reason", EXAMPLES / "hightemp.lars", "--stream", EXAMPLES / "hightemp.stream",
+               "--from", 1, "--to", 14, "--changes")
+    changes = [line for line in lines(done.stdout) if line["started"] or line["stopped"]]
+    assert changes == [{"t": 2, "started": ["warning(b1)"], "stopped": []},
+                       {"t": 13, "started": [], "stopped": ["warning(b1)"]}]
