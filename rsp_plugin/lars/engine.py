@@ -22,6 +22,7 @@ without being derived again.
 
 from __future__ import annotations
 
+import gc
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -51,7 +52,7 @@ class StepReport:
     new_facts: int = 0
     #: Groundings that left their windows.
     expired: int = 0
-    #: Data atoms ingested (after removing duplicates within the time point).
+    #: Data atoms received.
     arrivals: int = 0
 
     def __repr__(self) -> str:
@@ -153,7 +154,21 @@ class IncrementalEngine:
 
         Time points skipped since the last call are evaluated without data; the
         report then gives the net change since the last call.
+
+        Python's cyclic garbage collector is paused meanwhile: the engine makes no
+        reference cycles, and scanning its many small live tuples would make each
+        time point cost more the wider the windows are.
         """
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            return self._advance(time_point, arrivals)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _advance(self, time_point: int, arrivals: Iterable[Fact]) -> StepReport:
         if self.now is None:
             self.now = (self.start if self.start is not None else time_point) - 1
             self._t0 = self.now + 1
@@ -214,21 +229,22 @@ class IncrementalEngine:
         return report
 
     def _ingest(self, now: int, arrivals: Iterable[Fact], report: StepReport) -> None:
-        seen: set[Fact] = set()
         relations = self.relations
         log = self._count_log
-        for fact in arrivals:
-            if fact in seen:
-                continue
-            seen.add(fact)
-            if log is not None:
-                log.append((now, fact[0], fact[1]))
-            relation = relations.get(fact[0])
+        if log is not None:  # tuple windows count each atom once per time point, in arrival order
+            arrivals = list(dict.fromkeys(arrivals))
+            log.extend((now, predicate, args) for predicate, args in arrivals)
+        received = 0
+        for predicate, args in arrivals:
+            received += 1
+            relation = relations.get(predicate)
             if relation is not None and relation.history >= 0:
-                change = relation.learn(fact[1], now, now, now)
+                change = relation.learn(args, now, now, now)
                 if change is not None:
-                    _spread(relation, fact[1], change, now)
-        report.arrivals = len(seen)
+                    for view in relation.views:
+                        if not view.constant_filter or view.accepts(args):
+                            view.on_learn(args, change, now)
+        report.arrivals = received
         if log is not None:
             window = list(log)
             for view in self._count_views:
@@ -284,7 +300,15 @@ class IncrementalEngine:
             fact = (predicate, args)
             old = until.get(fact)
             if old is None or horizon > old:
-                self._hold(fact, horizon, report)
+                until[fact] = horizon
+                if old is None:
+                    report.started.append(fact)
+                if horizon < NEVER_EXPIRES:
+                    bucket = self._stopping.get(horizon)
+                    if bucket is None:
+                        self._stopping[horizon] = [fact]
+                    else:
+                        bucket.append(fact)
             if stored:
                 change = relation.learn(args, now, horizon, now)
                 if change is not None:
@@ -321,5 +345,5 @@ class IncrementalEngine:
 def _spread(relation: Relation, args: tuple, change, now: int) -> None:
     """Tell every view over `relation` that `args` is present at more time points."""
     for view in relation.views:
-        if view.accepts(args):
+        if not view.constant_filter or view.accepts(args):
             view.on_learn(args, change, now)

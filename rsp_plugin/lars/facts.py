@@ -4,9 +4,9 @@ The stream v maps each time point to a set of atoms. For one predicate, a
 `Relation` stores, per argument tuple, the time points where the atom is in the
 stream as sorted, disjoint, non-adjacent runs [start, end]:
 
-    data p(a) at 3, 4, 5          runs[(a,)] == [[3, 5]]
-    q(a) derived at 7 until 9     runs[(a,)] == [[7, 9]]    (a horizon: 8 and 9 are promised)
-    @2 q(a) derived at 7          runs[(a,)] == [[2, 2], [7, 9]]
+    data p(a) at 3, 4, 5          runs[(a,)] == [3, 5]
+    q(a) derived at 7 until 9     runs[(a,)] == [7, 9]        (a horizon: 8 and 9 are promised)
+    @2 q(a) derived at 7          runs[(a,)] == [2, 2, 7, 9]
 
 What is learned at time point `now` is either an interval [now, end] (data and
 plain heads) or a single point before now (an `@T` head with T < now), so the
@@ -19,8 +19,6 @@ points back); a predicate no rule reads keeps nothing.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 from ..timeline import NEVER_EXPIRES
 
 #: What `learn` returns when something was new: (run start, run end, first new point, last new point).
@@ -28,13 +26,17 @@ Change = tuple[int, int, int, int]
 
 
 class Relation:
-    """The presence of one predicate's atoms, with the views that read it."""
+    """The presence of one predicate's atoms, with the views that read it.
+
+    `runs[args]` is flat, `[start1, end1, start2, end2, ...]`: one list per atom,
+    since most atoms have a single run and there are many atoms.
+    """
 
     __slots__ = ("predicate", "runs", "history", "views", "ongoing", "_ending", "keeps_ongoing")
 
     def __init__(self, predicate: int):
         self.predicate = predicate
-        self.runs: dict[tuple, list[list[int]]] = {}
+        self.runs: dict[tuple, list[int]] = {}
         #: How many time points before now a window over this predicate can look (-1: none reads it).
         self.history = -1
         self.views: list = []
@@ -59,62 +61,66 @@ class Relation:
             return None
         runs = self.runs.get(args)
         if runs is None:
-            self.runs[args] = [[start, end]]
+            self.runs[args] = [start, end]
             self._note_end(args, end, now)
             return start, end, start, end
-        last = runs[-1]
-        run_start, run_end = last
+        run_start = runs[-2]
+        run_end = runs[-1]
         if start >= run_start:
             if start > run_end + 1:
-                runs.append([start, end])
+                runs.append(start)
+                runs.append(end)
                 self._note_end(args, end, now)
                 return start, end, start, end
             if end <= run_end:
                 return None
-            last[1] = end
+            runs[-1] = end
             self._note_end(args, end, now)
             return run_start, end, run_end + 1, end
         return self._learn_past_point(args, runs, start, now)
 
-    def _learn_past_point(self, args: tuple, runs: list[list[int]], point: int, now: int) -> Change | None:
-        at = bisect_right(runs, [point, NEVER_EXPIRES]) - 1  # the last run starting at or before point
-        if at >= 0 and runs[at][1] >= point:
+    def _learn_past_point(self, args: tuple, runs: list[int], point: int, now: int) -> Change | None:
+        at = _run_at_or_before(runs, point)  # index of the start of the last run starting at or before point
+        if at >= 0 and runs[at + 1] >= point:
             return None
-        joins_before = at >= 0 and runs[at][1] == point - 1
-        joins_after = at + 1 < len(runs) and runs[at + 1][0] == point + 1
+        after = at + 2
+        joins_before = at >= 0 and runs[at + 1] == point - 1
+        joins_after = after < len(runs) and runs[after] == point + 1
         if joins_before and joins_after:
-            runs[at][1] = runs[at + 1][1]
-            del runs[at + 1]
-            merged = runs[at]
+            runs[at + 1] = runs[after + 1]
+            del runs[after : after + 2]
+            merged = at
         elif joins_before:
-            runs[at][1] = point
-            merged = runs[at]
+            runs[at + 1] = point
+            merged = at
             self._note_end(args, point, now)
         elif joins_after:
-            runs[at + 1][0] = point
-            merged = runs[at + 1]
+            runs[after] = point
+            merged = after
         else:
-            merged = [point, point]
-            runs.insert(at + 1, merged)
+            runs[after:after] = [point, point]
+            merged = after
             self._note_end(args, point, now)
-        return merged[0], merged[1], point, point
+        return runs[merged], runs[merged + 1], point, point
 
     def _note_end(self, args: tuple, end: int, now: int) -> None:
         if self.history < NEVER_EXPIRES:
-            self._ending.setdefault(end + self.history + 1, []).append(args)
+            due = end + self.history + 1
+            ending = self._ending.get(due)
+            if ending is None:
+                self._ending[due] = [args]
+            else:
+                ending.append(args)
         if self.keeps_ongoing and end > now:
             self.ongoing[args] = end
 
-    def run_containing(self, args: tuple, point: int) -> list[int] | None:
+    def run_containing(self, args: tuple, point: int) -> tuple[int, int] | None:
         runs = self.runs.get(args)
         if not runs:
             return None
-        last = runs[-1]
-        if last[0] <= point:
-            return last if last[1] >= point else None
-        at = bisect_right(runs, [point, NEVER_EXPIRES]) - 1
-        if at >= 0 and runs[at][1] >= point:
-            return runs[at]
+        at = _run_at_or_before(runs, point)
+        if at >= 0 and runs[at + 1] >= point:
+            return runs[at], runs[at + 1]
         return None
 
     def present(self, args: tuple, point: int) -> bool:
@@ -126,16 +132,18 @@ class Relation:
         if not due:
             return
         oldest_visible = now - self.history
+        all_runs = self.runs
         for args in due:
-            runs = self.runs.get(args)
+            runs = all_runs.get(args)
             if runs is None:
                 continue
+            if runs[-1] < oldest_visible:
+                del all_runs[args]
+                continue
             keep = 0
-            while keep < len(runs) and runs[keep][1] < oldest_visible:
-                keep += 1
-            if keep == len(runs):
-                del self.runs[args]
-            elif keep:
+            while runs[keep + 1] < oldest_visible:
+                keep += 2
+            if keep:
                 del runs[:keep]
 
     def ongoing_at(self, now: int) -> list[tuple]:
@@ -150,3 +158,17 @@ class Relation:
         for args in finished:
             del self.ongoing[args]
         return found
+
+
+def _run_at_or_before(runs: list[int], point: int) -> int:
+    """The index of the start of the last run that starts at or before `point` (-1 if none)."""
+    if runs[-2] <= point:
+        return len(runs) - 2
+    low, high = 0, len(runs) // 2  # binary search over run starts runs[0], runs[2], ...
+    while low < high:
+        middle = (low + high) // 2
+        if runs[2 * middle] <= point:
+            low = middle + 1
+        else:
+            high = middle
+    return 2 * low - 2

@@ -81,9 +81,9 @@ class View:
         if old is not None:
             if horizon <= old:
                 return
-        else:
+        elif self.indexes:
             for positions, index in self.indexes.items():
-                key = tuple(args[p] for p in positions)
+                key = tuple([args[p] for p in positions])
                 bucket = index.get(key)
                 if bucket is None:
                     index[key] = {args: None}

@@ -1,0 +1,11 @@
+"""`rsp-plugin bench SUITE`: benchmarks that print figures, each with its baseline measured in the same run."""
+
+from __future__ import annotations
+
+
+def run_suite(options) -> int:
+    if options.suite == "lars":
+        from .lars import run
+
+        return run(options)
+    raise ValueError(f"unknown benchmark suite {options.suite!r}")
