@@ -239,3 +239,57 @@ def test_rdf_triples_and_triple_sugar(engine):
 def _as_atom(triple_line: str) -> str:
     s, p, o = triple_line.split(" ", 2)
     return f"{p}({s},{o})"
+
+
+@pytest.mark.parametrize("semi_naive", [True, False])
+def test_background_facts_hold_at_every_time_point_and_never_expire(semi_naive):
+    from rsp_plugin.lars.engine import IncrementalEngine
+    from rsp_plugin.lars.syntax import parse_program
+    from rsp_plugin.formats import format_fact
+
+    program = parse_program("""
+        hot(R) :- [RANGE 1] DIAMOND reading(S, V), V > 30, locatedIn(S, R) .
+        always(R) :- [RANGE 5] BOX locatedIn(S, R) .
+    """)
+    terms = program.terms
+    engine = IncrementalEngine(program, start=0, semi_naive=semi_naive)
+    engine.add_background([(terms.intern("locatedIn"), (terms.intern("s1"), terms.intern("room1")))])
+    reading = terms.intern("reading")
+    seen = {}
+    for t in range(12):
+        arrivals = [(reading, (terms.intern("s1"), terms.intern("35")))] if t in (3, 9) else []
+        engine.advance_to(t, arrivals)
+        seen[t] = {format_fact(f, terms) for f in engine.holding()}
+    assert seen[0] == {"always(room1)"}
+    assert seen[3] == seen[4] == {"always(room1)", "hot(room1)"}
+    assert seen[5] == {"always(room1)"}
+    assert seen[10] == {"always(room1)", "hot(room1)"}
+    assert engine.relations[terms.intern("locatedIn")].runs == {
+        (terms.intern("s1"), terms.intern("room1")): [0, engine_never()]}
+
+
+def engine_never():
+    from rsp_plugin.timeline import NEVER_EXPIRES
+    return NEVER_EXPIRES
+
+
+@pytest.mark.parametrize("engine", ENGINES[:2])
+def test_history_is_kept_only_as_long_as_the_widest_window_needs(engine):
+    from rsp_plugin.lars.engine import IncrementalEngine
+    from rsp_plugin.lars.syntax import parse_program
+
+    program = parse_program("""
+        w(X) :- [RANGE 3] DIAMOND p(X) .
+        b(X) :- [RANGE 2] BOX w(X) .
+    """)
+    terms = program.terms
+    options = {k: v for k, v in engine.items() if k != "engine"}
+    evaluator = IncrementalEngine(program, start=0, **options)
+    p = terms.intern("p")
+    sizes = []
+    for t in range(200):
+        evaluator.advance_to(t, [(p, (terms.intern(f"c{t}"),)), (p, (terms.intern(f"c{t + 1}"),))])
+        sizes.append(sum(len(r.runs) for r in evaluator.relations.values())
+                     + sum(len(v.horizon) for v in evaluator.views.values()))
+    assert max(sizes[100:]) == max(sizes[20:40])  # flat once the windows are full
+    assert len(evaluator.relations[p].runs) == 5  # p seen in the last 3 + 1 points: c{t-3} .. c{t+1}

@@ -101,6 +101,7 @@ class IncrementalEngine:
         #: derived fact -> last time point it is known to hold (the output)
         self._until: dict[Fact, int] = {}
         self._t0 = 0
+        self._background: list[Fact] = []
         self._stopping: dict[int, list[Fact]] = {}
 
     def __repr__(self) -> str:
@@ -139,7 +140,7 @@ class IncrementalEngine:
         needed = NEVER_EXPIRES if (literal.modality == AT and size is None) else (size or 0)
         relation.history = max(relation.history, needed)
         relation.keeps_ongoing |= literal.modality == AT
-        relation.views.append(view)
+        relation.add_view(view)
         return view
 
     def _plan(self, rule) -> RulePlan:
@@ -196,6 +197,10 @@ class IncrementalEngine:
         total.stopped = [f for f in before if f not in after]
         return total
 
+    def add_background(self, facts: Iterable[Fact]) -> None:
+        """Facts that hold at every time point from the next one on and never expire (LARS's B)."""
+        self._background.extend(facts)
+
     def holding(self) -> list[Fact]:
         """The derived facts that hold now."""
         return list(self._until)
@@ -222,6 +227,14 @@ class IncrementalEngine:
                             if view.accepts(args):
                                 view.on_ongoing(args, now)
 
+        if self._background:
+            for predicate, args in self._background:
+                relation = self.relations.get(predicate)
+                if relation is not None and relation.history >= 0:
+                    change = relation.learn(args, now, NEVER_EXPIRES, now)
+                    if change is not None:
+                        relation.spread(args, change, now)
+            self._background = []
         self._ingest(now, arrivals, report)
         for stratum in self.strata:
             self._fixpoint(stratum, now, report)
@@ -241,9 +254,7 @@ class IncrementalEngine:
             if relation is not None and relation.history >= 0:
                 change = relation.learn(args, now, now, now)
                 if change is not None:
-                    for view in relation.views:
-                        if not view.constant_filter or view.accepts(args):
-                            view.on_learn(args, change, now)
+                    relation.spread(args, change, now)
         report.arrivals = received
         if log is not None:
             window = list(log)
@@ -294,7 +305,7 @@ class IncrementalEngine:
                     change = relation.learn(args, point, point, now)
                     if change is not None:
                         report.new_facts += 1
-                        _spread(relation, args, change, now)
+                        relation.spread(args, change, now)
             return
         for args, horizon in out:
             fact = (predicate, args)
@@ -313,7 +324,7 @@ class IncrementalEngine:
                 change = relation.learn(args, now, horizon, now)
                 if change is not None:
                     report.new_facts += 1
-                    _spread(relation, args, change, now)
+                    relation.spread(args, change, now)
 
     def _hold(self, fact: Fact, horizon: int, report: StepReport) -> None:
         old = self._until.get(fact)
@@ -341,9 +352,3 @@ class IncrementalEngine:
                 stopped.append(fact)
         return stopped
 
-
-def _spread(relation: Relation, args: tuple, change, now: int) -> None:
-    """Tell every view over `relation` that `args` is present at more time points."""
-    for view in relation.views:
-        if not view.constant_filter or view.accepts(args):
-            view.on_learn(args, change, now)

@@ -32,7 +32,9 @@ class Relation:
     since most atoms have a single run and there are many atoms.
     """
 
-    __slots__ = ("predicate", "runs", "history", "views", "ongoing", "_ending", "keeps_ongoing")
+    __slots__ = (
+        "predicate", "runs", "history", "views", "ongoing", "_ending", "keeps_ongoing", "_unfiltered", "_keyed",
+    )
 
     def __init__(self, predicate: int):
         self.predicate = predicate
@@ -44,6 +46,32 @@ class Relation:
         self.ongoing: dict[tuple, int] = {}
         self.keeps_ongoing = False
         self._ending: dict[int, list[tuple]] = {}
+        self._unfiltered: list = []
+        self._keyed: list[tuple[int, dict[int, list]]] = []
+
+    def add_view(self, view) -> None:
+        """Views with constants (`?s ex:p ?o`) are found by their first constant, not by scanning."""
+        self.views.append(view)
+        if not view.constant_filter:
+            self._unfiltered.append(view)
+            return
+        position, constant = view.constant_filter[0]
+        for keyed_position, table in self._keyed:
+            if keyed_position == position:
+                table.setdefault(constant, []).append(view)
+                return
+        self._keyed.append((position, {constant: [view]}))
+
+    def spread(self, args: tuple, change: Change, now: int) -> None:
+        """Tell every view that reads `args` that it is present at more time points."""
+        for view in self._unfiltered:
+            view.on_learn(args, change, now)
+        for position, table in self._keyed:
+            views = table.get(args[position])
+            if views is not None:
+                for view in views:
+                    if len(view.constant_filter) == 1 or view.accepts(args):
+                        view.on_learn(args, change, now)
 
     def __repr__(self) -> str:
         return f"<Relation {self.predicate} atoms={len(self.runs)} history={self.history}>"
@@ -104,7 +132,7 @@ class Relation:
         return runs[merged], runs[merged + 1], point, point
 
     def _note_end(self, args: tuple, end: int, now: int) -> None:
-        if self.history < NEVER_EXPIRES:
+        if self.history < NEVER_EXPIRES and end < NEVER_EXPIRES:
             due = end + self.history + 1
             ending = self._ending.get(due)
             if ending is None:

@@ -150,7 +150,7 @@ class DiamondView(View):
     modality = DIAMOND
 
     def on_learn(self, args, change, now):
-        horizon = change[1] + self.size
+        horizon = min(change[1] + self.size, NEVER_EXPIRES)
         if horizon >= now:
             self.hold(args, horizon)
 
