@@ -97,7 +97,7 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    engine = IncrementalEngine(program, start=options.first)
+    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning)
     shown: dict = {}
     out = sys.stdout
     with handle:

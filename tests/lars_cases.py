@@ -50,10 +50,12 @@ class ProgramGenerator:
     positive recursion inside a layer, `not` only on lower layers, tuple windows
     only on data predicates, @T heads, comparisons and arithmetic."""
 
-    def __init__(self, seed: int, *, box_bias: float = 0.0, chains: bool = False):
+    def __init__(self, seed: int, *, box_bias: float = 0.0, chains: bool = False, derived_in_data: bool = False):
         self.random = random.Random(seed)
         self.box_bias = box_bias
         self.chains = chains
+        #: Let the stream also carry atoms of predicates that rules derive.
+        self.derived_in_data = derived_in_data
         rnd = self.random
         self.data = {f"d{i}": rnd.choice([0, 1, 1, 2]) for i in range(3)}
         self.data["val"] = 2  # val(X, N): a constant and a number
@@ -92,6 +94,10 @@ class ProgramGenerator:
             for _ in range(rnd.randint(0, 4)):
                 predicate = rnd.choice(list(self.data))
                 atoms.append(self._ground(predicate, self.data[predicate]))
+            if self.derived_in_data and rnd.random() < 0.3:
+                layer = rnd.choice(self.layers)
+                predicate = rnd.choice(list(layer))
+                atoms.append(self._ground(predicate, layer[predicate]))
             if rnd.random() < 0.5 + self.box_bias:  # long runs, so that BOX windows fill up
                 predicate = "d0"
                 atoms.append(self._ground(predicate, self.data[predicate], constant="a"))

@@ -124,3 +124,10 @@ def test_changes_mode_prints_what_started_and_stopped(tmp_path):
     changes = [line for line in lines(done.stdout) if line["started"] or line["stopped"]]
     assert changes == [{"t": 2, "started": ["warning(b1)"], "stopped": []},
                        {"t": 13, "started": [], "stopped": ["warning(b1)"]}]
+
+
+def test_no_pruning_prints_the_same(tmp_path):
+    with_pruning = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", "--from", 1, "--to", 15, cwd=EXAMPLES)
+    without = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", "--from", 1, "--to", 15, "--no-pruning",
+                  cwd=EXAMPLES)
+    assert without.returncode == 0 and without.stdout == with_pruning.stdout

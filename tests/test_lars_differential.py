@@ -24,6 +24,11 @@ def test_engine_agrees_with_reference_on_box_rules_chains_and_gaps(seed):
     _agree(ProgramGenerator(seed, box_bias=0.5, chains=True))
 
 
+@pytest.mark.parametrize("seed", range(3000, 3200))
+def test_engine_agrees_with_reference_when_data_carry_derived_predicates(seed):
+    _agree(ProgramGenerator(seed, box_bias=0.5, chains=True, derived_in_data=True))
+
+
 @pytest.mark.parametrize("seed", range(2000, 2100))
 def test_engine_without_ssne_agrees_with_reference(seed):
     _agree(ProgramGenerator(seed, box_bias=0.2, chains=True), semi_naive=False)

@@ -30,6 +30,7 @@ from typing import Iterable
 from ..timeline import NEVER_EXPIRES
 from .facts import Relation
 from .plan import RulePlan, compile_rule
+from .pruning import DEFAULT_THRESHOLD, Pruning
 from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Program
 from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
 
@@ -50,6 +51,10 @@ class StepReport:
     derivations: int = 0
     #: Facts that were new: new atoms, or atoms that hold longer than known.
     new_facts: int = 0
+    #: Formulas (body literals) of the rules evaluated: Laser2's measure of work.
+    formula_evaluations: int = 0
+    #: Rules switched off at this time point because they cannot fire (impossible derivations).
+    rules_switched_off: int = 0
     #: Groundings that left their windows.
     expired: int = 0
     #: Data atoms received.
@@ -77,9 +82,19 @@ class IncrementalEngine:
 
     `semi_naive=False` switches sSNE off: every rule is then evaluated in full at
     every time point and fixpoint round (the baseline of the benchmarks).
+    `pruning=False` switches off impossible-derivation pruning (`pruning.py`);
+    `pruning_threshold` is the smallest BOX window it acts on.
     """
 
-    def __init__(self, program: Program, *, semi_naive: bool = True, start: int | None = None):
+    def __init__(
+        self,
+        program: Program,
+        *,
+        semi_naive: bool = True,
+        start: int | None = None,
+        pruning: bool = True,
+        pruning_threshold: int = DEFAULT_THRESHOLD,
+    ):
         self.program = program
         self.terms = program.terms
         self.semi_naive = semi_naive
@@ -98,6 +113,12 @@ class IncrementalEngine:
         self._box_views = [v for v in self._time_views if isinstance(v, BoxView)]
         self._at_relations = [r for r in self.relations.values() if r.keeps_ongoing]
         self._stored = [r for r in self.relations.values() if r.stored]
+        all_plans = [plan for stratum in self.strata for plan in stratum.plans]
+        for plan in all_plans:
+            for _, view in plan.positive_views + plan.negative_views:
+                if view.relation is not None and plan not in view.relation.readers:
+                    view.relation.readers.append(plan)
+        self.pruning = Pruning(all_plans, list(self.relations.values()), pruning_threshold) if pruning else None
         #: derived fact -> last time point it is known to hold (the output)
         self._until: dict[Fact, int] = {}
         self._t0 = 0
@@ -192,6 +213,8 @@ class IncrementalEngine:
             total.new_facts += report.new_facts
             total.expired += report.expired
             total.arrivals += report.arrivals
+            total.formula_evaluations += report.formula_evaluations
+            total.rules_switched_off += report.rules_switched_off
         after = self._until
         total.started = [f for f in after if f not in before]
         total.stopped = [f for f in before if f not in after]
@@ -227,10 +250,15 @@ class IncrementalEngine:
                             if view.accepts(args):
                                 view.on_ongoing(args, now)
 
+        pruning = self.pruning
+        if pruning is not None:
+            pruning.begin(now)
         if self._background:
             for predicate, args in self._background:
                 relation = self.relations.get(predicate)
                 if relation is not None and relation.history >= 0:
+                    if relation.watched:
+                        pruning.data_arrived(relation, args, now)
                     change = relation.learn(args, now, NEVER_EXPIRES, now)
                     if change is not None:
                         relation.spread(args, change, now)
@@ -238,6 +266,8 @@ class IncrementalEngine:
         self._ingest(now, arrivals, report)
         for stratum in self.strata:
             self._fixpoint(stratum, now, report)
+        if pruning is not None:
+            pruning.after(now, report)
         report.stopped = self._stopped_at(now)
         return report
 
@@ -252,6 +282,11 @@ class IncrementalEngine:
             received += 1
             relation = relations.get(predicate)
             if relation is not None and relation.history >= 0:
+                if relation.watched:
+                    self.pruning.data_arrived(relation, args, now)
+                if relation.dormant:
+                    relation.buffer.append((now, args))
+                    continue
                 change = relation.learn(args, now, now, now)
                 if change is not None:
                     relation.spread(args, change, now)
@@ -270,16 +305,20 @@ class IncrementalEngine:
         batches: dict[View, dict] | None = None
         while True:
             for plan in stratum.plans:
+                if plan.disabled_until >= now:
+                    continue
                 out: list = []
                 if not self.semi_naive or (batches is None and plan.every_time_point):
                     plan.full(None, out, now)
                     report.rule_evaluations += 1
+                    report.formula_evaluations += len(plan.rule.body)
                 else:
                     for _, view, fire in plan.on_delta:
                         batch = view.delta if batches is None else batches[view]
                         if batch:
                             fire(batch.items(), out, now)
                             report.rule_evaluations += 1
+                            report.formula_evaluations += len(plan.rule.body)
                 if out:
                     report.derivations += len(out)
                     self._apply(plan, out, now, report)

@@ -19,6 +19,8 @@ points back); a predicate no rule reads keeps nothing.
 
 from __future__ import annotations
 
+from collections import deque
+
 from ..timeline import NEVER_EXPIRES
 
 #: What `learn` returns when something was new: (run start, run end, first new point, last new point).
@@ -34,6 +36,7 @@ class Relation:
 
     __slots__ = (
         "predicate", "runs", "history", "views", "ongoing", "_ending", "keeps_ongoing", "_unfiltered", "_keyed",
+        "readers", "dormant", "buffer", "watched",
     )
 
     def __init__(self, predicate: int):
@@ -48,6 +51,13 @@ class Relation:
         self._ending: dict[int, list[tuple]] = {}
         self._unfiltered: list = []
         self._keyed: list[tuple[int, dict[int, list]]] = []
+        #: The rule plans that read this predicate (through any view, `not` included).
+        self.readers: list = []
+        #: While every reader is switched off, data are only buffered: (time point, args).
+        self.dormant = False
+        self.buffer: deque[tuple[int, tuple]] = deque()
+        #: A view over this predicate is watched by a cascade of switched-off rules (`pruning.py`).
+        self.watched = False
 
     def add_view(self, view) -> None:
         """Views with constants (`?s ex:p ?o`) are found by their first constant, not by scanning."""

@@ -49,6 +49,13 @@ class RulePlan:
     every_time_point: bool = False
     head_at: bool = False
     sources: dict[str, str] = field(default_factory=dict)
+    #: (literal, view) for each positive and each negated body atom
+    positive_views: list = field(default_factory=list)
+    negative_views: list = field(default_factory=list)
+    #: Switched off through this time point (impossible derivations, `pruning.py`).
+    disabled_until: int = -(1 << 62)
+    #: ... of which this much because of a BOX atom's own absence (a cascade can be undone).
+    trigger_until: int = -(1 << 62)
 
     def __repr__(self) -> str:
         return f"<RulePlan {self.rule.text!r}>"
@@ -72,6 +79,8 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False) -> Rule
         or any(b.window is not None and b.window.kind == "count" for b in positives)
     )
     plan = RulePlan(rule, every_time_point=always, head_at=rule.head_time is not None)
+    plan.positive_views = [(literal, views[literal.view_key]) for literal in positives]
+    plan.negative_views = [(b, views[b.view_key]) for b in rule.negative]
     for position, literal in enumerate(positives):
         source, fire = _compile(rule, positives, position, views, terms)
         plan.on_delta.append((position, views[literal.view_key], fire))

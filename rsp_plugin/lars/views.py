@@ -50,6 +50,10 @@ class View:
         self.recent: dict[tuple, int] = {}
         self._expiring: dict[int, list[tuple]] = {}
         self.start = 0  # t0, set by the engine
+        #: The latest time point a matching atom is known to be present at (PLAIN and BOX views).
+        self.latest_end = -1
+        #: A cascade of switched-off rules assumes no data arrive for this view.
+        self.watched = False
 
     def __repr__(self) -> str:
         window = f"[{self.size}] " if self.size is not None else ""
@@ -136,12 +140,27 @@ class View:
     def on_time(self, now: int) -> None:
         """Groundings that start to hold at `now` only because time passed."""
 
+    def present_at(self, now: int) -> bool:
+        """Does some atom matching this view hold at `now`? (PLAIN and BOX views.)"""
+        if self.latest_end >= now:
+            return True
+        relation = self.relation
+        if relation is not None and relation.dormant:
+            for point, args in reversed(relation.buffer):
+                if point < now:
+                    break
+                if self.accepts(args):
+                    return True
+        return False
+
 
 class PlainView(View):
     modality = PLAIN
 
     def on_learn(self, args, change, now):
         run_start, run_end, _, last_new = change
+        if run_end > self.latest_end:
+            self.latest_end = run_end
         if last_new >= now and run_start <= now:
             self.hold(args, run_end)
 
@@ -165,6 +184,8 @@ class BoxView(View):
 
     def on_learn(self, args, change, now):
         run_start, run_end, _, _ = change
+        if run_end > self.latest_end:
+            self.latest_end = run_end
         if run_end < now or run_start > now:
             return
         if run_start <= self.low(now):
