@@ -8,4 +8,8 @@ def run_suite(options) -> int:
         from .lars import run
 
         return run(options)
+    if options.suite == "pruning":
+        from .pruning import run
+
+        return run(options)
     raise ValueError(f"unknown benchmark suite {options.suite!r}")
