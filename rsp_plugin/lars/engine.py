@@ -281,15 +281,24 @@ class IncrementalEngine:
         for predicate, args in arrivals:
             received += 1
             relation = relations.get(predicate)
-            if relation is not None and relation.history >= 0:
-                if relation.watched:
-                    self.pruning.data_arrived(relation, args, now)
+            if relation is None:
+                continue
+            pending = relation.pending
+            if pending is not None:  # asleep: nobody reads it now
+                pending.append(args)
+                continue
+            if relation.history < 0:
+                continue
+            if relation.watched:
+                self.pruning.data_arrived(relation, args, now)
                 if relation.dormant:
-                    relation.buffer.append((now, args))
+                    self.pruning.buffer(relation, args, now)
                     continue
-                change = relation.learn(args, now, now, now)
-                if change is not None:
-                    relation.spread(args, change, now)
+            change = relation.learn(args, now, now, now)
+            if change is not None:
+                relation.spread(args, change, now)
+        if self.pruning is not None:
+            self.pruning.end_of_data(now)
         report.arrivals = received
         if log is not None:
             window = list(log)

@@ -36,7 +36,7 @@ class Relation:
 
     __slots__ = (
         "predicate", "runs", "history", "views", "ongoing", "_ending", "keeps_ongoing", "_unfiltered", "_keyed",
-        "readers", "dormant", "buffer", "watched",
+        "readers", "dormant", "buffer", "pending", "watched",
     )
 
     def __init__(self, predicate: int):
@@ -53,9 +53,11 @@ class Relation:
         self._keyed: list[tuple[int, dict[int, list]]] = []
         #: The rule plans that read this predicate (through any view, `not` included).
         self.readers: list = []
-        #: While every reader is switched off, data are only buffered: (time point, args).
+        #: While every reader is switched off, data are only buffered: (time point, [args, ...]).
         self.dormant = False
-        self.buffer: deque[tuple[int, tuple]] = deque()
+        self.buffer: deque[tuple[int, list[tuple]]] = deque()
+        #: Where this time point's data go while dormant (None: awake, or watched, so look closer).
+        self.pending: list[tuple] | None = None
         #: A view over this predicate is watched by a cascade of switched-off rules (`pruning.py`).
         self.watched = False
 

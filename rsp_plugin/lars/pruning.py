@@ -67,19 +67,41 @@ class Pruning:
         self.cascaded: list = []
 
     def begin(self, now: int) -> None:
-        """Before time point `now`: put to sleep the relations nobody reads now, wake the others."""
+        """Put to sleep the relations nobody reads at `now`, wake the others (replaying their buffer)."""
         for relation in self.sleepers:
             asleep = all(plan.disabled_until >= now for plan in relation.readers)
-            if asleep == relation.dormant:
-                if asleep and relation.history < NEVER_EXPIRES:
+            if asleep:
+                relation.dormant = True
+                if relation.history < NEVER_EXPIRES:
                     buffer = relation.buffer
                     oldest = now - relation.history
                     while buffer and buffer[0][0] < oldest:
                         buffer.popleft()
-                continue
-            relation.dormant = asleep
-            if not asleep:
+                if relation.watched:
+                    _flush(relation, now)
+                    relation.pending = None
+                elif relation.pending is None:
+                    relation.pending = []
+            elif relation.dormant:
+                relation.dormant = False
+                _flush(relation, now)
+                relation.pending = None
                 _replay(relation, now)
+
+    def end_of_data(self, now: int) -> None:
+        """The data of `now` are in: file what the sleeping relations received."""
+        for relation in self.sleepers:
+            if relation.dormant:
+                _flush(relation, now)
+
+    @staticmethod
+    def buffer(relation, args: tuple, now: int) -> None:
+        """A data atom for a sleeping relation that is also watched (the slow path)."""
+        buffer = relation.buffer
+        if buffer and buffer[-1][0] == now:
+            buffer[-1][1].append(args)
+        else:
+            buffer.append((now, [args]))
 
     def after(self, now: int, report) -> None:
         """After time point `now`: switch off what cannot fire."""
@@ -128,11 +150,18 @@ class Pruning:
         self.begin(now)
 
 
+def _flush(relation, now: int) -> None:
+    if relation.pending:
+        relation.buffer.append((now, relation.pending))
+        relation.pending = []
+
+
 def _replay(relation, now: int) -> None:
     """Index what a relation buffered while it slept."""
     buffer = relation.buffer
     while buffer:
-        point, args = buffer.popleft()
-        change = relation.learn(args, point, point, now)
-        if change is not None:
-            relation.spread(args, change, now)
+        point, batch = buffer.popleft()
+        for args in batch:
+            change = relation.learn(args, point, point, now)
+            if change is not None:
+                relation.spread(args, change, now)

@@ -146,10 +146,10 @@ class View:
             return True
         relation = self.relation
         if relation is not None and relation.dormant:
-            for point, args in reversed(relation.buffer):
+            for point, batch in reversed(relation.buffer):
                 if point < now:
                     break
-                if self.accepts(args):
+                if batch and (not self.constant_filter or any(self.accepts(args) for args in batch)):
                     return True
         return False
 
