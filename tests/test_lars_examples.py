@@ -292,4 +292,5 @@ def test_history_is_kept_only_as_long_as_the_widest_window_needs(engine):
         sizes.append(sum(len(r.runs) for r in evaluator.relations.values())
                      + sum(len(v.horizon) for v in evaluator.views.values()))
     assert max(sizes[100:]) == max(sizes[20:40])  # flat once the windows are full
-    assert len(evaluator.relations[p].runs) == 5  # p seen in the last 3 + 1 points: c{t-3} .. c{t+1}
+    (diamond,) = [v for v in evaluator.views.values() if v.relation is evaluator.relations[p]]
+    assert len(diamond.horizon) == 5  # p seen in the last 3 + 1 points: c{t-3} .. c{t+1}

@@ -112,7 +112,9 @@ class IncrementalEngine:
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
         self._box_views = [v for v in self._time_views if isinstance(v, BoxView)]
         self._at_relations = [r for r in self.relations.values() if r.keeps_ongoing]
-        self._stored = [r for r in self.relations.values() if r.stored]
+        for relation in self.relations.values():
+            relation.keeps_runs = not all(isinstance(v, (PlainView, DiamondView)) for v in relation.views)
+        self._stored = [r for r in self.relations.values() if r.stored and r.keeps_runs]
         all_plans = [plan for stratum in self.strata for plan in stratum.plans]
         for plan in all_plans:
             for _, view in plan.positive_views + plan.negative_views:

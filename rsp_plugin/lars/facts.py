@@ -36,7 +36,7 @@ class Relation:
 
     __slots__ = (
         "predicate", "runs", "history", "views", "ongoing", "_ending", "keeps_ongoing", "_unfiltered", "_keyed",
-        "readers", "dormant", "buffer", "pending", "watched",
+        "readers", "dormant", "buffer", "pending", "watched", "keeps_runs",
     )
 
     def __init__(self, predicate: int):
@@ -48,6 +48,9 @@ class Relation:
         #: Atoms whose latest run reaches past the time point it was learned at -> that run's end.
         self.ongoing: dict[tuple, int] = {}
         self.keeps_ongoing = False
+        #: False when only PLAIN and DIAMOND windows read the predicate: they need no more than
+        #: the end of what is learned, and keep the latest horizon themselves.
+        self.keeps_runs = True
         self._ending: dict[int, list[tuple]] = {}
         self._unfiltered: list = []
         self._keyed: list[tuple[int, dict[int, list]]] = []
@@ -99,6 +102,8 @@ class Relation:
         """
         if end < now - self.history:
             return None
+        if not self.keeps_runs:
+            return start, end, start, end
         runs = self.runs.get(args)
         if runs is None:
             self.runs[args] = [start, end]
