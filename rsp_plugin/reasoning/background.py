@@ -1,0 +1,115 @@
+"""Background knowledge in, id triples out: rdflib graphs and files at the edge, ints inside.
+
+A background source is an `rdflib.Graph`, a path to an RDF file in any format
+rdflib reads (guessed from the extension, Turtle otherwise), or an iterable of
+(s, p, o) id triples already interned. Terms become the keys of
+`rsp_plugin.terms` (their N-Triples form), so that a background IRI and the
+same IRI read from a `.tnt` stream are one id.
+
+>>> from rdflib import Graph
+>>> from rsp_plugin.terms import Dictionary
+>>> terms = Dictionary()
+>>> graph = Graph().parse(data='<http://ex/a> <http://ex/p> "5"^^<http://www.w3.org/2001/XMLSchema#int> .', format="nt")
+>>> [tuple(terms.key(i) for i in t) for t in load_background(graph, terms)]
+[('<http://ex/a>', '<http://ex/p>', '"5"^^<http://www.w3.org/2001/XMLSchema#int>')]
+>>> term_key(Literal('say "hi"\\n'))
+'"say \\\\"hi\\\\"\\\\n"'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.term import Node
+from rdflib.util import from_n3, guess_format
+
+from ..errors import LocatedError
+from ..terms import Dictionary, canonical_literal
+
+Triple = tuple[int, int, int]
+
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+
+
+class BackgroundError(LocatedError):
+    """A background file that cannot be read or parsed."""
+
+
+def term_key(term: Node) -> str:
+    """The written (N-Triples) form of an rdflib term: the key it has in a `Dictionary`."""
+    if isinstance(term, URIRef):
+        return f"<{term}>"
+    if isinstance(term, BNode):
+        return f"_:{term}"
+    if isinstance(term, Literal):
+        text = '"' + str(term).translate(_ESCAPES) + '"'
+        if term.language:
+            return f"{text}@{term.language}"
+        if term.datatype is not None:
+            return canonical_literal(f"{text}^^<{term.datatype}>")
+        return text
+    raise TypeError(f"not an RDF term: {term!r}")
+
+
+def key_term(key: str) -> Node:
+    """The rdflib term of a written form (the inverse of `term_key`)."""
+    if key.startswith("_:"):
+        return BNode(key[2:])
+    return from_n3(key)
+
+
+def intern_triples(triples: Iterable[tuple[Node, Node, Node]], terms: Dictionary) -> list[Triple]:
+    """rdflib triples -> id triples."""
+    intern = terms.intern
+    seen: dict[Node, int] = {}
+    out = []
+    for triple in triples:
+        ids = []
+        for term in triple:
+            found = seen.get(term)
+            if found is None:
+                found = seen[term] = intern(term_key(term))
+            ids.append(found)
+        out.append((ids[0], ids[1], ids[2]))
+    return out
+
+
+def to_graph(triples: Iterable[Triple], terms: Dictionary) -> Graph:
+    """id triples -> an rdflib graph (for output, and for comparing with owlrl)."""
+    graph = Graph()
+    keys = terms.keys
+    for s, p, o in triples:
+        graph.add((key_term(keys[s]), key_term(keys[p]), key_term(keys[o])))
+    return graph
+
+
+def load_background(source, terms: Dictionary) -> list[Triple]:
+    """The id triples of a background source (a graph, an RDF file, or id triples)."""
+    if source is None:
+        return []
+    if isinstance(source, Graph):
+        return intern_triples(source, terms)
+    if isinstance(source, (str, os.PathLike)):
+        return intern_triples(_parse_file(Path(source)), terms)
+    triples = []
+    for triple in source:
+        if len(triple) != 3 or not all(isinstance(term, int) for term in triple):
+            raise TypeError(f"background triples must be (s, p, o) id triples, got {triple!r}")
+        triples.append(tuple(triple))
+    return triples
+
+
+def _parse_file(path: Path) -> Graph:
+    if not path.is_file():
+        raise BackgroundError("cannot read the background knowledge: no such file", str(path), 1, 1)
+    graph = Graph()
+    try:
+        graph.parse(str(path), format=guess_format(str(path)) or "turtle")
+    except Exception as error:  # rdflib's parsers raise many kinds; all mean "not readable RDF"
+        line = getattr(error, "lines", None) or getattr(error, "lineno", None) or 1
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise BackgroundError(f"not readable RDF: {message}", str(path), int(line), 1) from None
+    return graph

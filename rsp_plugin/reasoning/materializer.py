@@ -1,0 +1,372 @@
+"""RDFS / OWL 2 RL materialization over a window, kept up to date with expiration times.
+
+Barbieri et al. (2010) tag every triple, explicit or entailed, with the moment
+it expires: window triples with their arrival + the window, entailments with
+the earliest expiry of their premises, background knowledge never. Expired
+triples are dropped by looking at their tag; a re-derivation with a later tag
+replaces the earlier one; nothing is deleted and re-derived. In our engine that
+tag is the horizon, so the materializer is one LARS program:
+
+    ?s ?p ?o :- [RANGE n] DIAMOND window_triple(?s, ?p, ?o) .   % holds on [t, t + n]
+    ?s ?p ?o :- background_triple(?s, ?p, ?o) .                % never expires
+    + the profile's rules (rdfs.lars / owl2rl.lars), over plain triple patterns
+    + the user's LARS rules, if any, on top of the materialized triples
+
+and the engine's annotated fixpoint does the rest: every time point is
+evaluated, rules fire only on triples that are new or hold longer than known,
+and derived triples stop holding when `now` passes their horizon.
+
+>>> from rsp_plugin.terms import Dictionary
+>>> terms = Dictionary()
+>>> ex = lambda name: terms.intern(f"<http://example.org/{name}>")
+>>> is_in, a, b, c = ex("isIn"), ex("A"), ex("B"), ex("C")
+>>> transitive = (is_in, terms.intern(RDF_TYPE), terms.intern(f"<{OWL}TransitiveProperty>"))
+>>> m = Materializer("owl-rl", window=10, background=[transitive], terms=terms)
+>>> _ = m.advance_to(1, [(a, is_in, b)])
+>>> report = m.advance_to(2, [(b, is_in, c)])
+>>> [terms.key(s)[-2] + terms.key(o)[-2] for s, p, o in sorted(report.added)]
+['AC', 'BC']
+>>> m.expires((a, is_in, c)), m.expires((b, is_in, c)), m.expires(transitive) == NEVER_EXPIRES
+(11, 12, True)
+>>> sorted(terms.key(s)[-2] + terms.key(o)[-2] for s, p, o in m.advance_to(12).removed)
+['AB', 'AC']
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import RuleSyntaxError
+from ..lars.engine import IncrementalEngine, StepReport
+from ..lars.program import COUNT, ExtendedAtom, Program, Rule, Var, stratify
+from ..lars.syntax import parse_program
+from ..terms import RDF_TYPE, TRIPLE, Dictionary
+from ..timeline import NEVER_EXPIRES
+from .background import load_background
+from .datatypes import literal_facts
+from .rulesets import rules_of
+
+OWL = "http://www.w3.org/2002/07/owl#"
+Triple = tuple[int, int, int]
+
+#: profile name -> the rule files that make it (in rsp_plugin/reasoning), and the "trivial" extras
+PROFILES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "rdfs": (("rdfs.lars",), ("rdfs-trivial.lars",)),
+    "owl-rl": (("owl2rl.lars",), ("owl2rl-trivial.lars",)),
+}
+#: other names of the profiles: the IRIs a query's ENTAILMENT clause uses
+PROFILE_ALIASES = {
+    "http://www.w3.org/ns/entailment/RDFS": "rdfs",
+    "http://www.w3.org/ns/owl-profile/RL": "owl-rl",
+    "owl2-rl": "owl-rl",
+    "owlrl": "owl-rl",
+}
+
+WINDOW_TRIPLE = "window_triple"
+BACKGROUND_TRIPLE = "background_triple"
+#: heads of rules whose head is `false` in the W3C tables: `false_cax_dw(...)` is rule cax-dw
+FALSE_PREFIX = "false_"
+
+
+@dataclass(frozen=True)
+class Inconsistency:
+    """A rule with a false head fired: its name and the triples that made it fire."""
+
+    rule: str
+    triples: tuple[Triple, ...]
+    time_point: int
+
+    def describe(self, terms: Dictionary) -> str:
+        shown = "; ".join(" ".join(terms.key(term) for term in triple) for triple in self.triples)
+        return f"{self.rule} at {self.time_point}: {shown}"
+
+
+@dataclass
+class MaterializationReport:
+    """What one `advance_to` changed: triples that started and stopped holding, inconsistencies found."""
+
+    time_point: int
+    added: list[Triple] = field(default_factory=list)
+    removed: list[Triple] = field(default_factory=list)
+    inconsistencies: list[Inconsistency] = field(default_factory=list)
+    #: the engine's own report (rule evaluations, derivations, expiries)
+    step: StepReport | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"<MaterializationReport t={self.time_point} added={len(self.added)} "
+            f"removed={len(self.removed)} inconsistencies={len(self.inconsistencies)}>"
+        )
+
+
+class Materializer:
+    """The materialization of window + background under a profile, maintained with expiration times.
+
+    `profile`: "rdfs", "owl-rl" (or an entailment IRI, see PROFILE_ALIASES), or None for no entailment.
+    `window`: a triple arriving at time point t holds on [t, t + window]; None: it never expires.
+    `background`: an rdflib Graph, a path to an RDF file, or (s, p, o) id triples; never expires.
+    `terms`: the dictionary to share (created if None); `rules`: extra LARS program text (or a
+    path to a .lars file) evaluated in the same program, on top of the materialized triples.
+    `trivial`: also the rules true of every term (rdfs4a/b, rdfs8, rdfs1; eq-ref).
+    `start`: the first time point (default: the first one `advance_to` is called with).
+    """
+
+    def __init__(
+        self,
+        profile: str | None = "rdfs",
+        *,
+        window: int | None = None,
+        background=(),
+        terms: Dictionary | None = None,
+        rules: str | os.PathLike | None = None,
+        trivial: bool = False,
+        start: int | None = None,
+    ):
+        if window is not None and (not isinstance(window, int) or window < 0):
+            raise ValueError(f"a window is a number of time points >= 0, got {window!r}")
+        self.profile = _profile_name(profile)
+        self.window = window
+        self.terms = terms if terms is not None else Dictionary()
+        self._triple = self.terms.intern(TRIPLE)  # (also: parse_program ignores an empty dictionary)
+        self._window_triple = self.terms.intern(WINDOW_TRIPLE)
+        self._background_triple = self.terms.intern(BACKGROUND_TRIPLE)
+        self.program, axioms = self._program(rules, trivial)
+        self.engine = IncrementalEngine(self.program, start=start)
+        self._false = _false_heads(self.program, self.terms)
+        reads = {literal.atom.predicate for rule in self.program.rules for literal in rule.positive}
+        self._literal_predicates = {
+            name: self.terms.intern(name) for name in ("datatype_of", "ill_formed") if self.terms.intern(name) in reads
+        }
+        self._seen_terms: set[int] = set()
+        given = axioms + load_background(background, self.terms)
+        self.background_size = len(given)
+        self._add_background(given)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Materializer profile={self.profile} window={self.window} now={self.engine.now} "
+            f"holding={len(self.engine.holding())}>"
+        )
+
+    # set-up ----------------------------------------------------------------------------
+
+    def _program(self, rules, trivial: bool) -> tuple[Program, list[Triple]]:
+        terms = self.terms
+        lift = f"?s ?p ?o :- {BACKGROUND_TRIPLE}(?s, ?p, ?o) .\n"
+        if self.window is not None:
+            lift += f"?s ?p ?o :- [RANGE {self.window}] DIAMOND {WINDOW_TRIPLE}(?s, ?p, ?o) .\n"
+        rule_lists = [parse_program(lift, "<materializer>", terms).rules]
+        if self.profile is not None:
+            files, extras = PROFILES[self.profile]
+            for name in files + (extras if trivial else ()):
+                rule_lists.append(rules_of(name, terms))
+        user = None
+        if rules is not None:
+            user = _parse_user_rules(rules, terms)
+            _check_tuple_windows(user, self._triple)
+            rule_lists.append(user.rules)
+
+        combined: list[Rule] = []
+        axioms: list[Triple] = []
+        for rule_list in rule_lists:
+            for rule in rule_list:
+                if _is_ground_triple_fact(rule, self._triple):
+                    axioms.append(tuple(rule.head.args))  # a fact of the rule set: background, held once
+                else:
+                    combined.append(rule)
+        merged = Program(
+            combined,
+            terms,
+            prefixes=user.prefixes if user is not None else {},
+            tick_ms=user.tick_ms if user is not None else None,
+            filename=user.filename if user is not None else f"<{self.profile or 'no'} profile>",
+        )
+        if any(rule.negative for rule in combined):
+            merged.strata = stratify(combined, _raise_at)
+        else:  # strata only order `not`; a positive program is one fixpoint
+            merged.strata = [combined]
+        return merged, axioms
+
+    # evaluation ------------------------------------------------------------------------
+
+    def advance_to(self, time_point: int, triples: Iterable[Triple] = ()) -> MaterializationReport:
+        """Evaluate every time point up to `time_point`; `triples` arrive at `time_point`."""
+        arrivals = [tuple(triple) for triple in triples]
+        if self._literal_predicates:
+            self._learn_literals(arrivals)
+        if self.window is None:
+            self._add_background(arrivals, literals_known=True)
+            facts = []
+        else:
+            predicate = self._window_triple
+            facts = [(predicate, triple) for triple in arrivals]
+        step = self.engine.advance_to(time_point, facts)
+        report = MaterializationReport(time_point, step=step)
+        triple = self._triple
+        false = self._false
+        seen_events = set()
+        for predicate, args in step.started:
+            if predicate == triple:
+                report.added.append(args)
+            elif predicate in false:
+                event = _event(false[predicate], args, time_point)
+                key = (event.rule, frozenset(event.triples))
+                if key not in seen_events:
+                    seen_events.add(key)
+                    report.inconsistencies.append(event)
+        report.removed = [args for predicate, args in step.stopped if predicate == triple]
+        return report
+
+    def holding(self) -> list[Triple]:
+        """Every triple that holds now: window triples, background and entailments."""
+        triple = self._triple
+        return [args for predicate, args in self.engine.holding() if predicate == triple]
+
+    def expires(self, triple: Triple) -> int | None:
+        """The last time point `triple` holds (NEVER_EXPIRES if it never expires), None if it does not hold."""
+        return self.engine.holds_until((self._triple, tuple(triple)))
+
+    def inconsistent(self) -> list[Inconsistency]:
+        """The inconsistencies whose triples all hold now (each reported once, when it was found)."""
+        found = {}
+        false = self._false
+        now = self.engine.now if self.engine.now is not None else 0
+        for predicate, args in self.engine.holding():
+            if predicate in false:
+                event = _event(false[predicate], args, now)
+                found.setdefault((event.rule, frozenset(event.triples)), event)
+        return list(found.values())
+
+    # background and literals -------------------------------------------------------------
+
+    def _add_background(self, triples: list[Triple], literals_known: bool = False) -> None:
+        if self._literal_predicates and not literals_known:
+            self._learn_literals(triples)
+        predicate = self._background_triple
+        self.engine.add_background([(predicate, triple) for triple in triples])
+
+    def _learn_literals(self, triples: list[Triple]) -> None:
+        """Facts about literals seen for the first time (datatype_of, ill_formed), as background."""
+        seen = self._seen_terms
+        keys = self.terms.keys
+        facts = []
+        for triple in triples:
+            term = triple[2]
+            if term in seen:
+                continue
+            seen.add(term)
+            for name, datatype in literal_facts(keys[term]):
+                predicate = self._literal_predicates.get(name)
+                if predicate is None:
+                    continue
+                if datatype is None:
+                    facts.append((predicate, (term,)))
+                else:
+                    facts.append((predicate, (term, self.terms.intern(datatype))))
+        if facts:
+            self.engine.add_background(facts)
+
+
+# helpers ------------------------------------------------------------------------------------
+
+
+def _profile_name(profile: str | None) -> str | None:
+    if profile is None:
+        return None
+    name = PROFILE_ALIASES.get(profile, profile)
+    if name not in PROFILES:
+        expected = ", ".join(repr(p) for p in PROFILES)
+        raise ValueError(f"unknown reasoning profile {profile!r}; expected {expected} or None")
+    return name
+
+
+def _parse_user_rules(rules, terms: Dictionary) -> Program:
+    if isinstance(rules, os.PathLike):
+        path = Path(rules)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise RuleSyntaxError(f"cannot read the program: {error.strerror}", str(path), 1, 1) from None
+        return parse_program(text, str(path), terms)
+    return parse_program(rules, "<rules>", terms)
+
+
+def _is_ground_triple_fact(rule: Rule, triple: int) -> bool:
+    return (
+        not rule.body
+        and rule.head_time is None
+        and rule.head.predicate == triple
+        and not any(isinstance(arg, Var) for arg in rule.head.args)
+    )
+
+
+def _raise_at(message: str, where) -> None:
+    raise RuleSyntaxError(message, where.filename, where.line, where.column)
+
+
+def _check_tuple_windows(user: Program, triple: int) -> None:
+    """Triples are derived here (window, background, entailments), and tuple windows count data atoms only."""
+    for rule in user.rules:
+        for literal in rule.body:
+            if (
+                isinstance(literal, ExtendedAtom)
+                and literal.window is not None
+                and literal.window.kind == COUNT
+                and literal.atom.predicate == triple
+            ):
+                where = literal.location or rule.location
+                _raise_at(
+                    "a tuple window ([COUNT n]) over triples: with entailment, triples are derived "
+                    "(window, background, entailments) and tuple windows count data atoms only",
+                    where,
+                )
+
+
+@dataclass(frozen=True)
+class _FalseHead:
+    rule: str
+    #: per triple pattern of the body: per position, ("var", head argument index) or ("const", id)
+    patterns: tuple[tuple[tuple[str, int], ...], ...]
+
+
+def _false_heads(program: Program, terms: Dictionary) -> dict[int, _FalseHead]:
+    """The predicates of `false` heads -> how to name the triples involved from a head fact."""
+    triple = terms.intern(TRIPLE)
+    found: dict[int, _FalseHead] = {}
+    for rule in program.rules:
+        name = terms.key(rule.head.predicate)
+        if not name.startswith(FALSE_PREFIX):
+            continue
+        position = {arg: i for i, arg in enumerate(rule.head.args) if isinstance(arg, Var)}
+        patterns = []
+        for literal in rule.positive:
+            if literal.atom.predicate != triple:
+                continue
+            pattern = []
+            for arg in literal.atom.args:
+                if isinstance(arg, Var):
+                    if arg not in position:
+                        _raise_at(
+                            f"the head of a false rule must name every variable of its triple patterns; "
+                            f"?{arg.name} is missing",
+                            rule.location,
+                        )
+                    pattern.append(("var", position[arg]))
+                else:
+                    pattern.append(("const", arg))
+            patterns.append(tuple(pattern))
+        label = name[len(FALSE_PREFIX):].replace("_", "-")
+        if rule.head.predicate in found:
+            _raise_at(f"two false rules share the head predicate {name}; give each its own", rule.location)
+        found[rule.head.predicate] = _FalseHead(label, tuple(patterns))
+    return found
+
+
+def _event(head: _FalseHead, args: tuple, time_point: int) -> Inconsistency:
+    triples = tuple(
+        tuple(args[value] if kind == "var" else value for kind, value in pattern) for pattern in head.patterns
+    )
+    return Inconsistency(head.rule, triples, time_point)
