@@ -1,0 +1,123 @@
+"""R2R: a query's SPARQL body evaluated over one snapshot of its windows and graphs.
+
+    evaluator = QueryEvaluator(query, terms)
+    answer = evaluator.evaluate(snapshot, tau)     # -> Answer (ids)
+
+Two ways, one semantics: the fast path (`fastpath.py`) when the body is a
+conjunction with filters and aggregates, else rdflib's own evaluator over the
+snapshot seen as an rdflib dataset (`dataset.py`). NOW() is the evaluation time.
+"""
+
+from __future__ import annotations
+
+from rdflib import URIRef
+from rdflib.plugins.sparql.evaluate import evalPart
+
+from ..terms import Dictionary
+from .content import EMPTY, union
+from .dataset import DEFAULT_GRAPH, SnapshotDataset, content_graph, query_context
+from .fastpath import FastEvaluation, check_plan, compile_fast
+from .model import ContinuousQuery
+from .rdfterms import TermCache
+from .results import Answer
+
+
+class Snapshot:
+    """What one evaluation reads: the default graph's parts and the named graphs."""
+
+    __slots__ = ("default", "named")
+
+    def __init__(self, default_parts=(), named=None):
+        self.default = union(default_parts)
+        self.named: dict[str, object] = dict(named or {})
+
+    def graph(self, name: str | None):
+        if name is None:
+            return self.default
+        return self.named.get(name, EMPTY)
+
+    def is_empty(self) -> bool:
+        return not len(self.default) and not any(len(content) for content in self.named.values())
+
+
+class QueryEvaluator:
+    """Evaluates one query's body; picks the fast path once, at registration."""
+
+    def __init__(self, query: ContinuousQuery, terms: Dictionary, *, cache: TermCache | None = None,
+                 fast: bool = True):
+        self.query = query
+        self.terms = terms
+        self.cache = cache or TermCache(terms)
+        self.plan = check_plan(compile_fast(query.algebra)) if fast else None
+        self._ordered = _has_order_by(query.algebra.algebra)
+        self._graphs: dict[int, object] = {}
+
+    @property
+    def uses_fast_path(self) -> bool:
+        return self.plan is not None
+
+    def evaluate(self, snapshot: Snapshot, tau: int) -> Answer:
+        default, dataset = self._rdflib_view(snapshot)
+        prologue = self.query.algebra.prologue
+        if self.plan is not None:
+            contexts: dict = {}
+
+            def context_of(graph_name):
+                found = contexts.get(graph_name)
+                if found is None:
+                    graph = default if graph_name is None else dataset.get_context(URIRef(graph_name))
+                    found = contexts[graph_name] = query_context(graph, dataset, prologue, tau)
+                return found
+
+            run = FastEvaluation(self.plan, snapshot, self.cache, context_of)
+            form = self.plan.form
+            if form == "SELECT":
+                variables, rows = run.select()
+                return Answer("SELECT", tuple(variables), rows, ordered=self._ordered)
+            if form == "ASK":
+                return Answer("ASK", boolean=run.ask())
+            return Answer("CONSTRUCT", triples=run.construct())
+        return self._evaluate_with_rdflib(default, dataset, prologue, tau)
+
+    def _rdflib_view(self, snapshot: Snapshot):
+        default = self._graph(snapshot.default, DEFAULT_GRAPH)
+        named = {URIRef(name): self._graph(content, URIRef(name)) for name, content in snapshot.named.items()}
+        return default, SnapshotDataset(default, named, self.cache)
+
+    def _graph(self, content, identifier):
+        """One rdflib Graph per content object, kept while the content lives."""
+        key = id(content)
+        found = self._graphs.get(key)
+        if found is None or found[0] is not content or found[1].identifier != identifier:
+            found = (content, content_graph(content, self.cache, identifier))
+            self._graphs[key] = found
+            if len(self._graphs) > 64:
+                self._graphs = {key: found}
+        return found[1]
+
+    def _evaluate_with_rdflib(self, default, dataset, prologue, tau) -> Answer:
+        context = query_context(default, dataset, prologue, tau)
+        result = evalPart(context, self.query.algebra.algebra)
+        intern = self.cache.intern
+        kind = result["type_"]
+        if kind == "SELECT":
+            variables = list(result["vars_"])
+            rows = [
+                tuple(None if (value := row.get(v)) is None else intern(value) for v in variables)
+                for row in result["bindings"]
+            ]
+            return Answer("SELECT", tuple(str(v) for v in variables), rows, ordered=self._ordered)
+        if kind == "ASK":
+            return Answer("ASK", boolean=bool(result["askAnswer"]))
+        triples = [(intern(s), intern(p), intern(o)) for s, p, o in result["graph"]]
+        return Answer("CONSTRUCT", triples=triples)
+
+
+def _has_order_by(node) -> bool:
+    while node is not None and hasattr(node, "name"):
+        if node.name == "OrderBy":
+            return True
+        if node.name not in ("SelectQuery", "Slice", "Distinct", "Reduced", "Project"):
+            return False
+        node = node.get("p")
+    return False
