@@ -293,4 +293,7 @@ def test_history_is_kept_only_as_long_as_the_widest_window_needs(engine):
                      + sum(len(v.horizon) for v in evaluator.views.values()))
     assert max(sizes[100:]) == max(sizes[20:40])  # flat once the windows are full
     (diamond,) = [v for v in evaluator.views.values() if v.relation is evaluator.relations[p]]
-    assert len(diamond.horizon) == 5  # p seen in the last 3 + 1 points: c{t-3} .. c{t+1}
+    # only data feed [RANGE 3] DIAMOND p(X) and no rule looks it up (it only starts the join): nothing is kept
+    assert not diamond.stateful and diamond.horizon == {} and evaluator.relations[p].runs == {}
+    (box,) = [v for v in evaluator.views.values() if v.modality == "box"]
+    assert len(box.relation.runs) == 7  # the runs of w that end inside the BOX window [t-2, t] or later

@@ -29,9 +29,10 @@ from typing import Iterable
 
 from ..timeline import NEVER_EXPIRES
 from .facts import Relation
+from .output import Output
 from .plan import RulePlan, compile_rule
 from .pruning import DEFAULT_THRESHOLD, Pruning
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Program
+from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Program, may_unify
 from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
 
 #: A fact: (predicate id, argument ids). RDF triples are (triple id, (s, p, o)).
@@ -120,15 +121,27 @@ class IncrementalEngine:
             for _, view in plan.positive_views + plan.negative_views:
                 if view.relation is not None and plan not in view.relation.readers:
                     view.relation.readers.append(plan)
+        looked_up = {id(view) for plan in all_plans for view in plan.looked_up}
+        looked_up |= {id(view) for plan in all_plans for _, view in plan.negative_views}
+        looked_up |= {
+            id(view) for plan in all_plans if plan.every_time_point or not semi_naive for view in plan.looked_up_in_full
+        }
+        heads = [rule.head for rule in program.rules]
+        for key, view in self.views.items():
+            literal_atom = next(b.atom for r in program.rules for b in r.body
+                                if isinstance(b, ExtendedAtom) and b.view_key == key)
+            view.stateful = (
+                id(view) in looked_up
+                or isinstance(view, (CountView, BoxView))
+                or any(may_unify(head, literal_atom) for head in heads)
+            )
         self.pruning = Pruning(all_plans, list(self.relations.values()), pruning_threshold) if pruning else None
-        #: derived fact -> last time point it is known to hold (the output)
-        self._until: dict[Fact, int] = {}
+        self.output = Output()
         self._t0 = 0
         self._background: list[Fact] = []
-        self._stopping: dict[int, list[Fact]] = {}
 
     def __repr__(self) -> str:
-        return f"<IncrementalEngine rules={len(self.program.rules)} now={self.now} holding={len(self._until)}>"
+        return f"<IncrementalEngine rules={len(self.program.rules)} now={self.now} holding={len(self.output)}>"
 
     # set-up --------------------------------------------------------------------------
 
@@ -205,7 +218,7 @@ class IncrementalEngine:
             )
         if time_point - self.now == 1:
             return self._step(time_point, arrivals)
-        before = set(self._until)
+        before = set(self.output.facts())
         total = StepReport(time_point)
         while self.now < time_point:
             point = self.now + 1
@@ -217,7 +230,7 @@ class IncrementalEngine:
             total.arrivals += report.arrivals
             total.formula_evaluations += report.formula_evaluations
             total.rules_switched_off += report.rules_switched_off
-        after = self._until
+        after = set(self.output.facts())
         total.started = [f for f in after if f not in before]
         total.stopped = [f for f in before if f not in after]
         return total
@@ -228,11 +241,11 @@ class IncrementalEngine:
 
     def holding(self) -> list[Fact]:
         """The derived facts that hold now."""
-        return list(self._until)
+        return self.output.facts()
 
     def holds_until(self, fact: Fact) -> int | None:
         """The last time point `fact` is known to hold (None if it does not hold now)."""
-        return self._until.get(fact)
+        return self.output.horizon(fact)
 
     def _step(self, now: int, arrivals: Iterable[Fact]) -> StepReport:
         self.now = now
@@ -270,7 +283,7 @@ class IncrementalEngine:
             self._fixpoint(stratum, now, report)
         if pruning is not None:
             pruning.after(now, report)
-        report.stopped = self._stopped_at(now)
+        report.stopped = self.output.stopped_at(now)
         return report
 
     def _ingest(self, now: int, arrivals: Iterable[Fact], report: StepReport) -> None:
@@ -342,7 +355,9 @@ class IncrementalEngine:
         predicate = plan.rule.head.predicate
         relation = self.relations[predicate]
         stored = relation.history >= 0
-        until = self._until
+        output = self.output
+        table = output.table(predicate)
+        started = report.started
         if plan.head_at:
             numbers = self.terms.numbers
             for args, time_term in out:
@@ -350,7 +365,7 @@ class IncrementalEngine:
                 if type(point) is not int or point > now or point < self._t0:
                     continue  # an @T head only places atoms on the timeline so far
                 if point == now:
-                    self._hold((predicate, args), now, report)
+                    output.hold(predicate, table, args, now, started)
                 if stored:
                     change = relation.learn(args, point, point, now)
                     if change is not None:
@@ -358,47 +373,11 @@ class IncrementalEngine:
                         relation.spread(args, change, now)
             return
         for args, horizon in out:
-            fact = (predicate, args)
-            old = until.get(fact)
+            old = table.get(args)
             if old is None or horizon > old:
-                until[fact] = horizon
-                if old is None:
-                    report.started.append(fact)
-                if horizon < NEVER_EXPIRES:
-                    bucket = self._stopping.get(horizon)
-                    if bucket is None:
-                        self._stopping[horizon] = [fact]
-                    else:
-                        bucket.append(fact)
+                output.hold(predicate, table, args, horizon, started)
             if stored:
                 change = relation.learn(args, now, horizon, now)
                 if change is not None:
                     report.new_facts += 1
                     relation.spread(args, change, now)
-
-    def _hold(self, fact: Fact, horizon: int, report: StepReport) -> None:
-        old = self._until.get(fact)
-        if old is not None and horizon <= old:
-            return
-        self._until[fact] = horizon
-        if old is None:
-            report.started.append(fact)
-        if horizon < NEVER_EXPIRES:
-            bucket = self._stopping.get(horizon)
-            if bucket is None:
-                self._stopping[horizon] = [fact]
-            else:
-                bucket.append(fact)
-
-    def _stopped_at(self, now: int) -> list[Fact]:
-        due = self._stopping.pop(now - 1, None)
-        if not due:
-            return []
-        stopped = []
-        until = self._until
-        for fact in due:
-            if until.get(fact) == now - 1:
-                del until[fact]
-                stopped.append(fact)
-        return stopped
-

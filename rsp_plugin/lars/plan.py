@@ -52,6 +52,9 @@ class RulePlan:
     #: (literal, view) for each positive and each negated body atom
     positive_views: list = field(default_factory=list)
     negative_views: list = field(default_factory=list)
+    #: Views this rule looks groundings up in: by a delta plan, or by the full plan.
+    looked_up: list = field(default_factory=list)
+    looked_up_in_full: list = field(default_factory=list)
     #: Switched off through this time point (impossible derivations, `pruning.py`).
     disabled_until: int = -(1 << 62)
     #: ... of which this much because of a BOX atom's own absence (a cascade can be undone).
@@ -82,16 +85,16 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False) -> Rule
     plan.positive_views = [(literal, views[literal.view_key]) for literal in positives]
     plan.negative_views = [(b, views[b.view_key]) for b in rule.negative]
     for position, literal in enumerate(positives):
-        source, fire = _compile(rule, positives, position, views, terms)
+        source, fire = _compile(rule, positives, position, views, terms, plan.looked_up)
         plan.on_delta.append((position, views[literal.view_key], fire))
         plan.sources[f"delta {position}"] = source
-    source, fire = _compile(rule, positives, None, views, terms)
+    source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full)
     plan.full = fire
     plan.sources["full"] = source
     return plan
 
 
-def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms):
+def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list):
     names: dict[str, object] = {
         "_compare": builtins.compare,
         "_calculate": builtins.calculate,
@@ -123,6 +126,7 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
             _bind(writer, tag, args, bound, check_constants=False)
         else:
             _match(writer, names, view, tag, args, bound)
+            looked_up.append(view)
         if horizon == "NEVER":
             writer.line(f"m{tag} = h{tag}")
         else:

@@ -54,6 +54,9 @@ class View:
         self.latest_end = -1
         #: A cascade of switched-off rules assumes no data arrive for this view.
         self.watched = False
+        #: False when no rule looks groundings up here (they only start joins, from the delta)
+        #: and only data feed it: then nothing is kept between time points.
+        self.stateful = True
 
     def __repr__(self) -> str:
         window = f"[{self.size}] " if self.size is not None else ""
@@ -81,6 +84,11 @@ class View:
 
     def hold(self, args: tuple, horizon: int) -> None:
         """`args` holds until `horizon`; recorded as new unless it was already known to."""
+        if not self.stateful:
+            if horizon > self.delta.get(args, -1):
+                self.delta[args] = horizon
+                self.recent[args] = horizon
+            return
         old = self.horizon.get(args)
         if old is not None:
             if horizon <= old:
@@ -103,8 +111,7 @@ class View:
         self.delta[args] = horizon
         self.recent[args] = horizon
 
-    def drop(self, args: tuple) -> None:
-        del self.horizon[args]
+    def _unindex(self, args: tuple) -> None:
         for positions, index in self.indexes.items():
             key = tuple(args[p] for p in positions)
             bucket = index[key]
@@ -122,11 +129,17 @@ class View:
         if not due:
             return 0
         gone = 0
+        expired = now - 1
         horizon = self.horizon
-        for args in due:
-            if horizon.get(args) == now - 1:
-                self.drop(args)
+        indexed = bool(self.indexes)
+        for args in due:  # one lookup per grounding: most of them do expire
+            last = horizon.pop(args, None)
+            if last == expired:
                 gone += 1
+                if indexed:
+                    self._unindex(args)
+            elif last is not None:  # it got a later horizon meanwhile
+                horizon[args] = last
         return gone
 
     def take_recent(self) -> dict[tuple, int]:

@@ -1,0 +1,75 @@
+"""The output: the derived facts that hold now, each until its horizon, and what changed.
+
+A fact derived at t with horizon h holds on [t, h] (DESIGN.md: the output at t
+is the atoms derived by rules that hold at t). A consumer that keeps the
+snapshot pays for changes only: `started` when a fact begins to hold, `stopped`
+at the first time point after its horizon, unless a later derivation moved it.
+
+Facts are kept per predicate (`until[predicate][args]`) and the horizon
+buckets are flat lists `[predicate, args, predicate, args, ...]`: expiring a
+fact touches the argument tuple the views just touched, and nothing else.
+"""
+
+from __future__ import annotations
+
+from ..timeline import NEVER_EXPIRES
+
+Fact = tuple[int, tuple[int, ...]]
+
+
+class Output:
+    __slots__ = ("until", "_stopping")
+
+    def __init__(self) -> None:
+        self.until: dict[int, dict[tuple, int]] = {}
+        self._stopping: dict[int, list] = {}
+
+    def __len__(self) -> int:
+        return sum(len(table) for table in self.until.values())
+
+    def table(self, predicate: int) -> dict[tuple, int]:
+        found = self.until.get(predicate)
+        if found is None:
+            found = self.until[predicate] = {}
+        return found
+
+    def hold(self, predicate: int, table: dict[tuple, int], args: tuple, horizon: int, started: list) -> None:
+        """`predicate(args)` holds until `horizon` (`table` is `self.table(predicate)`)."""
+        old = table.get(args)
+        if old is not None and horizon <= old:
+            return
+        table[args] = horizon
+        if old is None:
+            started.append((predicate, args))
+        if horizon < NEVER_EXPIRES:
+            bucket = self._stopping.get(horizon)
+            if bucket is None:
+                self._stopping[horizon] = [predicate, args]
+            else:
+                bucket.append(predicate)
+                bucket.append(args)
+
+    def stopped_at(self, now: int) -> list[Fact]:
+        """The facts whose horizon was now - 1 and that no later derivation extended."""
+        due = self._stopping.pop(now - 1, None)
+        if not due:
+            return []
+        stopped = []
+        expired = now - 1
+        until = self.until
+        for k in range(0, len(due), 2):  # one lookup per fact: most of them do stop
+            predicate, args = due[k], due[k + 1]
+            table = until[predicate]
+            last = table.pop(args, None)
+            if last == expired:
+                stopped.append((predicate, args))
+            elif last is not None:
+                table[args] = last
+        return stopped
+
+    def facts(self) -> list[Fact]:
+        return [(predicate, args) for predicate, table in self.until.items() for args in table]
+
+    def horizon(self, fact: Fact) -> int | None:
+        table = self.until.get(fact[0])
+        return None if table is None else table.get(fact[1])
