@@ -1,0 +1,202 @@
+"""Windows as queries read them: the stream's triples, plus what ENTAILMENT and RULES add.
+
+    PlainView          the window's content (`windows.py`)
+    RulesView          + the triples a LARS program derives over the window's stream
+    MaterializedView   the window's RDFS / OWL 2 RL materialization with the background
+                       (maintained by `rsp_plugin.reasoning.Materializer`, never recomputed)
+
+Mapping time onto the Materializer: a window [RANGE r STEP s] with t0 is read at
+boundaries tau = t0 + k*s, and holds an element seen at t when t < tau <= t + r.
+With one tick g = gcd(r, s), time point p stands for tau = t0 + p*g; an element
+seen at t arrives at time point floor((t - t0) / g) + 1 and holds for r/g - 1
+more points: exactly the boundaries that hold it. A count window [TRIPLES n]
+counts elements instead: element number i arrives at point i, holds n - 1 more.
+
+A query's RULES program ticks once per STEP unless it says `@tick`: an element
+seen at t is at time point floor((t - t0) / tick), and the window of boundary
+tau sees what holds at the last point before tau.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+from typing import Iterable
+
+from ..terms import TRIPLE, Dictionary
+from .content import Triple, TripleIndex, union
+from .windows import Arrival, CountingWindow, TimeWindow
+
+
+class PlainView:
+    """The window itself."""
+
+    def __init__(self, window: TimeWindow | CountingWindow):
+        self.window = window
+
+    @property
+    def content(self):
+        return self.window.content
+
+    def accepts(self, timestamp: int) -> bool:
+        return self.window.accepts(timestamp)
+
+    def offer(self, timestamp: int, triple: Triple) -> None:
+        self.window.offer(timestamp, triple)
+
+    def advance(self, tau: int) -> None:
+        self.window.advance(tau)
+
+
+class _DerivedContent(TripleIndex):
+    """Triples that hold by reasoning; their timestamps are the window's (None when entailed)."""
+
+    __slots__ = ("window_content",)
+
+    def __init__(self, window_content):
+        super().__init__()
+        self.window_content = window_content
+
+    def timestamp(self, triple: Triple) -> int | None:
+        return self.window_content.timestamp(triple)
+
+
+class MaterializedView:
+    """The window's materialization under an entailment profile, with the background (and rules)."""
+
+    def __init__(self, window: TimeWindow | CountingWindow, profile: str | None, *, terms: Dictionary,
+                 background: Iterable[Triple] = (), rules: str | None = None):
+        from ..reasoning import Materializer  # the reasoning layer (another module of the project)
+
+        self.window = window
+        if isinstance(window, TimeWindow):
+            spec = window.spec
+            self.tick = gcd(spec.range, spec.step)
+            horizon = spec.range // self.tick - 1
+        else:
+            self.tick = None
+            horizon = window.spec.size - 1
+        self.materializer = Materializer(
+            profile, window=horizon, background=list(background), terms=terms, rules=rules
+        )
+        self.content = _DerivedContent(window.content)
+        self.now: int | None = None
+        self.inconsistencies: list = []
+        self._apply(self.materializer.holding(), ())
+
+    def accepts(self, timestamp: int) -> bool:
+        if isinstance(self.window, CountingWindow):
+            return True
+        boundary = self.window.boundary
+        return timestamp >= self.window.t0 and (boundary is None or timestamp >= boundary)
+
+    def offer(self, timestamp: int, triple: Triple) -> None:
+        entered = self.window.offer(timestamp, triple)
+        if entered:
+            first = self.window.committed - len(entered) + 1
+            for number, (_, element) in enumerate(entered, first):
+                self._advance(number, [element])
+
+    def advance(self, tau: int) -> None:
+        window = self.window
+        if not isinstance(window, TimeWindow):
+            return
+        before = window.boundary
+        entered = window.advance(tau)
+        if window.boundary == before:
+            return
+        t0, tick = window.t0, self.tick
+        by_point: dict[int, list[Triple]] = {}
+        for timestamp, triple in entered:
+            by_point.setdefault((timestamp - t0) // tick + 1, []).append(triple)
+        for point in sorted(by_point):
+            self._advance(point, by_point[point])
+        self._advance((window.boundary - t0) // tick, [])
+
+    def _advance(self, point: int, triples: list[Triple]) -> None:
+        if self.now is not None and point <= self.now:
+            if not triples:
+                return
+            point = self.now  # pragma: no cover - accepts() keeps arrivals after the last boundary
+        report = self.materializer.advance_to(point, triples)
+        self.now = point
+        self._apply(report.added, report.removed)
+        if report.inconsistencies:
+            self.inconsistencies.extend(report.inconsistencies)
+
+    def _apply(self, added, removed) -> None:
+        content = self.content
+        for triple in removed:
+            content.discard(tuple(triple))
+        for triple in added:
+            content.add(tuple(triple))
+
+
+class RulesView:
+    """The window plus the triples a LARS program derives over the window's stream."""
+
+    def __init__(self, window: TimeWindow | CountingWindow, program):
+        from ..lars.engine import IncrementalEngine
+
+        self.window = window
+        self.program = program
+        self.engine = IncrementalEngine(program)
+        if program.tick_ms is not None:
+            self.tick = program.tick_ms
+        elif isinstance(window, TimeWindow):
+            self.tick = window.spec.step
+        else:
+            self.tick = None  # count windows: one time point per element
+        self.triple = program.terms.intern(TRIPLE)
+        self.derived = TripleIndex()
+        self.content = union([window.content, self.derived])
+        self.now: int | None = None
+        self._elements = 0
+
+    def accepts(self, timestamp: int) -> bool:
+        if isinstance(self.window, CountingWindow):
+            return True
+        boundary = self.window.boundary
+        return timestamp >= self.window.t0 and (boundary is None or timestamp >= boundary)
+
+    def offer(self, timestamp: int, triple: Triple) -> None:
+        entered = self.window.offer(timestamp, triple)
+        if isinstance(self.window, CountingWindow):
+            for _, element in entered:
+                self._elements += 1
+                self._step(self._elements, [element])
+
+    def advance(self, tau: int) -> None:
+        window = self.window
+        if not isinstance(window, TimeWindow):
+            return
+        before = window.boundary
+        entered = window.advance(tau)
+        if window.boundary == before:
+            return
+        t0, tick = window.t0, self.tick
+        by_point: dict[int, list] = {}
+        for timestamp, triple in entered:
+            by_point.setdefault((timestamp - t0) // tick, []).append(triple)
+        last = (window.boundary - t0 - 1) // tick
+        for point in sorted(by_point):
+            if point <= last:
+                self._step(point, by_point[point])
+        self._step(last, [])
+
+    def _step(self, point: int, triples: list[Triple]) -> None:
+        if self.now is not None and point <= self.now:
+            if not triples:
+                return
+            point = self.now + 1
+        report = self.engine.advance_to(point, [(self.triple, tuple(t)) for t in triples])
+        self.now = point
+        derived, triple = self.derived, self.triple
+        for predicate, args in report.stopped:
+            if predicate == triple and len(args) == 3:
+                derived.discard(tuple(args))
+        for predicate, args in report.started:
+            if predicate == triple and len(args) == 3:
+                derived.add(tuple(args))
+
+
+__all__ = ["PlainView", "MaterializedView", "RulesView", "Arrival"]

@@ -1,0 +1,669 @@
+"""The embeddable engine: register streams and continuous queries, push triples, move time on.
+
+    rt = RSPEngine()
+    rt.register_stream("http://ex/sensors")
+    q = rt.register_query(text, name="hot")          # QuerySyntaxError on a mistake
+    q.subscribe(print)                                # QueryResult(t, bindings | triples | boolean)
+    rt.push("http://ex/sensors", triples, timestamp=10_000)   # rdflib triples or a Graph
+    rt.advance_to(20_000)      # the watermark: every report with tau <= 20_000 happens now
+    rt.finish()                # a replay ends: the last windows that still reach the data
+    rt.rejected                # late or malformed input, each with where and why
+
+Time is the caller's: timestamps and watermarks are integers (ms), nothing reads
+a clock, and the same pushes and watermarks give the same results, so a
+micro-batch driver can push a batch and then advance the watermark.
+
+Order of work inside `advance_to(w)`: stream elements (with timestamp < w) and
+report instants (tau <= w) are taken in time order; at equal times the reports
+at tau come first, since the window of tau holds only what is older than tau.
+An element pushed with a timestamp older than the watermark is still accepted
+when a window that is not reported yet would hold it; otherwise it is late and
+set aside in `rejected`.
+
+>>> rt = RSPEngine()
+>>> _ = rt.register_stream("http://ex/s")
+>>> q = rt.register_query('''
+...     REGISTER RSTREAM <http://ex/q> AS
+...     SELECT ?x FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] WHERE { ?x <http://ex/p> ?y }''')
+>>> from rdflib import URIRef as I
+>>> rt.push("http://ex/s", [(I("http://ex/a"), I("http://ex/p"), I("http://ex/b"))], timestamp=500)
+>>> [result.to_json() for result in rt.advance_to(3000)]
+[{'t': 1000, 'bindings': [{'x': '<http://ex/a>'}]}, {'t': 2000, 'bindings': [{'x': '<http://ex/a>'}]}, {'t': 3000, 'bindings': []}]
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from .errors import QuerySyntaxError
+from .formats import Rejected, StreamElement
+from .query.content import TripleIndex
+from .query.evaluate import QueryEvaluator, Snapshot
+from .query.model import (
+    ContinuousQuery,
+    CountWindow,
+    NowWindow,
+    RangeWindow,
+    ReportPolicy,
+    WindowClause,
+)
+from .query.rdfterms import TermCache
+from .query.results import Answer, QueryResult, ResultStream
+from .query.syntax import parse_query
+from .query.views import MaterializedView, PlainView, RulesView
+from .query.windows import CountingWindow, TimeWindow
+from .terms import TRIPLE, Dictionary
+
+Triple = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class TimestampedGraph:
+    """An RSP-QL stream element: a graph and its timestamp (ms)."""
+
+    graph: object
+    timestamp: int
+
+
+@dataclass
+class _Stream:
+    iri: str
+    windows: list = field(default_factory=list)
+    produced_by: str | None = None
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    pushed: int = 0
+
+
+class _SharedWindow:
+    """One window over one stream, read by every query that declares the same one."""
+
+    def __init__(self, key, stream: str, view):
+        self.key = key
+        self.stream = stream
+        self.view = view
+        self.readers: set[str] = set()
+
+    @property
+    def window(self):
+        return self.view.window
+
+
+class RegisteredQuery:
+    """A registered continuous query: observe it by callback or iterate its results."""
+
+    def __init__(self, name: str, query: ContinuousQuery, evaluator: QueryEvaluator, policy: ReportPolicy,
+                 windows: list[tuple[WindowClause, _SharedWindow]], static_default: list, static_named: dict,
+                 period: int | None, floor: int | None):
+        self.name = name
+        self.query = query
+        self.evaluator = evaluator
+        self.policy = policy
+        self.windows = windows
+        self.static_default = static_default
+        self.static_named = static_named
+        self.period = period
+        self.floor = floor
+        self.cap: int | None = None
+        self.last_instant: int | None = None
+        self.stream = ResultStream(query.r2s)
+        self.evaluations = 0
+        self._callbacks: list[Callable[[QueryResult], None]] = []
+        self._results: deque[QueryResult] = deque()
+        self.keep_results = False
+        time_driven = any(isinstance(shared.window, TimeWindow) for _, shared in windows)
+        self.tuple_driven = period is None and not time_driven
+
+    def __repr__(self) -> str:
+        return f"<RegisteredQuery {self.name} {self.query.r2s.value} {self.query.form} evaluations={self.evaluations}>"
+
+    def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
+        """Call `callback(result)` for every report of this query."""
+        self._callbacks.append(callback)
+
+    def results(self) -> Iterator[QueryResult]:
+        """The reports made since the last call (collected from the first call on)."""
+        self.keep_results = True
+        while self._results:
+            yield self._results.popleft()
+
+    # when this query reports -------------------------------------------------------------
+
+    def first_seen(self) -> int | None:
+        stamps = [shared.window.first_timestamp for _, shared in self.windows
+                  if shared.window.first_timestamp is not None]
+        return min(stamps) if stamps else None
+
+    def next_instant(self) -> int | None:
+        """The next tau at which this query reports (time-driven queries), or None."""
+        if self.tuple_driven:
+            return None
+        first = self.first_seen()
+        if first is None:
+            return None
+        after = first
+        if self.last_instant is not None and self.last_instant > after:
+            after = self.last_instant
+        if self.floor is not None and self.floor > after:
+            after = self.floor
+        if self.period is not None:
+            t0 = self._t0()
+            tau = t0 + (after - t0) // self.period * self.period + self.period
+        else:
+            tau = min(shared.window.next_boundary_after(after) for _, shared in self.windows
+                      if isinstance(shared.window, TimeWindow))
+        if self.cap is not None and tau > self.cap:
+            return None
+        return tau
+
+    def _t0(self) -> int:
+        for _, shared in self.windows:
+            if isinstance(shared.window, TimeWindow):
+                return shared.window.t0
+        return 0
+
+    def replay_end(self, last_of: Callable[[str], int | None]) -> int | None:
+        """The last tau whose windows still reach the last element of their streams."""
+        ends = []
+        for _, shared in self.windows:
+            window = shared.window
+            last = last_of(shared.stream)
+            if last is None:
+                continue
+            if isinstance(window, TimeWindow):
+                boundary = window.boundary_at(last + window.spec.range)
+                if self.period is None:
+                    ends.append(boundary)
+                else:
+                    t0, period = window.t0, self.period
+                    ends.append(t0 + (boundary + window.spec.step - 1 - t0) // period * period)
+            elif self.period is not None:
+                t0 = self._t0()
+                ends.append(t0 + (last - t0) // self.period * self.period + self.period)
+        return max(ends) if ends else None
+
+
+class RSPEngine:
+    """Streams in, continuous queries over windows, results out; time moves only when told."""
+
+    def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True):
+        self.terms = terms or Dictionary()
+        self.cache = TermCache(self.terms)
+        self.t0 = t0
+        self.fast_path = fast_path
+        #: every report up to this time has been made (None before the first `advance_to`)
+        self.watermark: int | None = None
+        #: late or malformed input, in the order it was set aside
+        self.rejected: list[Rejected] = []
+        self.finished = False
+        self._streams: dict[str, _Stream] = {}
+        self._queries: dict[str, RegisteredQuery] = {}
+        self._windows: dict[tuple, _SharedWindow] = {}
+        self._graphs: dict[str, TripleIndex] = {}
+        self._graph_sources: dict[str, object] = {}
+        self._default_background: list[str] = []
+        self._pending: list[tuple[int, int, str, Triple]] = []
+        self._sequence = 0
+        self._callbacks: list[Callable[[QueryResult], None]] = []
+        self._results: deque[QueryResult] = deque()
+        self._collect = False
+        self._anonymous = 0
+        self._triple = self.terms.intern(TRIPLE)
+
+    def __repr__(self) -> str:
+        return (f"<RSPEngine streams={len(self._streams)} queries={len(self._queries)} "
+                f"windows={len(self._windows)} watermark={self.watermark}>")
+
+    # registration ---------------------------------------------------------------------------
+
+    def register_stream(self, iri: str) -> str:
+        """Declare a stream by its IRI (idempotent)."""
+        iri = str(iri)
+        if iri not in self._streams:
+            self._streams[iri] = _Stream(iri)
+        return iri
+
+    def unregister_stream(self, iri: str) -> None:
+        stream = self._streams.get(str(iri))
+        if stream is None:
+            raise KeyError(f"no stream <{iri}> is registered")
+        readers = sorted({name for shared in stream.windows for name in shared.readers})
+        if readers:
+            raise ValueError(f"stream <{iri}> is read by queries {', '.join(readers)}: unregister them first")
+        del self._streams[str(iri)]
+
+    @property
+    def streams(self) -> list[str]:
+        return list(self._streams)
+
+    @property
+    def queries(self) -> dict[str, RegisteredQuery]:
+        return dict(self._queries)
+
+    def add_graph(self, iri: str, source) -> None:
+        """The content of graph <iri> (read by FROM <iri> / FROM NAMED <iri>): an rdflib Graph or a file."""
+        self._graph_sources[str(iri)] = source
+        self._graphs.pop(str(iri), None)
+
+    def add_background(self, source) -> str:
+        """A graph every query sees in its default graph (an rdflib Graph or a file)."""
+        iri = f"urn:x-rsp-plugin:background:{len(self._default_background)}"
+        self.add_graph(iri, source)
+        self._default_background.append(iri)
+        return iri
+
+    def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
+                       filename: str = "<query>", base: str | None = None,
+                       report: ReportPolicy = ReportPolicy.ON_WINDOW_CLOSE,
+                       on_result: Callable[[QueryResult], None] | None = None) -> RegisteredQuery:
+        """Parse and register a query; it reports from the next instant after its first element."""
+        query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base)
+        name = name or query.name or self._fresh_name()
+        if name in self._queries:
+            raise QuerySyntaxError(f"a query named {name!r} is registered already", query.filename, 1, 1)
+        if query.output_stream is not None:
+            producer = self._streams.get(query.output_stream)
+            if producer is not None and producer.produced_by not in (None, name):
+                raise QuerySyntaxError(f"stream <{query.output_stream}> is produced by query {producer.produced_by!r}",
+                                       query.filename, 1, 1)
+        for clause in query.windows:
+            if clause.stream not in self._streams and clause.stream != query.output_stream:
+                known = ", ".join(f"<{iri}>" for iri in self._streams) or "none"
+                raise QuerySyntaxError(f"stream <{clause.stream}> is not registered (registered: {known})",
+                                       query.filename, clause.place.line, clause.place.column)
+        period = query.compute_every
+        steps = [clause.window.step for clause in query.windows if isinstance(clause.window, RangeWindow)]
+        now_period = period or (min(steps) if steps else None)
+        if any(isinstance(clause.window, NowWindow) for clause in query.windows) and now_period is None:
+            clause = next(c for c in query.windows if isinstance(c.window, NowWindow))
+            raise QuerySyntaxError("[NOW] needs COMPUTE EVERY (or a time window's STEP) to know how long now is",
+                                   query.filename, clause.place.line, clause.place.column)
+        background = self._background_triples(query)
+        rules_program = self._rules_program(query)
+        static_default, static_named = self._static_graphs(query, background)
+        shared_windows = []
+        for clause in query.windows:
+            spec = clause.window
+            if isinstance(spec, NowWindow):
+                spec = RangeWindow(now_period, now_period)
+            shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program)))
+        evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path)
+        registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
+                                     period, self.watermark)
+        if query.output_stream is not None:
+            self.register_stream(query.output_stream)
+            self._streams[query.output_stream].produced_by = name
+        for _, shared in shared_windows:
+            shared.readers.add(name)
+            if shared not in self._streams[shared.stream].windows:
+                self._streams[shared.stream].windows.append(shared)
+        if on_result is not None:
+            registered.subscribe(on_result)
+        self._queries[name] = registered
+        return registered
+
+    def unregister_query(self, query: str | RegisteredQuery) -> None:
+        name = query.name if isinstance(query, RegisteredQuery) else str(query)
+        registered = self._queries.pop(name, None)
+        if registered is None:
+            raise KeyError(f"no query named {name!r} is registered")
+        for _, shared in registered.windows:
+            shared.readers.discard(name)
+            if not shared.readers:
+                self._windows.pop(shared.key, None)
+                stream = self._streams.get(shared.stream)
+                if stream is not None and shared in stream.windows:
+                    stream.windows.remove(shared)
+        output = registered.query.output_stream
+        if output is not None and output in self._streams and self._streams[output].produced_by == name:
+            self._streams[output].produced_by = None
+
+    def _fresh_name(self) -> str:
+        self._anonymous += 1
+        while f"q{self._anonymous}" in self._queries:
+            self._anonymous += 1
+        return f"q{self._anonymous}"
+
+    def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program):
+        reasoning = (query.entailment, tuple(background) if query.entailment else (),
+                     query.rules if rules_program is not None else None)
+        key = (stream, spec, reasoning)
+        shared = self._windows.get(key)
+        if shared is not None:
+            return shared
+        window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
+        if query.entailment is not None:
+            view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
+                                    rules=rules_program.source if rules_program is not None else None)
+        elif rules_program is not None:
+            view = RulesView(window, rules_program.program)
+        else:
+            view = PlainView(window)
+        shared = self._windows[key] = _SharedWindow(key, stream, view)
+        return shared
+
+    # background and static graphs ---------------------------------------------------------------
+
+    def _graph(self, iri: str, query: ContinuousQuery) -> TripleIndex:
+        found = self._graphs.get(iri)
+        if found is not None:
+            return found
+        source = self._graph_sources.get(iri)
+        if source is None:
+            path = _local_path(iri)
+            if path is None or not path.exists():
+                place = query.places.get("query")
+                raise QuerySyntaxError(
+                    f"graph <{iri}> is neither a readable file nor given (--background IRI=FILE, add_graph)",
+                    query.filename, place.line if place else 1, place.column if place else 1)
+            source = path
+        index = TripleIndex(self._triples_of(source, iri, query))
+        self._graphs[iri] = index
+        return index
+
+    def _triples_of(self, source, iri: str, query: ContinuousQuery) -> Iterator[Triple]:
+        from rdflib import Graph
+
+        if isinstance(source, (str, Path)):
+            graph = Graph()
+            try:
+                graph.parse(str(source), format=_rdf_format(Path(source)))
+            except Exception as error:  # rdflib raises many kinds
+                place = query.places.get("query")
+                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise QuerySyntaxError(f"cannot read graph <{iri}> from {source}: {first}", query.filename,
+                                       place.line if place else 1, place.column if place else 1) from None
+            source = graph
+        intern = self.cache.intern
+        if hasattr(source, "triples") and not isinstance(source, (list, tuple, set)):
+            source = source.triples((None, None, None))
+        for s, p, o in source:
+            yield intern(s), intern(p), intern(o)
+
+    def _background_triples(self, query: ContinuousQuery) -> tuple:
+        """Background for materialization: the FROM graphs and the engine's default background."""
+        if query.entailment is None:
+            return ()
+        triples: list[Triple] = []
+        for iri in (*self._default_background, *query.graphs):
+            triples.extend(self._graph(iri, query))
+        return tuple(sorted(set(triples)))
+
+    def _static_graphs(self, query: ContinuousQuery, background: tuple):
+        named = {iri: self._graph(iri, query) for iri in query.named_graphs}
+        if query.entailment is not None:
+            default_windows = [c for c in query.windows if c.name is None]
+            if default_windows:
+                return [], named  # the materialized windows hold the background already
+            return [self._static_materialization(query, background)], named
+        return [self._graph(iri, query) for iri in (*self._default_background, *query.graphs)], named
+
+    def _static_materialization(self, query, background):
+        key = ("static", query.entailment, background)
+        found = self._graphs.get(str(key))
+        if found is None:
+            from .reasoning import Materializer
+
+            materializer = Materializer(query.entailment, window=0, background=list(background), terms=self.terms)
+            found = self._graphs[str(key)] = TripleIndex(tuple(t) for t in materializer.holding())
+        return found
+
+    def _rules_program(self, query: ContinuousQuery):
+        if query.rules is None:
+            return None
+        from .lars.syntax import parse_program
+
+        path = _local_path(query.rules)
+        place = query.places.get("rules")
+        if path is None or not path.exists():
+            raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
+                                   place.line if place else 1, place.column if place else 1)
+        source = path.read_text(encoding="utf-8")
+        program = parse_program(source, str(path), terms=self.terms)
+        return _Rules(source, program)
+
+    # input ------------------------------------------------------------------------------------
+
+    def push(self, stream: str, data, timestamp: int | None = None) -> None:
+        """Push elements into a stream.
+
+        `data` is an rdflib Graph or an iterable of (s, p, o) rdflib terms, all seen
+        at `timestamp` (default: the watermark, i.e. arrival time); or a
+        `TimestampedGraph`; or `StreamElement`s from `rsp_plugin.formats` readers,
+        each with its own time (ms).
+        """
+        if self.finished:
+            raise RuntimeError("the engine has finished its replay; make a new one")
+        target = self._streams.get(str(stream))
+        if target is None:
+            known = ", ".join(f"<{iri}>" for iri in self._streams) or "none"
+            raise KeyError(f"stream <{stream}> is not registered (registered: {known})")
+        if isinstance(data, TimestampedGraph):
+            data, timestamp = data.graph, data.timestamp
+        if timestamp is None:
+            timestamp = self.watermark if self.watermark is not None else self.t0
+        intern = self.cache.intern
+        if hasattr(data, "triples") and callable(data.triples):
+            data = data.triples((None, None, None))
+        for item in data:
+            target.pushed += 1
+            if isinstance(item, StreamElement):
+                predicate, args = item.fact
+                if predicate != self._triple or len(args) != 3:
+                    self._reject(target, target.pushed, "not an RDF triple")
+                    continue
+                self._accept(target, item.time_point, tuple(args), target.pushed)
+                continue
+            try:
+                s, p, o = item
+                triple = (intern(s), intern(p), intern(o))
+            except (TypeError, ValueError) as problem:
+                self._reject(target, target.pushed, f"not an RDF triple: {problem}")
+                continue
+            self._accept(target, int(timestamp), triple, target.pushed)
+
+    def push_ids(self, stream: str, elements: Iterable[tuple[int, Triple]]) -> None:
+        """Push (timestamp, (s, p, o) ids) pairs: the micro-batch driver's way in."""
+        target = self._streams.get(str(stream))
+        if target is None:
+            raise KeyError(f"stream <{stream}> is not registered")
+        for timestamp, triple in elements:
+            target.pushed += 1
+            self._accept(target, timestamp, triple, target.pushed)
+
+    def _reject(self, stream: _Stream, number: int, reason: str) -> None:
+        self.rejected.append(Rejected(stream.iri, number, reason))
+
+    def _accept(self, stream: _Stream, timestamp: int, triple: Triple, number: int) -> None:
+        if timestamp < self.t0:
+            self._reject(stream, number, f"timestamp {timestamp} is before the start of the timeline ({self.t0})")
+            return
+        if self.watermark is not None and timestamp < self.watermark:
+            takers = [shared for shared in stream.windows if shared.view.accepts(timestamp)]
+            if stream.windows and not takers:
+                self._reject(stream, number,
+                             f"late: timestamp {timestamp} is older than every window still to be reported "
+                             f"(watermark {self.watermark})")
+                return
+            self._note(stream, timestamp)
+            for shared in takers:
+                self._offer(shared, timestamp, triple)
+            return
+        self._note(stream, timestamp)
+        self._sequence += 1
+        heapq.heappush(self._pending, (timestamp, self._sequence, stream.iri, triple))
+
+    @staticmethod
+    def _note(stream: _Stream, timestamp: int) -> None:
+        if stream.first_timestamp is None or timestamp < stream.first_timestamp:
+            stream.first_timestamp = timestamp
+        if stream.last_timestamp is None or timestamp > stream.last_timestamp:
+            stream.last_timestamp = timestamp
+
+    def _offer(self, shared: _SharedWindow, timestamp: int, triple: Triple) -> None:
+        window = shared.window
+        if isinstance(window, CountingWindow):
+            before = window.committed
+            shared.view.offer(timestamp, triple)
+            if window.committed != before:
+                for name in sorted(shared.readers, key=self._order):
+                    query = self._queries[name]
+                    if query.tuple_driven:
+                        self._report(query, timestamp)
+        else:
+            shared.view.offer(timestamp, triple)
+
+    def _order(self, name: str) -> int:
+        return list(self._queries).index(name)
+
+    # time -------------------------------------------------------------------------------------
+
+    def advance_to(self, watermark: int) -> list[QueryResult]:
+        """Move the watermark: take the elements older than it and make every report with tau <= it."""
+        emitted: list[QueryResult] = []
+        self._emitted = emitted
+        pending = self._pending
+        instant, due = self._next_instant()
+        while True:
+            if pending and pending[0][0] < watermark and (instant is None or pending[0][0] < instant):
+                timestamp, _, iri, triple = heapq.heappop(pending)
+                stream = self._streams.get(iri)
+                if stream is not None:
+                    fresh = False
+                    for shared in list(stream.windows):
+                        fresh |= shared.window.first_timestamp is None
+                        self._offer(shared, timestamp, triple)
+                    if fresh:  # a query may start reporting now
+                        instant, due = self._next_instant()
+                continue
+            if instant is not None and instant <= watermark:
+                for query in due:
+                    self._report(query, instant)
+                instant, due = self._next_instant()
+                continue
+            break
+        if self.watermark is None or watermark > self.watermark:
+            self.watermark = watermark
+        self._emitted = None
+        return emitted
+
+    def _next_instant(self) -> tuple[int | None, list[RegisteredQuery]]:
+        best, due = None, []
+        for query in self._queries.values():
+            tau = query.next_instant()
+            if tau is None:
+                continue
+            if best is None or tau < best:
+                best, due = tau, [query]
+            elif tau == best:
+                due.append(query)
+        return best, due
+
+    def finish(self, *, max_rounds: int = 1000) -> list[QueryResult]:
+        """End a replay: every element is taken, and each query reports up to the last tau whose
+        windows still reach the last element of their streams (DESIGN.md, "Time").
+
+        Streams made by REGISTER STREAM queries grow while this runs; it goes on until
+        nothing is left to take or report (at most `max_rounds` rounds, against a query
+        that feeds itself).
+        """
+        emitted: list[QueryResult] = []
+
+        def last_of(iri):
+            stream = self._streams.get(iri)
+            return stream.last_timestamp if stream is not None else None
+
+        for _ in range(max_rounds):
+            for query in self._queries.values():
+                query.cap = query.replay_end(last_of)
+            targets = [query.cap for query in self._queries.values() if query.cap is not None]
+            if self._pending:
+                targets.append(max(timestamp for timestamp, *_ in self._pending) + 1)
+            if not targets:
+                break
+            emitted.extend(self.advance_to(max(targets)))
+            if not self._pending and all(q.next_instant() is None for q in self._queries.values()):
+                for query in self._queries.values():  # a derived stream may have moved an end
+                    query.cap = query.replay_end(last_of)
+                if all(q.next_instant() is None for q in self._queries.values()):
+                    break
+        self.finished = True
+        return emitted
+
+    # evaluation -----------------------------------------------------------------------------------
+
+    def _report(self, query: RegisteredQuery, tau: int) -> None:
+        query.last_instant = tau
+        default_parts = list(query.static_default)
+        named = dict(query.static_named)
+        non_empty = False
+        for clause, shared in query.windows:
+            shared.view.advance(tau)
+            if not shared.window.is_empty():
+                non_empty = True
+            if clause.name is None:
+                default_parts.append(shared.view.content)
+            else:
+                named[clause.name] = shared.view.content
+        if query.policy is ReportPolicy.NON_EMPTY_CONTENT and not non_empty:
+            return
+        answer = query.evaluator.evaluate(Snapshot(default_parts, named), tau)
+        query.evaluations += 1
+        answer = query.stream.report(answer)
+        result = QueryResult(query.name, tau, answer, self.terms)
+        if query.query.output_stream is not None and answer.form == "CONSTRUCT":
+            stream = self._streams.get(query.query.output_stream)
+            if stream is not None:
+                for triple in answer.triples:
+                    stream.pushed += 1
+                    self._accept(stream, tau, triple, stream.pushed)
+        if query.keep_results:
+            query._results.append(result)
+        if self._collect:
+            self._results.append(result)
+        for callback in query._callbacks:
+            callback(result)
+        for callback in self._callbacks:
+            callback(result)
+        if getattr(self, "_emitted", None) is not None:
+            self._emitted.append(result)
+
+    # observing ------------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
+        """Call `callback(result)` for every report of every query."""
+        self._callbacks.append(callback)
+
+    def results(self) -> Iterator[QueryResult]:
+        """Reports of all queries made since the last call (collected from the first call on)."""
+        self._collect = True
+        while self._results:
+            yield self._results.popleft()
+
+
+@dataclass
+class _Rules:
+    source: str
+    program: object
+
+
+def _local_path(iri: str) -> Path | None:
+    if iri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(iri).path))
+    if "://" in iri or iri.startswith("urn:"):
+        return None
+    return Path(iri)
+
+
+def _rdf_format(path: Path) -> str:
+    return {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".xml": "xml",
+            ".jsonld": "json-ld", ".trig": "trig", ".nq": "nquads"}.get(path.suffix.lower(), "turtle")
+
+
+__all__ = ["RSPEngine", "RegisteredQuery", "TimestampedGraph", "Answer"]
