@@ -300,3 +300,34 @@ def test_history_is_kept_only_as_long_as_the_widest_window_needs(engine):
         assert len(diamond.horizon) == 5
     (box,) = [v for v in evaluator.views.values() if v.modality == "box"]
     assert len(box.relation.runs) == 7  # the runs of w that end inside the BOX window [t-2, t] or later
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_an_engine_pickled_mid_stream_goes_on_as_if_never_stopped(seed):
+    import pickle
+
+    from lars_cases import ProgramGenerator, _facts
+    from rsp_plugin.formats import format_fact
+    from rsp_plugin.lars.engine import IncrementalEngine
+    from rsp_plugin.lars.syntax import parse_program
+
+    generator = ProgramGenerator(seed, box_bias=0.4, chains=True)
+    program_text, stream = generator.program(), generator.stream()
+    last = max(stream)
+    middle = last // 2
+
+    def outputs(engine, points, program):
+        seen = {}
+        for t in points:
+            engine.advance_to(t, _facts(program, stream.get(t, []), t))
+            seen[t] = {format_fact(f, program.terms) for f in engine.holding()}
+        return seen
+
+    program = parse_program(program_text)
+    uninterrupted = outputs(IncrementalEngine(program, start=0), range(0, last + 1), program)
+    program = parse_program(program_text)
+    engine = IncrementalEngine(program, start=0)
+    before = outputs(engine, range(0, middle + 1), program)
+    restored = pickle.loads(pickle.dumps(engine))
+    after = outputs(restored, range(middle + 1, last + 1), restored.program)
+    assert {**before, **after} == uninterrupted

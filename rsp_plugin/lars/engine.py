@@ -106,9 +106,9 @@ class IncrementalEngine:
         self._count_views: list[CountView] = []
         self._count_log: deque | None = None
         self._build_views()
-        self.plans: dict[int, RulePlan] = {}
         self.strata = [
-            _Stratum([self._plan(rule) for rule in stratum]) for stratum in program.strata or [program.rules]
+            _Stratum([compile_rule(rule, self.views, self.terms) for rule in stratum])
+            for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
         self._box_views = [v for v in self._time_views if isinstance(v, BoxView)]
@@ -142,6 +142,15 @@ class IncrementalEngine:
 
     def __repr__(self) -> str:
         return f"<IncrementalEngine rules={len(self.program.rules)} now={self.now} holding={len(self.output)}>"
+
+    def __setstate__(self, state: dict) -> None:
+        """An engine pickles whole (a checkpoint); only its rules' compiled joins are made again."""
+        self.__dict__.update(state)
+        for stratum in self.strata:
+            for plan in stratum.plans:
+                compiled = compile_rule(plan.rule, self.views, self.terms)
+                plan.on_delta = compiled.on_delta
+                plan.full = compiled.full
 
     # set-up --------------------------------------------------------------------------
 
@@ -178,11 +187,6 @@ class IncrementalEngine:
         relation.keeps_ongoing |= literal.modality == AT
         relation.add_view(view)
         return view
-
-    def _plan(self, rule) -> RulePlan:
-        plan = compile_rule(rule, self.views, self.terms)
-        self.plans[id(rule)] = plan
-        return plan
 
     # evaluation ------------------------------------------------------------------
 

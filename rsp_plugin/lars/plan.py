@@ -59,9 +59,18 @@ class RulePlan:
     disabled_until: int = -(1 << 62)
     #: ... of which this much because of a BOX atom's own absence (a cascade can be undone).
     trigger_until: int = -(1 << 62)
+    #: The rules that read what this one derives, plainly or under BOX (set by `pruning.py`).
+    head_readers: list = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"<RulePlan {self.rule.text!r}>"
+
+    def __getstate__(self) -> dict:
+        """Compiled functions do not pickle: `IncrementalEngine.__setstate__` compiles them again."""
+        state = self.__dict__.copy()
+        state["on_delta"] = [(position, view, None) for position, view, _ in self.on_delta]
+        state["full"] = None
+        return state
 
 
 class _Writer:

@@ -53,15 +53,16 @@ class Pruning:
                     by_view[id(view)] = (view, literal.window.size, [])
                     self.triggers.append(by_view[id(view)])
                 by_view[id(view)][2].append(plan)
-        #: producer plan -> [(reader plan, its literal, view, all producers of that literal)]
-        self.readers: dict[int, list] = {id(plan): [] for plan in plans}
+        # producer.head_readers: [(reader plan, its literal, view, all producers of that literal)]
+        for plan in plans:
+            plan.head_readers = []
         for reader in plans:
             for literal, view in reader.positive_views:
                 if literal.modality not in (PLAIN, BOX) or (literal.window and literal.window.kind != RANGE):
                     continue
                 producers = [p for p in plans if may_unify(p.rule.head, literal.atom)]
                 for producer in producers:
-                    self.readers[id(producer)].append((reader, literal, view, producers))
+                    producer.head_readers.append((reader, literal, view, producers))
         #: relations that may sleep while all their readers are off
         self.sleepers = [r for r in relations if r.readers and r.history >= 0]
         self.cascaded: list = []
@@ -119,7 +120,7 @@ class Pruning:
                     self._cascade(plan, now, report, {id(plan)})
 
     def _cascade(self, producer, now: int, report, chain: set[int]) -> None:
-        for reader, literal, view, producers in self.readers[id(producer)]:
+        for reader, literal, view, producers in producer.head_readers:
             if id(reader) in chain:  # a loop only extends itself: stop at one round
                 continue
             quiet_until = min(p.disabled_until for p in producers)
