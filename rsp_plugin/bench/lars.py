@@ -80,6 +80,14 @@ def _cooling_stream(rate, points, seed):
     return [[("temp", (str(draw.randint(0, 200)),)) for _ in range(rate)] for _ in range(points)]
 
 
+def cross_engine_stream(points: int, rate: int, domain: int, seed: int) -> dict[int, list[str]]:
+    """The cross-engine check of ../shared/benchmarks.md (`T N DOM SEED`): at each t, N distinct
+    pairs of the DOM x DOM grid (random.Random(SEED).sample, row-major grid), as sorted atoms."""
+    draw = random.Random(seed)
+    grid = [(i, j) for i in range(domain) for j in range(domain)]
+    return {t: [f"p({i},{j})" for i, j in sorted(draw.sample(grid, rate))] for t in range(points)}
+
+
 WORKLOADS = {
     "diamond": Workload("diamond", lambda n: f"q(X,Y) :- [RANGE {n}] DIAMOND p(X,Y) .", _diamond_stream),
     "box": Workload("box", lambda n: f"z(X) :- [RANGE {n}] BOX p(X) .", _box_stream),
