@@ -148,7 +148,8 @@ def run(options, out=print) -> int:
     repeat = 1 if quick else options.repeat
 
     out(f"LARS micro-benchmarks: {points} time points, median of {repeat} runs, µs per input atom")
-    out("no-sSNE: every rule evaluated in full at every time point (same run); reference: the naive")
+    out("no-sSNE: every rule evaluated in full at every time point (same run, first 100 time points);")
+    out("reference: the naive")
     out("oracle at a small rate [N] and 15-30 time points, against the engine on the same input.")
     header = (
         f"{'workload':<9} {'n':>3} {'N':>4} {'engine':>8} {'no-sSNE':>9} {'ratio':>7}"
@@ -163,7 +164,9 @@ def run(options, out=print) -> int:
                 program, stream = build(workload, window, rate, points)
                 engine_runs = [time_engine(program, stream)[:2] for _ in range(repeat)]
                 engine_us = median_us_per_atom(engine_runs)
-                naive_us = median_us_per_atom([time_engine(program, stream, semi_naive=False)[:2]])
+                # the full re-evaluation costs minutes at wide windows: measured once, on the first
+                # 100 time points (still wider than every window, so its per-atom cost is, if anything, low)
+                naive_us = median_us_per_atom([time_engine(program, stream[:100], semi_naive=False)[:2]])
                 reference = ""
                 if rate == rates[0] and window <= 40:
                     small_rate = workload.reference_rate
