@@ -149,8 +149,8 @@ def run(options, out=print) -> int:
 
     out(f"LARS micro-benchmarks: {points} time points, median of {repeat} runs, µs per input atom")
     out("no-sSNE: every rule evaluated in full at every time point (same run, first 100 time points);")
-    out("reference: the naive")
-    out("oracle at a small rate [N] and 15-30 time points, against the engine on the same input.")
+    out("reference: the naive oracle at a small rate [N] and 15-30 time points, against the engine")
+    out("on the same input.")
     header = (
         f"{'workload':<9} {'n':>3} {'N':>4} {'engine':>8} {'no-sSNE':>9} {'ratio':>7}"
         f" {'reference':>16} {'ratio':>7}"
