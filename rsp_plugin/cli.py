@@ -1,6 +1,7 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
     rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
+    rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
     rsp-plugin bench lars [...]
 
 A user's mistake (a syntax error, a missing file) is one line on stderr and
@@ -55,8 +56,23 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
     reason.set_defaults(run=_reason)
 
+    query = commands.add_parser("query", help="run a continuous query (C-SPARQL / RSP-QL) over streams; one JSON line per evaluation")
+    query.add_argument("query", help="the query file (.rq)")
+    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE",
+                       help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
+                            "(one moment: FILE@T gives its time in ms, default 0); repeatable")
+    query.add_argument("--background", action="append", default=[], metavar="[IRI=]FILE",
+                       help="a static graph: FILE joins every query's default graph; IRI=FILE is graph <IRI> "
+                            "for FROM <IRI> / FROM NAMED <IRI>; repeatable")
+    query.add_argument("--engine", choices=["local", "spark"], default="local")
+    query.add_argument("--format", choices=["json", "sparql-json"], default="json",
+                       help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}; sparql-json: W3C SPARQL 1.1 JSON results with \"t\"")
+    query.add_argument("--report", choices=["on-window-close", "non-empty-content"], default="on-window-close",
+                       help="report every window (default) or only windows with content")
+    query.set_defaults(run=_query)
+
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning"], help="which benchmark suite")
+    bench.add_argument("suite", choices=["lars", "pruning", "query"], help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
@@ -124,6 +140,12 @@ def _reason(options) -> int:
     if rejected:
         print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
     return 0
+
+
+def _query(options) -> int:
+    from .query.cli import run_query
+
+    return run_query(options, UserError)
 
 
 def _bench(options) -> int:

@@ -231,3 +231,245 @@ def format_fact(fact: Fact, terms: Dictionary) -> str:
     if not args:
         return name
     return f"{name}({','.join(keys[a] for a in args)})"
+
+
+# Timestamped graphs and plain RDF documents (for continuous queries) ---------------------
+
+PROV_GENERATED_AT_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
+_NQUADS_LINE = re.compile(
+    rf"\s*(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})"
+    rf"\s*(?P<g>{_IRI}|{_BLANK})?\s*\.\s*(?:#.*)?\Z"
+)
+
+
+def read_ntriples_at(
+    lines: Iterable[str], terms: Dictionary, *, timestamp: int, filename: str = "<stream>"
+) -> Iterator[StreamElement | Rejected]:
+    """Plain N-Triples, every triple seen at `timestamp` (ms): one document is one moment.
+
+    >>> terms = Dictionary()
+    >>> [str(e) for e in read_ntriples_at(['<a:s> <a:p> "x" .', '<a:s> <a:p> .'], terms, timestamp=5, filename="d.nt")]
+    ['5 <a:p>(<a:s>,"x")', 'd.nt:2: not an N-Triples triple: expected <s> <p> <o> .']
+    """
+    triple = terms.intern(TRIPLE)
+    intern = terms.intern
+    for number, line in enumerate(lines, 1):
+        match = _NQUADS_LINE.match(line)
+        if match is None or match.group("g"):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            yield Rejected(filename, number, "not an N-Triples triple: expected <s> <p> <o> .")
+            continue
+        obj = match.group("o")
+        fact = (triple, (intern(match.group("s")), intern(match.group("p")),
+                         intern(canonical_literal(obj) if obj[0] == '"' else obj)))
+        yield StreamElement(timestamp, fact, number, terms)
+
+
+def read_rdf_document_at(
+    text: str, terms: Dictionary, *, timestamp: int, rdf_format: str = "turtle", filename: str = "<stream>"
+) -> Iterator[StreamElement | Rejected]:
+    """A Turtle (or other rdflib-readable) document, every triple seen at `timestamp` (ms).
+
+    The document is read as a whole: a syntax error sets it aside as one `Rejected`
+    record at the line rdflib names.
+    """
+    from rdflib import Graph
+
+    graph = Graph()
+    try:
+        graph.parse(data=text, format=rdf_format)
+    except Exception as error:  # rdflib's parsers raise many kinds
+        yield Rejected(filename, _error_line(error), f"not {rdf_format}: {_first_line(error)}")
+        return
+    triple = terms.intern(TRIPLE)
+    for s, p, o in sorted(graph, key=lambda t: tuple(map(str, t))):
+        fact = (triple, tuple(terms.intern(_rdf_key(term)) for term in (s, p, o)))
+        yield StreamElement(timestamp, fact, 0, terms)
+
+
+def read_timestamped_graphs(
+    text: str, terms: Dictionary, *, rdf_format: str = "trig", tick_ms: int | None = 1, filename: str = "<stream>"
+) -> Iterator[StreamElement | Rejected]:
+    """RSP-QL timestamped graphs in TriG or N-Quads: each named graph is one stream element.
+
+    Its time is `<g> prov:generatedAtTime "..."` in the default graph (an
+    xsd:dateTime, or an integer in ms). Elements come out in time order (file
+    order within a graph); a graph without a time, or a block / line that cannot
+    be read, is set aside as a `Rejected` record.
+
+    >>> doc = '''@prefix prov: <http://www.w3.org/ns/prov#> .
+    ... <urn:g1> { <urn:a> <urn:p> <urn:b> . }
+    ... <urn:g1> prov:generatedAtTime "2000" .
+    ... <urn:g2> { <urn:a> <urn:p> <urn:c> . }'''
+    >>> [str(e) for e in read_timestamped_graphs(doc, Dictionary(), filename="s.trig")]
+    ['s.trig:4: graph <urn:g2> has no prov:generatedAtTime; set aside', '2000 <urn:p>(<urn:a>,<urn:b>)']
+    """
+    if rdf_format in ("nquads", "nq"):
+        blocks = _nquads_blocks(text, filename)
+    else:
+        blocks = _trig_blocks(text, filename)
+    graphs: dict[str, list[tuple[str, str, str, int]]] = {}
+    times: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    for item in blocks:
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        s, p, o, g, line = item
+        if g is None:
+            if p == PROV_GENERATED_AT_TIME:
+                times[s] = o
+            continue
+        graphs.setdefault(g, []).append((s, p, o, line))
+        first_line.setdefault(g, line)
+    triple = terms.intern(TRIPLE)
+    elements = []
+    for order, (name, triples) in enumerate(graphs.items()):
+        stamp = times.get(name)
+        if stamp is None:
+            yield Rejected(filename, first_line[name], f"graph {name} has no prov:generatedAtTime; set aside")
+            continue
+        try:
+            point = _graph_time(stamp, tick_ms)
+        except ValueError:
+            yield Rejected(filename, first_line[name], f"graph {name}: not a time: {stamp}")
+            continue
+        for s, p, o, line in triples:
+            elements.append((point, order, StreamElement(
+                point, (triple, (terms.intern(s), terms.intern(p), terms.intern(o))), line, terms)))
+    elements.sort(key=lambda item: (item[0], item[1]))
+    for _, _, element in elements:
+        yield element
+
+
+def _graph_time(literal_key: str, tick_ms: int | None) -> int:
+    lexical = literal_key[1:literal_key.rindex('"')] if literal_key.startswith('"') else literal_key
+    if re.fullmatch(r"-?\d+", lexical):
+        return time_point(int(lexical), tick_ms)
+    from .timeline import parse_timestamp_ms
+
+    return time_point(parse_timestamp_ms(lexical), tick_ms)
+
+
+def _nquads_blocks(text: str, filename: str):
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _NQUADS_LINE.match(line)
+        if match is None:
+            if line.strip() and not line.lstrip().startswith("#"):
+                yield Rejected(filename, number, "not an N-Quads line: expected <s> <p> <o> <g> .")
+            continue
+        obj = match.group("o")
+        yield (match.group("s"), match.group("p"), canonical_literal(obj) if obj[0] == '"' else obj,
+               match.group("g"), number)
+
+
+def _trig_blocks(text: str, filename: str):
+    """TriG read block by block (directives, graphs, default-graph statements): a bad block is skipped."""
+    from rdflib import Dataset
+
+    directives: list[str] = []
+    for start_line, block in _top_level_blocks(text):
+        stripped = block.strip()
+        if re.match(r"(@prefix|@base|prefix|base)\b", stripped, re.I):
+            directives.append(stripped if stripped.endswith(".") or not stripped.startswith("@") else stripped)
+            continue
+        dataset = Dataset()
+        header = "\n".join(directives)
+        block = block.lstrip()
+        try:
+            dataset.parse(data=header + "\n" + block, format="trig")
+        except Exception as error:  # rdflib's parsers raise many kinds
+            line = start_line + max(_error_line(error) - (header.count("\n") + 2), 0)
+            yield Rejected(filename, line, f"not TriG: {_first_line(error)}; the block is set aside")
+            continue
+        offset = 0
+        for s, p, o, g in sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q))):
+            name = None if g is None or str(g) == "urn:x-rdflib:default" else _rdf_key(g)
+            yield _rdf_key(s), _rdf_key(p), _rdf_key(o), name, start_line + offset
+
+
+def _top_level_blocks(text: str):
+    """(first line, text) of each top-level TriG statement, split outside strings, IRIs and comments."""
+    blocks = []
+    start, depth, index, line, block_line = 0, 0, 0, 1, None
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char == "\n":
+            line += 1
+        elif char == "#":
+            end = text.find("\n", index)
+            index = length if end < 0 else end
+            continue
+        elif char == "<" and re.match(r"<[^<>\"{}|^`\\\x00-\x20]*>", text[index:index + 2000]):
+            index += re.match(r"<[^<>\"{}|^`\\\x00-\x20]*>", text[index:index + 2000]).end()
+            continue
+        elif char in "\"'":
+            quote = text[index:index + 3] if text[index:index + 3] in ('"""', "'''") else char
+            end = index + len(quote)
+            while end < length and not text.startswith(quote, end):
+                if len(quote) == 1 and text[end] == "\n":
+                    break  # an unterminated short string ends at the line's end
+                end += 2 if text[end] == "\\" else 1
+            line += text.count("\n", index, end)
+            index = end + len(quote)
+            continue
+        if not char.isspace() and block_line is None:
+            block_line = line
+            if depth == 0 and re.match(r"(?i)(prefix|base)\s", text[index:index + 7]):
+                end = text.find("\n", index)
+                end = length if end < 0 else end
+                blocks.append((block_line, text[index:end]))
+                start, block_line, index = end, None, end
+                continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                blocks.append((block_line, text[start:index + 1]))
+                start, block_line = index + 1, None
+        elif char == "." and depth == 0 and not (index + 1 < length and text[index + 1].isalnum()):
+            blocks.append((block_line, text[start:index + 1]))
+            start, block_line = index + 1, None
+        index += 1
+    if text[start:].strip():
+        blocks.append((block_line or line, text[start:]))
+    return [(first or 1, block) for first, block in blocks if block.strip()]
+
+
+def _rdf_key(term) -> str:
+    from rdflib import BNode, Literal, URIRef
+
+    if isinstance(term, URIRef):
+        return f"<{term}>"
+    if isinstance(term, BNode):
+        return f"_:{term}"
+    if isinstance(term, Literal):
+        text = '"' + str(term).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
+        if term.language:
+            return f"{text}@{term.language}"
+        if term.datatype is not None:
+            return canonical_literal(f"{text}^^<{term.datatype}>")
+        return text
+    raise TypeError(f"not an RDF term: {term!r}")
+
+
+def _error_line(error: Exception) -> int:
+    found = re.search(r"line (\d+)", str(error))
+    if found:
+        return int(found.group(1))
+    for name in ("lineno", "line", "lines"):
+        value = getattr(error, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return int(found.group(1)) if found else 1
+
+
+def _first_line(error: Exception) -> str:
+    why = getattr(error, "_why", None)  # rdflib's BadSyntax keeps the reason apart
+    if isinstance(why, str) and why:
+        return why
+    lines = [line for line in str(error).strip().splitlines() if line.strip() and not line.startswith("at line")]
+    return lines[0][:200] if lines else type(error).__name__

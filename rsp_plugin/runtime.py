@@ -199,6 +199,8 @@ class RSPEngine:
         self.watermark: int | None = None
         #: late or malformed input, in the order it was set aside
         self.rejected: list[Rejected] = []
+        #: evaluations that failed (the query goes on at the next instant)
+        self.errors: list[str] = []
         self.finished = False
         self._streams: dict[str, _Stream] = {}
         self._queries: dict[str, RegisteredQuery] = {}
@@ -428,13 +430,14 @@ class RSPEngine:
 
     # input ------------------------------------------------------------------------------------
 
-    def push(self, stream: str, data, timestamp: int | None = None) -> None:
+    def push(self, stream: str, data, timestamp: int | None = None, *, source: str | None = None) -> None:
         """Push elements into a stream.
 
         `data` is an rdflib Graph or an iterable of (s, p, o) rdflib terms, all seen
         at `timestamp` (default: the watermark, i.e. arrival time); or a
         `TimestampedGraph`; or `StreamElement`s from `rsp_plugin.formats` readers,
-        each with its own time (ms).
+        each with its own time (ms). What is set aside goes to `rejected`, named by
+        `source` (a file name) and the element's line, or by the stream and its count.
         """
         if self.finished:
             raise RuntimeError("the engine has finished its replay; make a new one")
@@ -452,19 +455,21 @@ class RSPEngine:
         for item in data:
             target.pushed += 1
             if isinstance(item, StreamElement):
+                where = (source or target.iri, item.line)
                 predicate, args = item.fact
                 if predicate != self._triple or len(args) != 3:
-                    self._reject(target, target.pushed, "not an RDF triple")
+                    self._reject(where, "not an RDF triple")
                     continue
-                self._accept(target, item.time_point, tuple(args), target.pushed)
+                self._accept(target, item.time_point, tuple(args), where)
                 continue
+            where = (source or target.iri, target.pushed)
             try:
                 s, p, o = item
                 triple = (intern(s), intern(p), intern(o))
             except (TypeError, ValueError) as problem:
-                self._reject(target, target.pushed, f"not an RDF triple: {problem}")
+                self._reject(where, f"not an RDF triple: {problem}")
                 continue
-            self._accept(target, int(timestamp), triple, target.pushed)
+            self._accept(target, int(timestamp), triple, where)
 
     def push_ids(self, stream: str, elements: Iterable[tuple[int, Triple]]) -> None:
         """Push (timestamp, (s, p, o) ids) pairs: the micro-batch driver's way in."""
@@ -473,21 +478,20 @@ class RSPEngine:
             raise KeyError(f"stream <{stream}> is not registered")
         for timestamp, triple in elements:
             target.pushed += 1
-            self._accept(target, timestamp, triple, target.pushed)
+            self._accept(target, timestamp, triple, (target.iri, target.pushed))
 
-    def _reject(self, stream: _Stream, number: int, reason: str) -> None:
-        self.rejected.append(Rejected(stream.iri, number, reason))
+    def _reject(self, where: tuple[str, int], reason: str) -> None:
+        self.rejected.append(Rejected(where[0], where[1], reason))
 
-    def _accept(self, stream: _Stream, timestamp: int, triple: Triple, number: int) -> None:
+    def _accept(self, stream: _Stream, timestamp: int, triple: Triple, where: tuple[str, int]) -> None:
         if timestamp < self.t0:
-            self._reject(stream, number, f"timestamp {timestamp} is before the start of the timeline ({self.t0})")
+            self._reject(where, f"timestamp {timestamp} is before the start of the timeline ({self.t0})")
             return
         if self.watermark is not None and timestamp < self.watermark:
             takers = [shared for shared in stream.windows if shared.view.accepts(timestamp)]
             if stream.windows and not takers:
-                self._reject(stream, number,
-                             f"late: timestamp {timestamp} is older than every window still to be reported "
-                             f"(watermark {self.watermark})")
+                self._reject(where, f"late: timestamp {timestamp} is older than every window still to be "
+                                    f"reported (watermark {self.watermark}); set aside")
                 return
             self._note(stream, timestamp)
             for shared in takers:
@@ -611,7 +615,11 @@ class RSPEngine:
                 named[clause.name] = shared.view.content
         if query.policy is ReportPolicy.NON_EMPTY_CONTENT and not non_empty:
             return
-        answer = query.evaluator.evaluate(Snapshot(default_parts, named), tau)
+        try:
+            answer = query.evaluator.evaluate(Snapshot(default_parts, named), tau)
+        except Exception as error:  # rdflib raises plain exceptions for some type errors
+            self.errors.append(f"query {query.name} at t={tau}: evaluation failed: {type(error).__name__}: {error}")
+            return
         query.evaluations += 1
         answer = query.stream.report(answer)
         result = QueryResult(query.name, tau, answer, self.terms)
@@ -620,7 +628,7 @@ class RSPEngine:
             if stream is not None:
                 for triple in answer.triples:
                     stream.pushed += 1
-                    self._accept(stream, tau, triple, stream.pushed)
+                    self._accept(stream, tau, triple, (stream.iri, stream.pushed))
         if query.keep_results:
             query._results.append(result)
         if self._collect:
