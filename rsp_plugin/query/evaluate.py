@@ -73,7 +73,7 @@ class QueryEvaluator:
             form = self.plan.form
             if form == "SELECT":
                 variables, rows = run.select()
-                return Answer("SELECT", tuple(variables), rows, ordered=self._ordered)
+                return Answer("SELECT", tuple(variables), _bound(rows), ordered=self._ordered)
             if form == "ASK":
                 return Answer("ASK", boolean=run.ask())
             return Answer("CONSTRUCT", triples=run.construct())
@@ -106,11 +106,17 @@ class QueryEvaluator:
                 tuple(None if (value := row.get(v)) is None else intern(value) for v in variables)
                 for row in result["bindings"]
             ]
-            return Answer("SELECT", tuple(str(v) for v in variables), rows, ordered=self._ordered)
+            return Answer("SELECT", tuple(str(v) for v in variables), _bound(rows), ordered=self._ordered)
         if kind == "ASK":
             return Answer("ASK", boolean=bool(result["askAnswer"]))
         triples = [(intern(s), intern(p), intern(o)) for s, p, o in result["graph"]]
         return Answer("CONSTRUCT", triples=triples)
+
+
+def _bound(rows: list[tuple]) -> list[tuple]:
+    """Rows that bind something: a solution with every variable unbound is not reported, as in
+    rdflib's results (and no row at all comes from GROUP BY over no solutions, as SPARQL says)."""
+    return [row for row in rows if any(value is not None for value in row)]
 
 
 def _has_order_by(node) -> bool:
