@@ -72,13 +72,17 @@ def _parser() -> argparse.ArgumentParser:
     query.set_defaults(run=_query)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning", "query"], help="which benchmark suite")
+    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize"], help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
     bench.add_argument("--time-points", type=int, default=300)
     bench.add_argument("--repeat", type=int, default=3, help="runs per setting; the median is reported")
     bench.add_argument("--quick", action="store_true", help="small settings, to see that it runs")
+    bench.add_argument("--sizes", type=_ints, help="materialize: materialization sizes in triples, e.g. 10000,100000")
+    bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")
+    bench.add_argument("--slides", type=int, help="materialize: slides measured per setting")
+    bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.set_defaults(run=_bench)
     return parser
 
@@ -88,6 +92,13 @@ def _ints(text: str) -> list[int]:
         return [int(part) for part in text.split(",") if part]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {text!r}") from None
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",") if part]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
 def _reason(options) -> int:

@@ -12,4 +12,8 @@ def run_suite(options) -> int:
         from .pruning import run
 
         return run(options)
+    if options.suite == "materialize":
+        from .materialize import run
+
+        return run(options)
     raise ValueError(f"unknown benchmark suite {options.suite!r}")
