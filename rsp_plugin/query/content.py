@@ -24,13 +24,15 @@ Triple = tuple[int, int, int]
 class TripleIndex:
     """A set of id triples, indexed s->p->{o}, p->o->{s} and o->s->{p}."""
 
-    __slots__ = ("spo", "pos", "osp", "predicate_sizes", "size")
+    __slots__ = ("spo", "pos", "osp", "predicate_sizes", "predicate_subjects", "size")
 
     def __init__(self, triples: Iterable[Triple] = ()):
         self.spo: dict[int, dict[int, set[int]]] = {}
         self.pos: dict[int, dict[int, set[int]]] = {}
         self.osp: dict[int, dict[int, set[int]]] = {}
         self.predicate_sizes: dict[int, int] = {}
+        #: predicate -> how many distinct subjects it has (for join estimates)
+        self.predicate_subjects: dict[int, int] = {}
         self.size = 0
         for triple in triples:
             self.add(triple)
@@ -50,6 +52,7 @@ class TripleIndex:
         objects = by_p.get(p)
         if objects is None:
             objects = by_p[p] = set()
+            self.predicate_subjects[p] = self.predicate_subjects.get(p, 0) + 1
         elif o in objects:
             return False
         objects.add(o)
@@ -85,6 +88,11 @@ class TripleIndex:
             del by_p[p]
             if not by_p:
                 del self.spo[s]
+            left = self.predicate_subjects[p] - 1
+            if left:
+                self.predicate_subjects[p] = left
+            else:
+                del self.predicate_subjects[p]
         by_o = self.pos[p]
         subjects = by_o[o]
         subjects.discard(s)
@@ -183,6 +191,30 @@ class TripleIndex:
             return len(self.osp.get(o, ()))
         return self.size
 
+    def fanout(self, p: int | None, s_bound: bool, o_bound: bool) -> float:
+        """About how many triples match per binding of the bound positions (join estimates)."""
+        if p is None:
+            size = self.size
+            if s_bound and o_bound:
+                return min(1.0, size / max(1, len(self.spo) * len(self.osp)) * 8)
+            if s_bound:
+                return size / max(1, len(self.spo))
+            if o_bound:
+                return size / max(1, len(self.osp))
+            return float(size)
+        size = self.predicate_sizes.get(p, 0)
+        if not size:
+            return 0.0
+        subjects = self.predicate_subjects.get(p, 1)
+        objects = len(self.pos.get(p, ())) or 1
+        if s_bound and o_bound:
+            return min(1.0, size / (subjects * objects))
+        if s_bound:
+            return size / subjects
+        if o_bound:
+            return size / objects
+        return float(size)
+
     def timestamp(self, triple: Triple) -> int | None:
         return None
 
@@ -259,6 +291,9 @@ class UnionContent:
 
     def estimate(self, s, p, o) -> int:
         return sum(part.estimate(s, p, o) for part in self.parts)
+
+    def fanout(self, p, s_bound: bool, o_bound: bool) -> float:
+        return sum(part.fanout(p, s_bound, o_bound) for part in self.parts)
 
     def timestamp(self, triple: Triple) -> int | None:
         stamps = [stamp for part in self.parts if (stamp := part.timestamp(triple)) is not None]
