@@ -529,3 +529,13 @@ def test_an_unreadable_background_file_is_one_located_error(tmp_path):
     assert str(error.value).startswith(str(bad) + ":")
     with pytest.raises(BackgroundError, match="no such file"):
         Materializer("rdfs", background=tmp_path / "missing.ttl")
+
+
+def test_before_the_first_time_point_what_holds_is_the_background_closure():
+    terms = Dictionary()
+    m = Materializer("rdfs", window=0, background=graph("ex:C rdfs:subClassOf ex:D . ex:x a ex:C ."), terms=terms)
+    assert "x a D" in {shown(terms, t) for t in m.holding()}
+    assert m.expires(triple(terms, "x a D")) == NEVER_EXPIRES
+    m.advance_to(5, [triple(terms, "y a C")])
+    assert {"x a D", "y a D"} <= {shown(terms, t) for t in m.holding()}
+    assert m.expires(triple(terms, "y a D")) == 5

@@ -141,6 +141,9 @@ class Materializer:
             name: self.terms.intern(name) for name in ("datatype_of", "ill_formed") if self.terms.intern(name) in reads
         }
         self._seen_terms: set[int] = set()
+        #: facts given before the first time point, and what they entail (see `holding`)
+        self._given_before_start: list | None = []
+        self._before_start: dict | None = None
         given = axioms + load_background(background, self.terms)
         self.background_size = len(given)
         self._add_background(given)
@@ -204,6 +207,7 @@ class Materializer:
             predicate = self._window_triple
             facts = [(predicate, triple) for triple in arrivals]
         step = self.engine.advance_to(time_point, facts)
+        self._given_before_start = self._before_start = None
         report = MaterializationReport(time_point, step=step)
         triple = self._triple
         false = self._false
@@ -221,32 +225,63 @@ class Materializer:
         return report
 
     def holding(self) -> list[Triple]:
-        """Every triple that holds now: window triples, background and entailments."""
+        """Every triple that holds now: window triples, background and entailments.
+
+        Before the first `advance_to` there is no "now" yet: this is then what holds with no stream,
+        the closure of the background.
+        """
         triple = self._triple
-        return [args for predicate, args in self.engine.holding() if predicate == triple]
+        return [args for predicate, args in self._holding_facts() if predicate == triple]
 
     def expires(self, triple: Triple) -> int | None:
         """The last time point `triple` holds (NEVER_EXPIRES if it never expires), None if it does not hold."""
-        return self.engine.holds_until((self._triple, tuple(triple)))
+        fact = (self._triple, tuple(triple))
+        if self.engine.now is None:
+            return self._closure_before_start().get(fact)
+        return self.engine.holds_until(fact)
 
     def inconsistent(self) -> list[Inconsistency]:
         """The inconsistencies whose triples all hold now (each reported once, when it was found)."""
         found = {}
         false = self._false
         now = self.engine.now if self.engine.now is not None else 0
-        for predicate, args in self.engine.holding():
+        for predicate, args in self._holding_facts():
             if predicate in false:
                 event = _event(false[predicate], args, now)
                 found.setdefault((event.rule, frozenset(event.triples)), event)
         return list(found.values())
 
+    def _holding_facts(self):
+        if self.engine.now is None:
+            return self._closure_before_start()
+        return self.engine.holding()
+
+    def _closure_before_start(self) -> dict:
+        """The background's closure, asked for before the first time point: computed aside, once.
+
+        (The engine's timeline starts at the first `advance_to`, which computes it into the stream.)
+        """
+        if self._before_start is None:
+            engine = IncrementalEngine(self.program, start=0)
+            engine.add_background(self._given_before_start)
+            engine.advance_to(0)
+            self._before_start = {fact: engine.holds_until(fact) for fact in engine.holding()}
+        return self._before_start
+
     # background and literals -------------------------------------------------------------
+
+    def _give(self, facts: list) -> None:
+        """Facts that hold from the next time point on and never expire."""
+        self.engine.add_background(facts)
+        if self._given_before_start is not None:
+            self._given_before_start.extend(facts)
+            self._before_start = None
 
     def _add_background(self, triples: list[Triple], literals_known: bool = False) -> None:
         if self._literal_predicates and not literals_known:
             self._learn_literals(triples)
         predicate = self._background_triple
-        self.engine.add_background([(predicate, triple) for triple in triples])
+        self._give([(predicate, triple) for triple in triples])
 
     def _learn_literals(self, triples: list[Triple]) -> None:
         """Facts about literals seen for the first time (datatype_of, ill_formed), as background."""
@@ -267,7 +302,7 @@ class Materializer:
                 else:
                     facts.append((predicate, (term, self.terms.intern(datatype))))
         if facts:
-            self.engine.add_background(facts)
+            self._give(facts)
 
 
 # helpers ------------------------------------------------------------------------------------
