@@ -1,0 +1,308 @@
+"""The micro-batch driver: what `foreachBatch` calls with each micro-batch of `(stream, s, p, o, ts, rejected)` rows.
+
+    driver = MicroBatchDriver(engine, sink, streams=["http://ex/s"])
+    df.writeStream.foreachBatch(driver).start()
+
+Per micro-batch: the rows come over as Arrow (`toArrow`), their terms are
+interned once per distinct term, and they go into the `RSPEngine` in arrival
+order. The watermark follows event time: before the first element with a
+timestamp ts later than the watermark the engine advances to ts - delay, so
+every report up to it is made, as the local replay does; an element older than
+the watermark is still taken while a window that will hold it is not reported,
+and is late otherwise (the engine sets it aside). Several streams are merged by
+time, as the local replay merges its files: an element is taken only once
+every stream has one pending (Spark's "min" watermark policy), so a batch of a
+fast stream waits for the others.
+
+Dead letters (rows of the source that could not be read) and late elements go
+to the dead-letter output and are counted. A `batch_id` seen before is a no-op:
+Spark re-runs the last batch after a restart when it had not committed it, and
+its results were written already. With a `StateStore`, the driver's state (the
+engine with its windows, materialization and annotations; what is pending; the
+sinks' positions) is saved after every batch, and a new driver on the same
+store goes on from there.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..runtime import RSPEngine
+from .checkpoint import StateStore
+from .sinks import DeadLetters, Sink
+
+
+@dataclass
+class BatchReport:
+    """What one micro-batch did: the progress line's figures."""
+
+    batch_id: int
+    rows: int = 0
+    set_aside: int = 0
+    results: int = 0
+    seconds: float = 0.0
+    driver_seconds: float = 0.0
+    watermark: int | None = None
+    pending: int = 0
+    skipped: bool = False
+
+    def line(self) -> str:
+        if self.skipped:
+            return f"batch {self.batch_id}: seen before (a restart re-runs it); nothing to do"
+        rate = f", {self.rows / self.seconds:,.0f} rows/s" if self.seconds > 0 and self.rows else ""
+        waiting = f", {self.pending:,} waiting for the other streams" if self.pending else ""
+        return (f"batch {self.batch_id}: {self.rows:,} rows in, {self.set_aside:,} set aside, "
+                f"{self.results:,} results out, {self.seconds:.2f} s{rate} (engine {self.driver_seconds:.2f} s), "
+                f"watermark {self.watermark}{waiting}")
+
+
+@dataclass
+class DriverState:
+    """Everything a restarted driver needs; pickled whole into the checkpoint after each batch."""
+
+    engine: RSPEngine
+    streams: list[str]
+    last_batch: int = -1
+    pending: dict[str, deque] = field(default_factory=dict)
+    rows: int = 0
+    set_aside: int = 0
+    results: int = 0
+    rejected_seen: int = 0
+    errors_seen: int = 0
+    finished: bool = False
+    sink_position: object = None
+    dead_position: object = None
+
+
+class Progress:
+    """A progress line per micro-batch on stderr, with a bar when the total is known (a replay of files)."""
+
+    def __init__(self, err=None, total_rows: int | None = None, width: int = 24):
+        self.err = err
+        self.total_rows = total_rows
+        self.width = width
+
+    def report(self, report: BatchReport, rows_so_far: int) -> None:
+        line = report.line()
+        if self.total_rows and not report.skipped:
+            done = min(1.0, rows_so_far / self.total_rows)
+            filled = int(done * self.width)
+            line += f"  [{'#' * filled}{'.' * (self.width - filled)}] {done:4.0%}"
+        self.note(line)
+
+    def note(self, text: str) -> None:
+        err = self.err or sys.stderr
+        err.write(f"rsp-plugin: {text}\n")
+        err.flush()
+
+
+class MicroBatchDriver:
+    """`foreachBatch(driver)`: feeds the engine from micro-batches, writes results, saves its state."""
+
+    def __init__(self, engine: RSPEngine, sink: Sink, *, streams: list[str] | None = None, delay_ms: int = 0,
+                 store: StateStore | None = None, dead_letters: DeadLetters | None = None,
+                 progress: Progress | None = None):
+        self.sink = sink
+        self.delay_ms = delay_ms
+        self.store = store
+        self.dead_letters = dead_letters or DeadLetters()
+        self.progress = progress
+        self.reports: list[BatchReport] = []
+        saved = store.load() if store is not None else None
+        if saved is not None:
+            self.state: DriverState = saved
+            self.sink.rewind(saved.sink_position)
+            self.dead_letters.rewind(saved.dead_position)
+        else:
+            order = list(streams) if streams is not None else list(engine.streams)
+            self.state = DriverState(engine, order, pending={iri: deque() for iri in order})
+        self.resumed = saved is not None
+        self._last_end = time.perf_counter()
+
+    def __repr__(self) -> str:
+        return (f"<MicroBatchDriver streams={len(self.state.streams)} last_batch={self.state.last_batch} "
+                f"rows={self.state.rows} results={self.state.results}>")
+
+    @property
+    def engine(self) -> RSPEngine:
+        """The engine being fed (after a restart: the one restored from the checkpoint)."""
+        return self.state.engine
+
+    # foreachBatch ---------------------------------------------------------------------------------
+
+    def __call__(self, batch_df, batch_id: int) -> None:
+        if batch_id <= self.state.last_batch:
+            self._done(BatchReport(batch_id, skipped=True, watermark=self.engine.watermark))
+            return
+        self.process(batch_df.toArrow(), batch_id)
+
+    def process(self, table, batch_id: int) -> BatchReport:
+        """One micro-batch as an Arrow table with the source's columns."""
+        if batch_id <= self.state.last_batch:
+            report = BatchReport(batch_id, skipped=True, watermark=self.engine.watermark)
+            self._done(report)
+            return report
+        if self.state.finished:
+            raise RuntimeError("the replay has finished; new data needs a new checkpoint location")
+        started = time.perf_counter()
+        report = BatchReport(batch_id, rows=table.num_rows)
+        dead = self._split(table)
+        results: list = []
+        self._release(results, final=False)
+        self._commit(batch_id, results, dead, report, started)
+        return report
+
+    def finish(self) -> list:
+        """A replay ends: take everything pending, then the engine's last windows (`RSPEngine.finish`)."""
+        state = self.state
+        if state.finished:
+            return []
+        started = time.perf_counter()
+        results: list = []
+        self._release(results, final=True)
+        results.extend(state.engine.finish())
+        state.finished = True
+        report = BatchReport(state.last_batch)
+        self._commit(state.last_batch, results, [], report, started, final=True)
+        return results
+
+    # rows in -------------------------------------------------------------------------------------
+
+    def _split(self, table) -> list[str]:
+        """Dead letters out; the rest interned and queued per stream. Returns the dead letters."""
+        import pyarrow.compute as pc
+
+        dead: list[str] = []
+        if table.num_rows == 0:
+            return dead
+        names = table.column_names
+        if "rejected" in names:
+            rejected = table.column("rejected")
+            if rejected.null_count < table.num_rows:
+                mask = pc.is_valid(rejected)
+                dead.extend(table.filter(mask).column("rejected").to_pylist())
+                table = table.filter(pc.invert(mask))
+        if table.num_rows == 0:
+            return dead
+        subjects = self._ids(table.column("s"))
+        predicates = self._ids(table.column("p"))
+        objects = self._ids(table.column("o"))
+        stamps = table.column("ts").to_pylist()
+        streams = pc.dictionary_encode(table.column("stream").combine_chunks())
+        names = streams.dictionary.to_pylist()
+        pending = self.state.pending
+        triples = list(zip(subjects, predicates, objects))
+        if len(names) == 1:
+            groups = [(names[0], stamps, triples)]
+        else:
+            codes = streams.indices.to_pylist()
+            groups = []
+            for code, iri in enumerate(names):
+                chosen = [k for k, c in enumerate(codes) if c == code]
+                groups.append((iri, [stamps[k] for k in chosen], [triples[k] for k in chosen]))
+        for iri, group_stamps, group_triples in groups:
+            queue = pending.get(iri)
+            if queue is None:
+                dead.extend(f"{iri}: stream <{iri}> is not one of the query's sources; set aside"
+                            for _ in group_stamps)
+                continue
+            queue.extend(zip(group_stamps, group_triples))
+        return dead
+
+    def _ids(self, column) -> list[int]:
+        """Term ids of a column of N-Triples keys, interning each distinct key once."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(column.combine_chunks())
+        intern = self.engine.terms.intern
+        keys = encoded.dictionary.to_pylist()
+        ids = np.fromiter((intern(key) for key in keys), dtype=np.int64, count=len(keys))
+        return ids[encoded.indices.to_numpy(zero_copy_only=False)].tolist()
+
+    def _release(self, results: list, *, final: bool) -> None:
+        """Feed the engine: one stream in arrival order, several merged by time (as heapq.merge does)."""
+        state = self.state
+        pending = state.pending
+        order = state.streams
+        if len(order) == 1:
+            queue = pending[order[0]]
+            if queue:
+                self._feed(order[0], list(queue), results)
+                queue.clear()
+            return
+        while True:
+            live = [k for k, iri in enumerate(order) if pending[iri]]
+            if not live or (not final and len(live) < len(order)):
+                return
+            heads = sorted((pending[order[k]][0][0], k) for k in live)
+            chosen = heads[0][1]
+            bound = heads[1] if len(heads) > 1 else None
+            queue = pending[order[chosen]]
+            run = []
+            while queue and (bound is None or (queue[0][0], chosen) < bound):
+                run.append(queue.popleft())
+            self._feed(order[chosen], run, results)
+
+    def _feed(self, stream: str, elements: list, results: list) -> None:
+        """Push (ts, triple) elements in order; before a later timestamp, advance the watermark to it."""
+        engine = self.engine
+        delay = self.delay_ms
+        count = len(elements)
+        start = 0
+        while start < count:
+            stamp = elements[start][0]
+            stop = start + 1
+            while stop < count and elements[stop][0] == stamp:
+                stop += 1
+            target = stamp - delay
+            if engine.watermark is None or target > engine.watermark:
+                results.extend(engine.advance_to(target))
+            engine.push_ids(stream, elements[start:stop])
+            start = stop
+
+    # results out ---------------------------------------------------------------------------------
+
+    def _commit(self, batch_id: int, results: list, dead: list[str], report: BatchReport, started: float,
+                final: bool = False) -> None:
+        state = self.state
+        engine = state.engine
+        late = [str(record) for record in engine.rejected[state.rejected_seen:]]
+        state.rejected_seen = len(engine.rejected)
+        errors = engine.errors[state.errors_seen:]
+        state.errors_seen = len(engine.errors)
+        self.dead_letters.write(batch_id, dead + late)
+        self.sink.write(batch_id, results)
+        for error in errors:
+            if self.progress is not None:
+                self.progress.note(error)
+        state.last_batch = batch_id
+        state.rows += report.rows
+        state.set_aside += len(dead) + len(late)
+        state.results += len(results)
+        state.sink_position = self.sink.position()
+        state.dead_position = self.dead_letters.position()
+        if self.store is not None:
+            self.store.save(batch_id, state)
+        report.set_aside = len(dead) + len(late)
+        report.results = len(results)
+        report.watermark = engine.watermark
+        report.pending = sum(len(queue) for queue in state.pending.values())
+        now = time.perf_counter()
+        report.driver_seconds = now - started
+        report.seconds = now - self._last_end  # the batch's latency: Spark's part and the engine's
+        self._last_end = now
+        if final:
+            if self.progress is not None:
+                self.progress.note(f"replay finished: {state.rows:,} rows in, {state.set_aside:,} set aside, "
+                                   f"{state.results:,} results out")
+            return
+        self._done(report)
+
+    def _done(self, report: BatchReport) -> None:
+        self.reports.append(report)
+        if self.progress is not None:
+            self.progress.report(report, self.state.rows)

@@ -1,0 +1,383 @@
+"""The `rdf` data source: directories of RDF stream files as a Spark table or stream.
+
+    spark.readStream.format("rdf").option("path", "data/sensors/").option("stream", "http://ex/s").load()
+    spark.read.format("rdf").load("data/sensors.tnt")
+
+Columns: `stream, s, p, o, ts, rejected`. Terms are in N-Triples form (the keys
+of `rsp_plugin.terms.Dictionary`), `ts` is in milliseconds. A record that
+cannot be read is a row with only `stream` and `rejected` ("FILE:LINE: reason")
+set: a dead letter, passed on rather than dropped, so that the micro-batch
+driver can count it and write it to its dead-letter output.
+
+Formats (by extension, or the `format` option): `.tnt` timestamped N-Triples,
+`.nt` N-Triples, `.ttl` Turtle, `.trig` / `.nq` timestamped graphs (each named
+graph one element, its time from `prov:generatedAtTime`). Parsing happens in
+the executors, with the same readers as the local engine (`rsp_plugin.formats`),
+so a file reads the same here and there.
+
+Options:
+    path                 a file or a directory (its files are read in name order)
+    stream               the stream IRI of every row (default: the path's file: URI)
+    format               auto (default) | tnt | nt | ttl | trig | nq
+    timestamp            inline (.tnt) | graph (.trig/.nq) | filename | arrival | an integer (ms);
+                         default: inline, graph, and arrival for .nt/.ttl
+    timestampScale       filename timestamps: the last integer of the name times this (default 1)
+    maxLinesPerTrigger   streaming: at most this many lines per micro-batch (default: all there is)
+    numPartitions        how many parse tasks a large range is split into (default 2)
+
+Streaming offsets are `{"file": name, "byte": b, "line": l}`: every file whose
+name sorts before `name` is read, and `name` up to byte b (line l). Line-based
+files (.tnt, .nt) are read up to their last complete line, so a file that grows
+is tailed; a Turtle or TriG file is read whole when it is first seen. Write a
+new file under a temporary name (starting with `.` or `_`) and rename it when
+complete; files are taken in name order, so name them in arrival order.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+#: The source's columns (a DDL string, as `DataSource.schema` may return).
+SCHEMA = "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, rejected STRING"
+COLUMNS = ("stream", "s", "p", "o", "ts", "rejected")
+
+EXTENSIONS = {".tnt": "tnt", ".nt": "nt", ".ttl": "ttl", ".trig": "trig", ".nq": "nq", ".nquads": "nq"}
+LINE_FORMATS = ("tnt", "nt")
+TIMESTAMPS = ("inline", "graph", "filename", "arrival")
+_TARGET_PIECE_BYTES = 256 * 1024
+
+
+class SourceOptionError(ValueError):
+    """An option of the `rdf` source that cannot be used, said in one line."""
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The `rdf` source's options, checked once on the driver."""
+
+    path: str
+    stream: str
+    format: str = "auto"
+    timestamp: str | None = None
+    timestamp_scale: int = 1
+    max_lines: int | None = None
+    partitions: int = 2
+
+    @classmethod
+    def from_options(cls, options) -> SourceOptions:
+        options = {str(key).lower(): value for key, value in dict(options).items()}
+        path = options.get("path")
+        if not path:
+            raise SourceOptionError('the rdf source needs a path: .option("path", DIR_OR_FILE) or .load(PATH)')
+        fmt = options.get("format", "auto").lower().lstrip(".")
+        if fmt not in ("auto", *set(EXTENSIONS.values())):
+            raise SourceOptionError(f"format {fmt!r}: expected auto, tnt, nt, ttl, trig or nq")
+        stamp = options.get("timestamp")
+        if stamp is not None and stamp not in TIMESTAMPS and not re.fullmatch(r"-?\d+", stamp):
+            raise SourceOptionError(f"timestamp {stamp!r}: expected inline, graph, filename, arrival or an integer (ms)")
+        return cls(
+            path=str(path),
+            stream=options.get("stream") or Path(path).resolve().as_uri(),
+            format=fmt,
+            timestamp=stamp,
+            timestamp_scale=_positive(options, "timestampscale", 1),
+            max_lines=_positive(options, "maxlinespertrigger", None),
+            partitions=_positive(options, "numpartitions", 2),
+        )
+
+    def files(self) -> list[Path]:
+        """The files to read, in name order (hidden and `_` files skipped: they are being written)."""
+        root = Path(self.path)
+        if root.is_file():
+            return [root]
+        if not root.is_dir():
+            return []
+        return sorted((f for f in root.iterdir()
+                       if f.is_file() and not f.name.startswith((".", "_")) and self.format_of(f) is not None),
+                      key=lambda f: f.name)
+
+    def format_of(self, path: Path) -> str | None:
+        if self.format != "auto":
+            return self.format
+        return EXTENSIONS.get(path.suffix.lower())
+
+    def timestamp_of(self, fmt: str) -> str:
+        if self.timestamp is not None:
+            return self.timestamp
+        return {"tnt": "inline", "trig": "graph", "nq": "graph"}.get(fmt, "arrival")
+
+
+def _positive(options: dict, key: str, default):
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise SourceOptionError(f"{key}: expected a positive integer, got {value!r}")
+    return number
+
+
+class FilePiece(InputPartition):
+    """Bytes [start, end) of one file, whose first line is line `first_line` + 1: one parse task."""
+
+    def __init__(self, path, fmt, start, end, first_line, timestamp, file_time):
+        super().__init__(path)
+        self.path, self.fmt, self.start, self.end = path, fmt, start, end
+        self.first_line, self.timestamp, self.file_time = first_line, timestamp, file_time
+
+
+class RDFDataSource(DataSource):
+    """Spark's handle on RDF stream files: `format("rdf")`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "rdf"
+
+    def schema(self) -> str:
+        return SCHEMA
+
+    def reader(self, schema) -> DataSourceReader:
+        return RDFBatchReader(SourceOptions.from_options(self.options))
+
+    def streamReader(self, schema) -> DataSourceStreamReader:
+        return RDFStreamReader(SourceOptions.from_options(self.options))
+
+
+class RDFBatchReader(DataSourceReader):
+    """Every file once; line-based files split into pieces parsed in parallel."""
+
+    def __init__(self, options: SourceOptions):
+        self.options = options
+
+    def partitions(self) -> list[FilePiece]:
+        pieces: list[FilePiece] = []
+        now = int(time.time() * 1000)
+        for path in self.options.files():
+            pieces.extend(_pieces(self.options, path, 0, path.stat().st_size, 0, now))
+        return pieces or [FilePiece("", "none", 0, 0, 0, "inline", None)]
+
+    def read(self, partition: FilePiece):
+        yield from read_piece(partition, self.options.stream)
+
+
+class RDFStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """New files, and new complete lines of line-based files, as micro-batches."""
+
+    def __init__(self, options: SourceOptions):
+        self.options = options
+        self._cap: dict[str, int] | None = None
+
+    def initialOffset(self) -> dict:
+        return {"file": "", "byte": 0, "line": 0}
+
+    def getDefaultReadLimit(self):
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+        return ReadMaxRows(self.options.max_lines) if self.options.max_lines else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Trigger.AvailableNow: read what is there now, not what arrives while we read."""
+        self._cap = {f.name: f.stat().st_size for f in self.options.files()}
+
+    def latestOffset(self, start: dict, limit=None) -> dict:
+        budget = getattr(limit, "max_rows", None)
+        position = dict(start)
+        for path in self.options.files():
+            if path.name < start["file"]:
+                continue
+            size = self._size(path)
+            if size is None:
+                continue
+            fmt = self.options.format_of(path)
+            begin, line = (start["byte"], start["line"]) if path.name == start["file"] else (0, 0)
+            if begin >= size:
+                continue
+            if fmt in LINE_FORMATS:
+                end, lines = _scan_lines(path, begin, size, budget)
+                if end == begin:
+                    continue  # no complete line yet
+            else:
+                end, lines = size, 1
+            position = {"file": path.name, "byte": end, "line": line + lines}
+            if budget is not None:
+                budget -= lines
+                if budget <= 0:
+                    break
+        return position
+
+    def _size(self, path: Path) -> int | None:
+        if self._cap is not None:
+            return self._cap.get(path.name)
+        return path.stat().st_size
+
+    def partitions(self, start: dict, end: dict) -> list[FilePiece]:
+        pieces: list[FilePiece] = []
+        if start == end:
+            return pieces
+        for path in self.options.files():
+            if not (start["file"] <= path.name <= end["file"]):
+                continue
+            begin, line = (start["byte"], start["line"]) if path.name == start["file"] else (0, 0)
+            stop = end["byte"] if path.name == end["file"] else path.stat().st_size
+            if path.name != end["file"] and self.options.format_of(path) in LINE_FORMATS:
+                stop, _ = _scan_lines(path, begin, stop, None)
+            if stop <= begin:
+                continue
+            pieces.extend(_pieces(self.options, path, begin, stop, line, None))
+        return pieces
+
+    def read(self, partition: FilePiece):
+        yield from read_piece(partition, self.options.stream)
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+# Planning (driver) --------------------------------------------------------------------------
+
+
+def _scan_lines(path: Path, begin: int, size: int, budget: int | None) -> tuple[int, int]:
+    """(byte after the last complete line within [begin, size) and at most `budget` lines, lines)."""
+    lines, end = 0, begin
+    with path.open("rb") as handle:
+        handle.seek(begin)
+        offset = begin
+        while offset < size:
+            block = handle.read(min(1 << 22, size - offset))
+            if not block:
+                break
+            if budget is None:
+                last = block.rfind(b"\n")
+                if last >= 0:
+                    lines += block.count(b"\n")
+                    end = offset + last + 1
+            else:
+                position = 0
+                while lines < budget:
+                    found = block.find(b"\n", position)
+                    if found < 0:
+                        break
+                    lines += 1
+                    position = found + 1
+                    end = offset + position
+                if lines >= budget:
+                    break
+            offset += len(block)
+    return end, lines
+
+
+def _pieces(options: SourceOptions, path: Path, begin: int, end: int, first_line: int,
+            arrival: int | None) -> list[FilePiece]:
+    fmt = options.format_of(path)
+    stamp = options.timestamp_of(fmt)
+    if stamp == "graph" and fmt not in ("trig", "nq"):
+        raise SourceOptionError(f"timestamp graph: only .trig / .nq files carry graph times, not {path.name}")
+    if fmt in ("trig", "nq") and stamp != "graph":
+        raise SourceOptionError(f"{path.name}: a timestamped-graph file takes its times from the graphs "
+                                "(timestamp graph)")
+    if stamp == "inline" and fmt != "tnt":
+        raise SourceOptionError(f"timestamp inline: only .tnt lines carry a timestamp, not {path.name}")
+    file_time = None
+    if stamp == "arrival":
+        file_time = arrival if arrival is not None else int(path.stat().st_mtime * 1000)
+    elif stamp == "filename":
+        numbers = re.findall(r"\d+", path.stem)
+        if not numbers:
+            raise SourceOptionError(f"timestamp filename: no number in the file name {path.name}")
+        file_time = int(numbers[-1]) * options.timestamp_scale
+    elif re.fullmatch(r"-?\d+", stamp):
+        file_time = int(stamp)
+    if fmt not in LINE_FORMATS or end - begin <= _TARGET_PIECE_BYTES:
+        return [FilePiece(str(path), fmt, begin, end, first_line, stamp, file_time)]
+    count = max(1, min(options.partitions, (end - begin) // _TARGET_PIECE_BYTES))
+    pieces = []
+    with path.open("rb") as handle:
+        handle.seek(begin)
+        data = handle.read(end - begin)
+    cut, line = 0, first_line
+    for k in range(1, count + 1):
+        if k == count:
+            stop = len(data)
+        else:
+            stop = data.find(b"\n", len(data) * k // count)
+            stop = len(data) if stop < 0 else stop + 1
+        if stop > cut:
+            pieces.append(FilePiece(str(path), fmt, begin + cut, begin + stop, line, stamp, file_time))
+            line += data.count(b"\n", cut, stop)
+            cut = stop
+    return pieces
+
+
+# Parsing (executors) --------------------------------------------------------------------------
+
+
+def read_piece(piece: FilePiece, stream: str) -> Iterator:
+    """Parse one piece into Arrow record batches of the source's columns."""
+    import pyarrow as pa
+
+    if piece.fmt == "none":
+        return
+    columns = {name: [] for name in COLUMNS}
+    for row in parse_piece(piece):
+        s, p, o, ts, rejected = row
+        columns["s"].append(s)
+        columns["p"].append(p)
+        columns["o"].append(o)
+        columns["ts"].append(ts)
+        columns["rejected"].append(rejected)
+    if not columns["s"]:
+        return
+    columns["stream"] = [stream] * len(columns["s"])
+    yield pa.RecordBatch.from_arrays(
+        [pa.array(columns[name], type=pa.int64() if name == "ts" else pa.string()) for name in COLUMNS],
+        names=list(COLUMNS))
+
+
+def parse_piece(piece: FilePiece) -> Iterator[tuple]:
+    """(s, p, o, ts, None) per triple and (None, None, None, None, "FILE:LINE: reason") per dead letter."""
+    from ..formats import Rejected, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
+    from ..terms import Dictionary
+
+    terms = Dictionary()
+    with open(piece.path, "rb") as handle:
+        handle.seek(piece.start)
+        data = handle.read(piece.end - piece.start)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        yield None, None, None, None, f"{piece.path}:{piece.first_line + 1}: not UTF-8 text ({error.reason}); set aside"
+        return
+    name = piece.path
+    if piece.fmt == "tnt":
+        elements = read_tnt(text.splitlines(), terms, tick_ms=1, filename=name)
+    elif piece.fmt == "nt":
+        elements = read_ntriples_at(text.splitlines(), terms, timestamp=0, filename=name)
+    elif piece.fmt == "ttl":
+        elements = read_rdf_document_at(text, terms, timestamp=0, rdf_format="turtle", filename=name)
+    else:
+        elements = read_timestamped_graphs(text, terms, rdf_format="trig" if piece.fmt == "trig" else "nquads",
+                                           filename=name)
+    keys = terms.keys
+    fixed = piece.file_time
+    shift = piece.first_line
+    for element in elements:
+        if isinstance(element, Rejected):
+            yield None, None, None, None, f"{element.filename}:{element.line + shift}: {element.reason}"
+            continue
+        s, p, o = element.fact[1]
+        yield keys[s], keys[p], keys[o], element.time_point if fixed is None else fixed, None
