@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="a static graph: FILE joins every query's default graph; IRI=FILE is graph <IRI> "
                             "for FROM <IRI> / FROM NAMED <IRI>; repeatable")
     query.add_argument("--engine", choices=["local", "spark"], default="local")
+    query.add_argument("--master", help="--engine spark: the Spark master URL (default local[2])")
+    query.add_argument("--checkpoint", metavar="DIR",
+                       help="--engine spark: offsets and engine state; a restarted run goes on from there")
+    query.add_argument("--batch-lines", type=int, metavar="N",
+                       help="--engine spark: stream lines per micro-batch (default 50000)")
     query.add_argument("--format", choices=["json", "sparql-json"], default="json",
                        help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}; sparql-json: W3C SPARQL 1.1 JSON results with \"t\"")
     query.add_argument("--report", choices=["on-window-close", "non-empty-content"], default="on-window-close",
@@ -154,6 +159,10 @@ def _reason(options) -> int:
 
 
 def _query(options) -> int:
+    if options.engine == "spark":
+        from .spark.cli import cli_run
+
+        return cli_run(options, UserError)
     from .query.cli import run_query
 
     return run_query(options, UserError)
