@@ -65,6 +65,7 @@ class DriverState:
 
     engine: RSPEngine
     streams: list[str]
+    collector: _Collector
     last_batch: int = -1
     pending: dict[str, deque] = field(default_factory=dict)
     rows: int = 0
@@ -99,6 +100,20 @@ class Progress:
         err.flush()
 
 
+class _Collector:
+    """Subscribed to the engine: every report, also those made while pushing (tuple windows, late data)."""
+
+    def __init__(self):
+        self.results: list = []
+
+    def __call__(self, result) -> None:
+        self.results.append(result)
+
+    def take(self) -> list:
+        taken, self.results = self.results, []
+        return taken
+
+
 class MicroBatchDriver:
     """`foreachBatch(driver)`: feeds the engine from micro-batches, writes results, saves its state."""
 
@@ -118,7 +133,9 @@ class MicroBatchDriver:
             self.dead_letters.rewind(saved.dead_position)
         else:
             order = list(streams) if streams is not None else list(engine.streams)
-            self.state = DriverState(engine, order, pending={iri: deque() for iri in order})
+            collector = _Collector()
+            engine.subscribe(collector)
+            self.state = DriverState(engine, order, collector, pending={iri: deque() for iri in order})
         self.resumed = saved is not None
         self._last_end = time.perf_counter()
 
@@ -150,9 +167,8 @@ class MicroBatchDriver:
         started = time.perf_counter()
         report = BatchReport(batch_id, rows=table.num_rows)
         dead = self._split(table)
-        results: list = []
-        self._release(results, final=False)
-        self._commit(batch_id, results, dead, report, started)
+        self._release(final=False)
+        self._commit(batch_id, self.state.collector.take(), dead, report, started)
         return report
 
     def finish(self) -> list:
@@ -161,9 +177,9 @@ class MicroBatchDriver:
         if state.finished:
             return []
         started = time.perf_counter()
-        results: list = []
-        self._release(results, final=True)
-        results.extend(state.engine.finish())
+        self._release(final=True)
+        state.engine.finish()
+        results = state.collector.take()
         state.finished = True
         report = BatchReport(state.last_batch)
         self._commit(state.last_batch, results, [], report, started, final=True)
@@ -223,7 +239,7 @@ class MicroBatchDriver:
         ids = np.fromiter((intern(key) for key in keys), dtype=np.int64, count=len(keys))
         return ids[encoded.indices.to_numpy(zero_copy_only=False)].tolist()
 
-    def _release(self, results: list, *, final: bool) -> None:
+    def _release(self, *, final: bool) -> None:
         """Feed the engine: one stream in arrival order, several merged by time (as heapq.merge does)."""
         state = self.state
         pending = state.pending
@@ -231,7 +247,7 @@ class MicroBatchDriver:
         if len(order) == 1:
             queue = pending[order[0]]
             if queue:
-                self._feed(order[0], list(queue), results)
+                self._feed(order[0], list(queue))
                 queue.clear()
             return
         while True:
@@ -245,9 +261,9 @@ class MicroBatchDriver:
             run = []
             while queue and (bound is None or (queue[0][0], chosen) < bound):
                 run.append(queue.popleft())
-            self._feed(order[chosen], run, results)
+            self._feed(order[chosen], run)
 
-    def _feed(self, stream: str, elements: list, results: list) -> None:
+    def _feed(self, stream: str, elements: list) -> None:
         """Push (ts, triple) elements in order; before a later timestamp, advance the watermark to it."""
         engine = self.engine
         delay = self.delay_ms
@@ -260,7 +276,7 @@ class MicroBatchDriver:
                 stop += 1
             target = stamp - delay
             if engine.watermark is None or target > engine.watermark:
-                results.extend(engine.advance_to(target))
+                engine.advance_to(target)
             engine.push_ids(stream, elements[start:stop])
             start = stop
 
