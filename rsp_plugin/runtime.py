@@ -125,6 +125,7 @@ class RegisteredQuery:
         """Call `callback(result)` for every report of this query."""
         self._callbacks.append(callback)
 
+
     def results(self) -> Iterator[QueryResult]:
         """The reports made since the last call (collected from the first call on)."""
         self.keep_results = True
@@ -645,6 +646,12 @@ class RSPEngine:
     def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
         """Call `callback(result)` for every report of every query."""
         self._callbacks.append(callback)
+
+    def __getstate__(self):
+        """All of it (windows, materializations, R2S memory, observers: they must pickle too)."""
+        state = dict(self.__dict__)
+        state["_emitted"] = None
+        return state
 
     def results(self) -> Iterator[QueryResult]:
         """Reports of all queries made since the last call (collected from the first call on)."""

@@ -48,9 +48,21 @@ class QueryEvaluator:
         self.query = query
         self.terms = terms
         self.cache = cache or TermCache(terms)
+        self.fast = fast
         self.plan = check_plan(compile_fast(query.algebra)) if fast else None
         self._ordered = _has_order_by(query.algebra.algebra)
         self._graphs: dict[int, object] = {}
+
+    def __getstate__(self):
+        """The plan and the rdflib views are rebuilt from the query after unpickling."""
+        state = dict(self.__dict__)
+        state["plan"] = None
+        state["_graphs"] = {}
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.plan = check_plan(compile_fast(self.query.algebra)) if self.fast else None
 
     @property
     def uses_fast_path(self) -> bool:

@@ -119,3 +119,9 @@ class ContinuousQuery:
 
     def __repr__(self) -> str:
         return f"<ContinuousQuery {self.name or self.filename} {self.r2s.value} {self.form} windows={len(self.windows)}>"
+
+    def __reduce__(self):
+        """Pickled as its text: rdflib's algebra is rebuilt by parsing it again."""
+        from .syntax import reparse
+
+        return reparse, (self.text, self.filename, self.base)

@@ -72,6 +72,11 @@ def parse_query(text: str, filename: str = "<query>", *, base: str | None = None
     return _Builder(text, filename, base).build(tree)
 
 
+def reparse(text: str, filename: str, base: str | None) -> ContinuousQuery:
+    """`parse_query` with positional arguments (how a pickled query comes back)."""
+    return parse_query(text, filename, base=base)
+
+
 def parse_query_file(path: str | Path) -> ContinuousQuery:
     path = Path(path)
     try:
