@@ -290,7 +290,7 @@ class Materializer:
         facts = []
         for triple in triples:
             term = triple[2]
-            if term in seen:
+            if term in seen or keys[term][0] != '"':  # (only literals are remembered)
                 continue
             seen.add(term)
             for name, datatype in literal_facts(keys[term]):
