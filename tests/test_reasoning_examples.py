@@ -5,7 +5,7 @@ Triples are written short: `A isIn B` is <http://example.org/A> <http://example.
 """
 
 import pytest
-from rdflib import Graph
+from rdflib import Dataset, Graph, URIRef
 
 from rsp_plugin.errors import RuleSyntaxError
 from rsp_plugin.reasoning import BackgroundError, Materializer, intern_triples
@@ -539,3 +539,22 @@ def test_before_the_first_time_point_what_holds_is_the_background_closure():
     m.advance_to(5, [triple(terms, "y a C")])
     assert {"x a D", "y a D"} <= {shown(terms, t) for t in m.holding()}
     assert m.expires(triple(terms, "y a D")) == 5
+
+
+@pytest.mark.parametrize("suffix, rdflib_format", [(".nt", "nt"), (".rdf", "xml"), (".jsonld", "json-ld"),
+                                                    (".trig", "trig"), (".nq", "nquads")])
+def test_background_in_any_rdflib_format(tmp_path, suffix, rdflib_format):
+    path = tmp_path / f"schema{suffix}"
+    schema = graph("ex:C rdfs:subClassOf ex:D . ex:D rdfs:subClassOf ex:E .")
+    if rdflib_format in ("trig", "nquads"):  # a dataset: its graphs are merged
+        dataset = Dataset()
+        for number, t in enumerate(schema):
+            dataset.graph(URIRef(f"http://example.org/g{number}")).add(t)
+        dataset.serialize(path, format=rdflib_format)
+    else:
+        schema.serialize(path, format=rdflib_format, encoding="utf-8")
+    terms = Dictionary()
+    m = Materializer("rdfs", window=1, background=path, terms=terms)
+    m.advance_to(0, [triple(terms, "x a C")])
+    assert {"C rdfs:subClassOf E", "x a E"} <= {shown(terms, t) for t in m.holding()}
+    assert m.expires(triple(terms, "C rdfs:subClassOf E")) == NEVER_EXPIRES

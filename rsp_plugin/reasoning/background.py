@@ -1,7 +1,8 @@
 """Background knowledge in, id triples out: rdflib graphs and files at the edge, ints inside.
 
 A background source is an `rdflib.Graph`, a path to an RDF file in any format
-rdflib reads (guessed from the extension, Turtle otherwise), or an iterable of
+rdflib reads (guessed from the extension, Turtle otherwise; the graphs of a
+dataset, TriG or N-Quads, are merged), or an iterable of
 (s, p, o) id triples already interned. Terms become the keys of
 `rsp_plugin.terms` (their N-Triples form), so that a background IRI and the
 same IRI read from a `.tnt` stream are one id.
@@ -22,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from rdflib import BNode, Graph, Literal, URIRef
+from rdflib import BNode, Dataset, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3, guess_format
 
@@ -102,14 +103,21 @@ def load_background(source, terms: Dictionary) -> list[Triple]:
     return triples
 
 
-def _parse_file(path: Path) -> Graph:
+_QUAD_FORMATS = {"trig", "nquads", "trix"}
+
+
+def _parse_file(path: Path):
+    """The file's triples; for datasets (TriG, N-Quads, TriX), those of all its graphs."""
     if not path.is_file():
         raise BackgroundError("cannot read the background knowledge: no such file", str(path), 1, 1)
-    graph = Graph()
+    rdf_format = guess_format(str(path)) or "turtle"
+    graph = Dataset(default_union=True) if rdf_format in _QUAD_FORMATS else Graph()
     try:
-        graph.parse(str(path), format=guess_format(str(path)) or "turtle")
+        graph.parse(str(path), format=rdf_format)
     except Exception as error:  # rdflib's parsers raise many kinds; all mean "not readable RDF"
         line = getattr(error, "lines", None) or getattr(error, "lineno", None) or 1
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise BackgroundError(f"not readable RDF: {message}", str(path), int(line), 1) from None
+    if isinstance(graph, Dataset):
+        return {(s, p, o) for s, p, o, _ in graph.quads((None, None, None, None))}
     return graph
