@@ -95,8 +95,8 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
         engine.register_query(text, filename=filename, report=ReportPolicy(report))
     frame = None
     total = 0
-    for iri, source in pairs:
-        part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, options or {})
+    for lane, (iri, source) in enumerate(pairs):
+        part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, options or {}, lane)
         total = None if total is None or not isinstance(source, (str, Path)) else total + _line_count(source)
         frame = part if frame is None else frame.unionByName(part)
     if progress is True:
@@ -104,7 +104,8 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
     elif progress is False:
         progress = None
     store = StateStore(checkpoint) if checkpoint is not None else None
-    driver = MicroBatchDriver(engine, sink_for(sink, spark), streams=streams, delay_ms=delay_ms, store=store,
+    lanes = [str(iri) for iri, _ in pairs]  # one per source, merged by time as the local replay merges files
+    driver = MicroBatchDriver(engine, sink_for(sink, spark), streams=lanes, delay_ms=delay_ms, store=store,
                               dead_letters=DeadLetters(dead_letters), progress=progress)
     writer = frame.writeStream.foreachBatch(driver)
     if checkpoint is not None:
@@ -126,7 +127,7 @@ def _query_text(query) -> tuple[str, str]:
     return text, "<query>"
 
 
-def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict):
+def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict, lane: int):
     from pyspark.sql import functions as F
 
     if isinstance(source, (str, Path)):
@@ -140,7 +141,7 @@ def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict)
         frame = source
     if "rejected" not in frame.columns:
         frame = frame.withColumn("rejected", F.lit(None).cast("string"))
-    return frame.select(*COLUMNS)
+    return frame.select(*COLUMNS).withColumn("lane", F.lit(lane))
 
 
 def _line_count(path) -> int:

@@ -5,61 +5,23 @@ continuous-query engine (windows, materialization, annotations, the R2S
 memory of ISTREAM / DSTREAM) lives in the driver and is saved here, under
 `<checkpoint>/rsp-state/`, one file per committed batch, written whole and
 renamed into place (a crash leaves the previous one intact). The two latest
-are kept.
-
-The engine pickles whole, with one exception handled here: rdflib's SPARQL
-algebra nodes (`CompValue`, an OrderedDict whose `__init__` needs a name)
-pickle but do not unpickle by default; the pickler here rebuilds them.
+are kept. The engine pickles whole (a query as its text, its plans made again on load).
 """
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import re
-from collections import OrderedDict
 from pathlib import Path
 
 _STATE = re.compile(r"state-(\d+)\.pickle\Z")
 KEEP = 2
 
 
-def _new_comp_value(cls):
-    value = cls.__new__(cls)
-    OrderedDict.__init__(value)
-    return value
-
-
-def _set_attributes(value, attributes):
-    value.__dict__.update(attributes)
-
-
-class _EnginePickler(pickle.Pickler):
-    """A pickler that also rebuilds rdflib's algebra nodes (CompValue and its subclasses, e.g. Expr).
-
-    The node is made empty first and filled after (items, then attributes), so
-    that cycles through it (an expression's context) pickle like any other.
-    """
-
-    def reducer_override(self, obj):
-        if _COMP_VALUE is not None and isinstance(obj, _COMP_VALUE):
-            items = [(key, dict.__getitem__(obj, key)) for key in list(dict.keys(obj))]
-            return _new_comp_value, (type(obj),), dict(obj.__dict__), None, iter(items), _set_attributes
-        return NotImplemented
-
-
-try:
-    from rdflib.plugins.sparql.parserutils import CompValue as _COMP_VALUE
-except ImportError:  # pragma: no cover - rdflib is a dependency
-    _COMP_VALUE = None
-
-
 def dumps(state) -> bytes:
     """Pickle a driver state (an RSPEngine inside) so that `loads` gives it back."""
-    buffer = io.BytesIO()
-    _EnginePickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
-    return buffer.getvalue()
+    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def loads(data: bytes):

@@ -67,7 +67,7 @@ class DriverState:
     streams: list[str]
     collector: _Collector
     last_batch: int = -1
-    pending: dict[str, deque] = field(default_factory=dict)
+    pending: dict[int, deque] = field(default_factory=dict)
     rows: int = 0
     set_aside: int = 0
     results: int = 0
@@ -135,7 +135,7 @@ class MicroBatchDriver:
             order = list(streams) if streams is not None else list(engine.streams)
             collector = _Collector()
             engine.subscribe(collector)
-            self.state = DriverState(engine, order, collector, pending={iri: deque() for iri in order})
+            self.state = DriverState(engine, order, collector, pending={lane: deque() for lane in range(len(order))})
         self.resumed = saved is not None
         self._last_end = time.perf_counter()
 
@@ -207,26 +207,44 @@ class MicroBatchDriver:
         predicates = self._ids(table.column("p"))
         objects = self._ids(table.column("o"))
         stamps = table.column("ts").to_pylist()
-        streams = pc.dictionary_encode(table.column("stream").combine_chunks())
-        names = streams.dictionary.to_pylist()
-        pending = self.state.pending
         triples = list(zip(subjects, predicates, objects))
-        if len(names) == 1:
-            groups = [(names[0], stamps, triples)]
-        else:
-            codes = streams.indices.to_pylist()
-            groups = []
-            for code, iri in enumerate(names):
-                chosen = [k for k, c in enumerate(codes) if c == code]
-                groups.append((iri, [stamps[k] for k in chosen], [triples[k] for k in chosen]))
-        for iri, group_stamps, group_triples in groups:
-            queue = pending.get(iri)
-            if queue is None:
-                dead.extend(f"{iri}: stream <{iri}> is not one of the query's sources; set aside"
+        pending = self.state.pending
+        for lane, group_stamps, group_triples, stray in self._lanes(table, stamps, triples):
+            if stray is not None:
+                dead.extend(f"{stray}: stream <{stray}> is not one of the query's sources; set aside"
                             for _ in group_stamps)
                 continue
-            queue.extend(zip(group_stamps, group_triples))
+            pending[lane].extend(zip(group_stamps, group_triples))
         return dead
+
+    def _lanes(self, table, stamps: list, triples: list):
+        """(lane, stamps, triples, None) per source in the batch, each in arrival order; (.., iri) for a stranger.
+
+        A lane is one source: the `lane` column that `run_query` adds says which,
+        else the stream IRI does (one source per stream).
+        """
+        import pyarrow.compute as pc
+
+        streams = self.state.streams
+        if "lane" in table.column_names:
+            codes = table.column("lane").to_pylist()
+            lanes = sorted(set(codes))
+            labels = {lane: (lane, None) if 0 <= lane < len(streams) else (None, f"lane {lane}") for lane in lanes}
+        else:
+            encoded = pc.dictionary_encode(table.column("stream").combine_chunks())
+            names = encoded.dictionary.to_pylist()
+            codes = encoded.indices.to_pylist()
+            lanes = list(range(len(names)))
+            labels = {code: (streams.index(iri), None) if iri in streams else (None, iri)
+                      for code, iri in enumerate(names)}
+        if len(lanes) == 1:
+            lane, stray = labels[lanes[0]]
+            yield lane, stamps, triples, stray
+            return
+        for code in lanes:
+            lane, stray = labels[code]
+            chosen = [k for k, c in enumerate(codes) if c == code]
+            yield lane, [stamps[k] for k in chosen], [triples[k] for k in chosen], stray
 
     def _ids(self, column) -> list[int]:
         """Term ids of a column of N-Triples keys, interning each distinct key once."""
@@ -240,28 +258,28 @@ class MicroBatchDriver:
         return ids[encoded.indices.to_numpy(zero_copy_only=False)].tolist()
 
     def _release(self, *, final: bool) -> None:
-        """Feed the engine: one stream in arrival order, several merged by time (as heapq.merge does)."""
+        """Feed the engine: one source in arrival order, several merged by time (as heapq.merge does)."""
         state = self.state
         pending = state.pending
-        order = state.streams
-        if len(order) == 1:
-            queue = pending[order[0]]
+        streams = state.streams
+        if len(streams) == 1:
+            queue = pending[0]
             if queue:
-                self._feed(order[0], list(queue))
+                self._feed(streams[0], list(queue))
                 queue.clear()
             return
         while True:
-            live = [k for k, iri in enumerate(order) if pending[iri]]
-            if not live or (not final and len(live) < len(order)):
+            live = [lane for lane in range(len(streams)) if pending[lane]]
+            if not live or (not final and len(live) < len(streams)):
                 return
-            heads = sorted((pending[order[k]][0][0], k) for k in live)
+            heads = sorted((pending[lane][0][0], lane) for lane in live)
             chosen = heads[0][1]
             bound = heads[1] if len(heads) > 1 else None
-            queue = pending[order[chosen]]
+            queue = pending[chosen]
             run = []
             while queue and (bound is None or (queue[0][0], chosen) < bound):
                 run.append(queue.popleft())
-            self._feed(order[chosen], run)
+            self._feed(streams[chosen], run)
 
     def _feed(self, stream: str, elements: list) -> None:
         """Push (ts, triple) elements in order; before a later timestamp, advance the watermark to it."""

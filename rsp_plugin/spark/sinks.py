@@ -4,9 +4,10 @@ A sink takes the results of one micro-batch at a time: `write(batch_id, results)
 Sinks that can rewind tell where they are (`position()`) and go back there
 (`rewind(position)`): the driver saves the position with its state, so that a
 restarted job first cuts what the interrupted batch had written, and no result
-is written twice. A file sink is exactly once this way; the console and HTTP
-sinks are at least once for the batch that was in flight (the HTTP sink sends
-the batch id with each request, so that a receiver can drop a repeat).
+is written twice. A file sink is exactly once this way, and so is the console when stdout is a file
+appended to (`>> out.jsonl`); a terminal, a pipe and the HTTP sink are at least
+once for the batch that was in flight (the HTTP sink sends the batch id with
+each request, so that a receiver can drop a repeat).
 
 >>> sink = sink_for("console")
 >>> sink
@@ -61,6 +62,30 @@ class ConsoleSink(Sink):
         for result in results:
             out.write(result_line(result, self.fmt) + "\n")
         out.flush()
+
+    def _file(self):
+        """The descriptor of the output when it is a regular file (`>> out.jsonl`), else None."""
+        import stat
+
+        out = self.out or sys.stdout
+        try:
+            descriptor = out.fileno()
+            return descriptor if stat.S_ISREG(os.fstat(descriptor).st_mode) else None
+        except (AttributeError, OSError, ValueError):
+            return None
+
+    def position(self):
+        """Where a file behind stdout ends: a restart appending to it (`>>`) cuts a half-written batch."""
+        descriptor = self._file()
+        if descriptor is None:
+            return None
+        (self.out or sys.stdout).flush()
+        return os.fstat(descriptor).st_size
+
+    def rewind(self, position) -> None:
+        descriptor = self._file()
+        if descriptor is not None and position is not None and os.fstat(descriptor).st_size > position:
+            os.ftruncate(descriptor, position)
 
 
 class _FileSink(Sink):
