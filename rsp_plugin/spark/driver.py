@@ -248,14 +248,13 @@ class MicroBatchDriver:
 
     def _ids(self, column) -> list[int]:
         """Term ids of a column of N-Triples keys, interning each distinct key once."""
-        import numpy as np
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         encoded = pc.dictionary_encode(column.combine_chunks())
         intern = self.engine.terms.intern
-        keys = encoded.dictionary.to_pylist()
-        ids = np.fromiter((intern(key) for key in keys), dtype=np.int64, count=len(keys))
-        return ids[encoded.indices.to_numpy(zero_copy_only=False)].tolist()
+        ids = pa.array([intern(key) for key in encoded.dictionary.to_pylist()], type=pa.int64())
+        return ids.take(encoded.indices).to_pylist()
 
     def _release(self, *, final: bool) -> None:
         """Feed the engine: one source in arrival order, several merged by time (as heapq.merge does)."""
