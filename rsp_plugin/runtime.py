@@ -134,6 +134,17 @@ class RegisteredQuery:
 
     # when this query reports -------------------------------------------------------------
 
+    def snapshot(self) -> Snapshot:
+        """What the query reads now: its windows as they were last moved, and its static graphs."""
+        default_parts = list(self.static_default)
+        named = dict(self.static_named)
+        for clause, shared in self.windows:
+            if clause.name is None:
+                default_parts.append(shared.view.content)
+            else:
+                named[clause.name] = shared.view.content
+        return Snapshot(default_parts, named)
+
     def first_seen(self) -> int | None:
         stamps = [shared.window.first_timestamp for _, shared in self.windows
                   if shared.window.first_timestamp is not None]
@@ -603,21 +614,13 @@ class RSPEngine:
 
     def _report(self, query: RegisteredQuery, tau: int) -> None:
         query.last_instant = tau
-        default_parts = list(query.static_default)
-        named = dict(query.static_named)
-        non_empty = False
-        for clause, shared in query.windows:
+        for _, shared in query.windows:
             shared.view.advance(tau)
-            if not shared.window.is_empty():
-                non_empty = True
-            if clause.name is None:
-                default_parts.append(shared.view.content)
-            else:
-                named[clause.name] = shared.view.content
-        if query.policy is ReportPolicy.NON_EMPTY_CONTENT and not non_empty:
+        if query.policy is ReportPolicy.NON_EMPTY_CONTENT and all(
+                shared.window.is_empty() for _, shared in query.windows):
             return
         try:
-            answer = query.evaluator.evaluate(Snapshot(default_parts, named), tau)
+            answer = query.evaluator.evaluate(query.snapshot(), tau)
         except Exception as error:  # rdflib raises plain exceptions for some type errors
             self.errors.append(f"query {query.name} at t={tau}: evaluation failed: {type(error).__name__}: {error}")
             return

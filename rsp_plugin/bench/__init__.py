@@ -16,4 +16,8 @@ def run_suite(options) -> int:
         from .materialize import run
 
         return run(options)
+    if options.suite == "query":
+        from .query import run
+
+        return run(options)
     raise ValueError(f"unknown benchmark suite {options.suite!r}")
