@@ -20,7 +20,8 @@ Options:
     stream               the stream IRI of every row (default: the path's file: URI)
     format               auto (default) | tnt | nt | ttl | trig | nq
     timestamp            inline (.tnt) | graph (.trig/.nq) | filename | arrival | an integer (ms);
-                         default: inline, graph, and arrival for .nt/.ttl
+                         default: inline, graph, and arrival for .nt/.ttl (arrival: the file's
+                         modification time, so that a re-read batch is the same batch)
     timestampScale       filename timestamps: the last integer of the name times this (default 1)
     maxLinesPerTrigger   streaming: at most this many lines per micro-batch (default: all there is)
     numPartitions        how many parse tasks a large range is split into (default 2)
@@ -36,7 +37,6 @@ complete; files are taken in name order, so name them in arrival order.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -166,9 +166,8 @@ class RDFBatchReader(DataSourceReader):
 
     def partitions(self) -> list[FilePiece]:
         pieces: list[FilePiece] = []
-        now = int(time.time() * 1000)
         for path in self.options.files():
-            pieces.extend(_pieces(self.options, path, 0, path.stat().st_size, 0, now))
+            pieces.extend(_pieces(self.options, path, 0, path.stat().st_size, 0))
         return pieces or [FilePiece("", "none", 0, 0, 0, "inline", None)]
 
     def read(self, partition: FilePiece):
@@ -238,7 +237,7 @@ class RDFStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 stop, _ = _scan_lines(path, begin, stop, None)
             if stop <= begin:
                 continue
-            pieces.extend(_pieces(self.options, path, begin, stop, line, None))
+            pieces.extend(_pieces(self.options, path, begin, stop, line))
         return pieces
 
     def read(self, partition: FilePiece):
@@ -281,8 +280,7 @@ def _scan_lines(path: Path, begin: int, size: int, budget: int | None) -> tuple[
     return end, lines
 
 
-def _pieces(options: SourceOptions, path: Path, begin: int, end: int, first_line: int,
-            arrival: int | None) -> list[FilePiece]:
+def _pieces(options: SourceOptions, path: Path, begin: int, end: int, first_line: int) -> list[FilePiece]:
     fmt = options.format_of(path)
     stamp = options.timestamp_of(fmt)
     if stamp == "graph" and fmt not in ("trig", "nq"):
@@ -294,7 +292,7 @@ def _pieces(options: SourceOptions, path: Path, begin: int, end: int, first_line
         raise SourceOptionError(f"timestamp inline: only .tnt lines carry a timestamp, not {path.name}")
     file_time = None
     if stamp == "arrival":
-        file_time = arrival if arrival is not None else int(path.stat().st_mtime * 1000)
+        file_time = int(path.stat().st_mtime * 1000)  # when the file arrived; the same on a re-read
     elif stamp == "filename":
         numbers = re.findall(r"\d+", path.stem)
         if not numbers:
