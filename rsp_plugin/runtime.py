@@ -251,6 +251,15 @@ class RSPEngine:
         del self._streams[str(iri)]
 
     @property
+    def inconsistencies(self) -> list[str]:
+        """What the materializations found inconsistent so far (OWL 2 RL rules with a false head)."""
+        found = []
+        for shared in self._windows.values():
+            for inconsistency in getattr(shared.view, "inconsistencies", ()):
+                found.append(f"<{shared.stream}> {shared.key[1]}: {inconsistency.describe(self.terms)}")
+        return found
+
+    @property
     def streams(self) -> list[str]:
         return list(self._streams)
 

@@ -285,3 +285,43 @@ def test_an_out_of_order_element_inside_the_current_window_is_taken_an_older_one
     assert _shown(engine.advance_to(5000)) == {4000: ["late_but_in_window"], 5000: []}
     assert [str(r) for r in engine.rejected] == [
         "s.tnt:1: late: timestamp 1500 is older than every window still to be reported (watermark 3000); set aside"]
+
+
+def test_from_named_graphs_are_read_with_graph(tmp_path):
+    rooms = tmp_path / "rooms.ttl"
+    rooms.write_text("@prefix ex: <http://ex/> . ex:o ex:in ex:kitchen .\n")
+    query = (f"SELECT ?x ?room FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] FROM NAMED <{rooms.as_uri()}> "
+             f"WHERE {{ ?x ex:p ?o GRAPH <{rooms.as_uri()}> {{ ?o ex:in ?room }} }}")
+    assert run(query, {S: [element(500, "a")]}) == {1000: [("a", "kitchen")]}
+    #  a named graph is not in the default graph
+    default_only = query.replace(f"GRAPH <{rooms.as_uri()}> {{ ?o ex:in ?room }}", ". ?o ex:in ?room")
+    assert run(default_only, {S: [element(500, "a")]}) == {1000: []}
+
+
+def test_entailment_and_rules_together_use_the_materializer_with_the_program_on_top(tmp_path):
+    ontology = tmp_path / "onto.ttl"
+    ontology.write_text("@prefix ex: <http://ex/> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                        "ex:Cat rdfs:subClassOf ex:Animal .\n")
+    program = tmp_path / "pets.lars"
+    program.write_text("@prefix ex: <http://ex/> .\n?x a ex:Pet :- ?x a ex:Animal, ?x ex:owner ?y .\n")
+    query = (f"SELECT ?x FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] FROM <{ontology.as_uri()}> "
+             f"ENTAILMENT <http://www.w3.org/ns/entailment/RDFS> RULES <{program.as_uri()}> "
+             "WHERE { ?x a ex:Pet }")
+    cat = "<http://ex/Cat>"
+    stream = [element(500, "tom", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>", cat),
+              element(1500, "tom", "<http://ex/owner>", "<http://ex/ann>")]
+    #  tom is a Pet while both triples are in the window: [1500, 2500) for the owner, [500, 2500) for the type
+    assert run(query, {S: stream}) == {1000: [], 2000: ["tom"], 3000: []}
+
+
+def test_inconsistencies_found_by_the_materialization_are_reported(tmp_path):
+    ontology = tmp_path / "onto.ttl"
+    ontology.write_text("@prefix ex: <http://ex/> . @prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+                        "ex:Cat owl:disjointWith ex:Dog .\n")
+    engine = RSPEngine()
+    query = (f"SELECT ?x FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] FROM <{ontology.as_uri()}> "
+             "ENTAILMENT <http://www.w3.org/ns/owl-profile/RL> WHERE { ?x a ex:Cat }")
+    kind = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    stream = [element(500, "rex", kind, "<http://ex/Cat>"), element(600, "rex", kind, "<http://ex/Dog>")]
+    assert run(query, {S: stream}, engine=engine) == {1000: ["rex"]}  # the stream goes on
+    assert len(engine.inconsistencies) == 1 and "cax-dw" in engine.inconsistencies[0]

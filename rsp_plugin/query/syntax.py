@@ -223,7 +223,8 @@ class _Builder:
         if kind == "STREAM":
             if form != "CONSTRUCT":
                 raise self.error("REGISTER STREAM makes a stream of triples: its query is a CONSTRUCT", kind_tree)
-            output_stream = name
+            # a bare name is read back as <name>, which resolves against the base like any IRI
+            output_stream = self.absolute(name) if name_token.type == "NAME" else name
         elif kind in ("RSTREAM", "ISTREAM", "DSTREAM") and form == "CONSTRUCT":
             output_stream = name
         return name, r2s, compute_every, output_stream
