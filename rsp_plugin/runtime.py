@@ -98,8 +98,9 @@ class RegisteredQuery:
 
     def __init__(self, name: str, query: ContinuousQuery, evaluator: QueryEvaluator, policy: ReportPolicy,
                  windows: list[tuple[WindowClause, _SharedWindow]], static_default: list, static_named: dict,
-                 period: int | None, floor: int | None):
+                 period: int | None, floor: int | None, t0: int = 0):
         self.name = name
+        self.t0 = t0
         self.query = query
         self.evaluator = evaluator
         self.policy = policy
@@ -173,10 +174,7 @@ class RegisteredQuery:
         return tau
 
     def _t0(self) -> int:
-        for _, shared in self.windows:
-            if isinstance(shared.window, TimeWindow):
-                return shared.window.t0
-        return 0
+        return self.t0
 
     def replay_end(self, last_of: Callable[[str], int | None]) -> int | None:
         """The last tau whose windows still reach the last element of their streams."""
@@ -316,7 +314,7 @@ class RSPEngine:
             shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program)))
         evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path)
         registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
-                                     period, self.watermark)
+                                     period, self.watermark, self.t0)
         if query.output_stream is not None:
             self.register_stream(query.output_stream)
             self._streams[query.output_stream].produced_by = name

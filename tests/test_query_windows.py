@@ -325,3 +325,14 @@ def test_inconsistencies_found_by_the_materialization_are_reported(tmp_path):
     stream = [element(500, "rex", kind, "<http://ex/Cat>"), element(600, "rex", kind, "<http://ex/Dog>")]
     assert run(query, {S: stream}, engine=engine) == {1000: ["rex"]}  # the stream goes on
     assert len(engine.inconsistencies) == 1 and "cax-dw" in engine.inconsistencies[0]
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_blank_nodes_a_construct_makes_are_new_per_solution_and_named_deterministically(fast_path):
+    query = ("CONSTRUCT { _:event ex:about ?x } FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] "
+             "WHERE { ?x ex:p ?o }")
+    stream = [element(500, "a"), element(600, "b"), element(1500, "a")]
+    first = run(query, {S: stream}, engine=RSPEngine(fast_path=fast_path))
+    assert first == run(query, {S: stream}, engine=RSPEngine(fast_path=fast_path))
+    blanks = {line.split()[0] for triples in first.values() for line in triples}
+    assert len(blanks) == 3 and all(blank.startswith("_:") for blank in blanks)  # one per solution

@@ -10,7 +10,7 @@ snapshot seen as an rdflib dataset (`dataset.py`). NOW() is the evaluation time.
 
 from __future__ import annotations
 
-from rdflib import URIRef
+from rdflib import BNode, URIRef
 from rdflib.plugins.sparql.evaluate import evalPart
 
 from ..terms import Dictionary
@@ -81,7 +81,7 @@ class QueryEvaluator:
                     found = contexts[graph_name] = query_context(graph, dataset, prologue, tau)
                 return found
 
-            run = FastEvaluation(self.plan, snapshot, self.cache, context_of)
+            run = FastEvaluation(self.plan, snapshot, self.cache, context_of, tau)
             form = self.plan.form
             if form == "SELECT":
                 variables, rows = run.select()
@@ -107,10 +107,25 @@ class QueryEvaluator:
                 self._graphs = {key: found}
         return found[1]
 
+    def _interner(self, tau: int):
+        """Terms to ids; a blank node the query made (rdflib names them at random) gets a name
+        from the evaluation time and its order of appearance, so that output is deterministic."""
+        cache, fresh = self.cache, {}
+
+        def intern(term):
+            if _is_blank(term) and cache.find(term) is None:
+                name = fresh.get(term)
+                if name is None:
+                    name = fresh[term] = self.terms.intern(f"_:t{tau}b{len(fresh) + 1}")
+                return name
+            return cache.intern(term)
+
+        return intern
+
     def _evaluate_with_rdflib(self, default, dataset, prologue, tau) -> Answer:
         context = query_context(default, dataset, prologue, tau)
         result = evalPart(context, self.query.algebra.algebra)
-        intern = self.cache.intern
+        intern = self._interner(tau)
         kind = result["type_"]
         if kind == "SELECT":
             variables = list(result["vars_"])
@@ -123,6 +138,10 @@ class QueryEvaluator:
             return Answer("ASK", boolean=bool(result["askAnswer"]))
         triples = [(intern(s), intern(p), intern(o)) for s, p, o in result["graph"]]
         return Answer("CONSTRUCT", triples=triples)
+
+
+def _is_blank(term) -> bool:
+    return isinstance(term, BNode)
 
 
 def _bound(rows: list[tuple]) -> list[tuple]:

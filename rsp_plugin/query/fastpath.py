@@ -250,8 +250,9 @@ def _expression_variables(expr) -> set[Variable]:
 class FastEvaluation:
     """One evaluation of a `FastPlan` over a snapshot: rows of ids, then the query's form."""
 
-    def __init__(self, plan: FastPlan, snapshot, cache, contexts: Callable[[str | None], Any]):
+    def __init__(self, plan: FastPlan, snapshot, cache, contexts: Callable[[str | None], Any], tau: int = 0):
         self.plan = plan
+        self.tau = tau
         self.snapshot = snapshot
         self.cache = cache
         self.terms = cache.terms
@@ -507,7 +508,7 @@ class FastEvaluation:
                     else:
                         if value not in blanks:
                             fresh += 1
-                            blanks[value] = self.terms.intern(f"_:c{fresh}")
+                            blanks[value] = self.terms.intern(f"_:t{self.tau}c{fresh}")  # one per solution
                         made.append(blanks[value])
                 if None not in made:  # as rdflib's template filling: any terms, unbound ones skip the triple
                     out[tuple(made)] = None
