@@ -45,14 +45,13 @@ from .query.content import TripleIndex
 from .query.evaluate import QueryEvaluator, Snapshot
 from .query.model import (
     ContinuousQuery,
-    CountWindow,
     NowWindow,
     RangeWindow,
     ReportPolicy,
     WindowClause,
 )
 from .query.rdfterms import TermCache
-from .query.results import Answer, QueryResult, ResultStream
+from .query.results import QueryResult, ResultStream
 from .query.syntax import parse_query
 from .query.views import MaterializedView, PlainView, RulesView
 from .query.windows import CountingWindow, TimeWindow
@@ -691,4 +690,4 @@ def _rdf_format(path: Path) -> str:
             ".jsonld": "json-ld", ".trig": "trig", ".nq": "nquads"}.get(path.suffix.lower(), "turtle")
 
 
-__all__ = ["RSPEngine", "RegisteredQuery", "TimestampedGraph", "Answer"]
+__all__ = ["RSPEngine", "RegisteredQuery", "TimestampedGraph"]

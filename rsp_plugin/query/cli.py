@@ -12,7 +12,6 @@ skipped; the replay ends with the last windows that still reach the data.
 from __future__ import annotations
 
 import heapq
-import itertools
 import json
 import sys
 from pathlib import Path

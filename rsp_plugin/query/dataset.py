@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from rdflib import BNode, ConjunctiveGraph, Graph, Literal, URIRef
+from rdflib import ConjunctiveGraph, Graph, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.plugins.sparql.evalutils import _eval
 from rdflib.plugins.sparql.operators import register_custom_function
@@ -140,4 +140,4 @@ for _iri in TIMESTAMP_FUNCTIONS:
     register_custom_function(_iri, _timestamp, override=True, raw=True)
 
 __all__ = ["ContentStore", "SnapshotDataset", "content_graph", "query_context", "TIMESTAMP_FUNCTIONS",
-           "DEFAULT_GRAPH", "BNode"]
+           "DEFAULT_GRAPH"]

@@ -10,7 +10,7 @@ snapshot seen as an rdflib dataset (`dataset.py`). NOW() is the evaluation time.
 
 from __future__ import annotations
 
-from rdflib import BNode, URIRef
+from rdflib import BNode, URIRef, Variable
 from rdflib.plugins.sparql.evaluate import evalPart
 
 from ..terms import Dictionary
@@ -124,8 +124,11 @@ class QueryEvaluator:
 
     def _evaluate_with_rdflib(self, default, dataset, prologue, tau) -> Answer:
         context = query_context(default, dataset, prologue, tau)
-        result = evalPart(context, self.query.algebra.algebra)
+        algebra = self.query.algebra.algebra
         intern = self._interner(tau)
+        if algebra.name == "ConstructQuery":
+            return Answer("CONSTRUCT", triples=self._construct(context, algebra, intern))
+        result = evalPart(context, algebra)
         kind = result["type_"]
         if kind == "SELECT":
             variables = list(result["vars_"])
@@ -136,8 +139,28 @@ class QueryEvaluator:
             return Answer("SELECT", tuple(str(v) for v in variables), _bound(rows), ordered=self._ordered)
         if kind == "ASK":
             return Answer("ASK", boolean=bool(result["askAnswer"]))
-        triples = [(intern(s), intern(p), intern(o)) for s, p, o in result["graph"]]
-        return Answer("CONSTRUCT", triples=triples)
+        raise ValueError(f"unexpected query form {kind}")  # pragma: no cover - the grammar allows no other
+
+    @staticmethod
+    def _construct(context, algebra, intern) -> list[tuple[int, int, int]]:
+        """CONSTRUCT as rdflib fills its template (fresh blank nodes per solution, unbound: no
+        triple), but in solution order, so that blank nodes are named deterministically."""
+        template = algebra.template or algebra.p.p.triples
+        out: dict[tuple[int, int, int], None] = {}
+        for solution in evalPart(context, algebra.p):
+            blanks: dict = {}
+            for triple in template:
+                made = []
+                for term in triple:
+                    if isinstance(term, BNode):
+                        made.append(blanks.setdefault(term, BNode()))
+                    elif isinstance(term, Variable):
+                        made.append(solution.get(term))
+                    else:
+                        made.append(term)
+                if None not in made:
+                    out[(intern(made[0]), intern(made[1]), intern(made[2]))] = None
+        return list(out)
 
 
 def _is_blank(term) -> bool:

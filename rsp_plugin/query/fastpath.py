@@ -29,7 +29,7 @@ from rdflib.namespace import XSD
 from rdflib.plugins.sparql.aggregates import Aggregator
 from rdflib.plugins.sparql.datatypes import type_promotion
 from rdflib.plugins.sparql.evalutils import _eval, _ebv, _val
-from rdflib.plugins.sparql.parserutils import CompValue, Expr
+from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import FrozenBindings, SPARQLError
 from rdflib.paths import Path
 
@@ -748,4 +748,4 @@ def check_plan(plan: FastPlan | None) -> FastPlan | None:
     return plan
 
 
-__all__ = ["FastPlan", "FastEvaluation", "compile_fast", "check_plan", "Counter", "Expr"]
+__all__ = ["FastPlan", "FastEvaluation", "compile_fast", "check_plan"]

@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ..terms import TRIPLE, Dictionary
 from .content import Triple, TripleIndex, union
-from .windows import Arrival, CountingWindow, TimeWindow
+from .windows import CountingWindow, TimeWindow
 
 
 class PlainView:
@@ -199,4 +199,4 @@ class RulesView:
                 derived.add(tuple(args))
 
 
-__all__ = ["PlainView", "MaterializedView", "RulesView", "Arrival"]
+__all__ = ["PlainView", "MaterializedView", "RulesView"]
