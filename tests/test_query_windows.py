@@ -336,3 +336,13 @@ def test_blank_nodes_a_construct_makes_are_new_per_solution_and_named_determinis
     assert first == run(query, {S: stream}, engine=RSPEngine(fast_path=fast_path))
     blanks = {line.split()[0] for triples in first.values() for line in triples}
     assert len(blanks) == 3 and all(blank.startswith("_:") for blank in blanks)  # one per solution
+
+
+def test_window_variables_range_over_the_windows_not_the_named_graphs(tmp_path):
+    rooms = tmp_path / "rooms.ttl"
+    rooms.write_text("@prefix ex: <http://ex/> . ex:static ex:p ex:o .\n")
+    query = (f"SELECT ?x ?w FROM NAMED WINDOW <http://ex/w> ON <http://ex/s> [RANGE 1s STEP 1s] "
+             f"FROM NAMED <{rooms.as_uri()}> WHERE {{ WINDOW ?w {{ ?x ex:p ?o }} }}")
+    assert run(query, {S: [element(500, "a")]}) == {1000: [("a", "w")]}
+    graphs = query.replace("WINDOW ?w", "GRAPH ?w")
+    assert run(graphs, {S: [element(500, "a")]}) == {1000: [("a", "w"), ("static", f"<{rooms.as_uri()}>")]}

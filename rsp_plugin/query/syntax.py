@@ -198,6 +198,7 @@ class _Builder:
         self.check_window_names(query)
         sparql = self.plain_sparql()
         algebra = self.translate(sparql)
+        self.window_variables_range_over_windows(algebra, query)
         return ContinuousQuery(
             text=self.text, filename=self.filename, name=name, r2s=r2s, form=form,
             windows=tuple(self.windows), compute_every=compute_every, graphs=tuple(self.graphs),
@@ -336,6 +337,28 @@ class _Builder:
                         target)
             elif not named:
                 raise self.error("WINDOW ?w reads named windows, but the query declares none", target)
+
+    def window_variables_range_over_windows(self, algebra, query: Tree) -> None:
+        """`WINDOW ?w { ... }` became `GRAPH ?w { ... }`: with FROM NAMED graphs also in the
+        dataset, ?w is kept to the named windows by a filter around those graph patterns."""
+        variables = {str(node.children[1]) for node in query.iter_subtrees()
+                     if node.data == "window_block" and isinstance(node.children[1], Token)}
+        names = [clause.name for clause in self.windows if clause.name]
+        if not variables or not self.named_graphs or not names:
+            return
+        from rdflib import Variable
+        from rdflib.plugins.sparql.algebra import Filter, translateQuery, traverse
+        from rdflib.plugins.sparql.parser import parseQuery
+
+        def keep_to_windows(node):
+            if getattr(node, "name", None) == "Graph" and isinstance(node.term, Variable) \
+                    and f"?{node.term}" in variables | {f"?{v[1:]}" for v in variables}:
+                listed = ", ".join(f"<{name}>" for name in names)
+                probe = translateQuery(parseQuery(f"SELECT * WHERE {{ FILTER(?{node.term} IN ({listed})) }}"))
+                return Filter(probe.algebra.p.p.expr, node)
+            return None
+
+        algebra.algebra = traverse(algebra.algebra, visitPost=keep_to_windows)
 
     # the plain SPARQL body ---------------------------------------------------------------
 
