@@ -193,8 +193,8 @@ def memory_profile(size, window, slides_after_fill, out):
     holding = sorted({n for _, _, n in readings})
     out(f"  memory (traced, 1% change, {holding[0]:,}-{holding[-1]:,} triples holding), window full at slide {fill}:")
     out(f"    {shown}")
-    out(f"    {second_half:+.1f}% from slide {middle[0]} to {readings[-1][0]} (first, the indexes' hash tables grow to the")
-    out("    most leaves a node has had in the window at once)")
+    out(f"    {second_half:+.1f}% from slide {middle[0]} to {readings[-1][0]} (before that, the hash tables of the indexes and")
+    out("    of the output grow to their steady size: dicts keep room for the churn of triples coming and going)")
 
 
 def _ms(seconds: float) -> str:
