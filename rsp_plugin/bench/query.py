@@ -138,6 +138,8 @@ def latency(options, out) -> None:
                 slow = QueryEvaluator(registered.query, engine.terms, cache=engine.cache, fast=False)
                 rounds = repeat if held <= 20_000 else 1
                 idx_ms = _median_ms(lambda: slow.evaluate(snapshot, 10_000), rounds)
+                if len(slow.evaluate(snapshot, 10_000)) != len(answer):  # both ways must agree
+                    out(f"!! {name} {profile} {size}: rdflib's evaluator gives a different answer")
                 if (profile == "off" and (held <= 20_000 or not options.quick)) or size <= (
                         1000 if options.quick else 10_000):
                     window = elements if profile == "off" else elements + [(0, t) for t in _ontology_keys()]
