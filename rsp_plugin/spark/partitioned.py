@@ -1,0 +1,343 @@
+"""PARTITION BY: one engine per key, its state in Spark's state store, evaluated on the executors.
+
+    PARTITION BY ?sensor                 (a line of the query, or `key="sensor"`)
+    REGISTER RSTREAM <http://ex/q/hot> AS
+    SELECT ?sensor ?v FROM STREAM <http://ex/s> [RANGE 10s STEP 1s]
+    WHERE { ?obs ex:observedBy ?sensor . ?obs ex:value ?v . ?sensor ex:in ex:hall }
+
+When every triple pattern of a query mentions the key variable, with a
+constant predicate, the key in the same place (subject or object) wherever the
+predicate is used, and the key is projected (and grouped on, if the query
+aggregates), then each answer row joins triples of one key only. Then the
+stream can be split by key (each triple routed by its predicate to its subject
+or object), and a key's triples evaluated by an engine of its own: the answer
+at tau is the union over keys of their answers. Spark keeps each key's engine
+(pickled) in its state store (`applyInPandasWithState`), runs them on the
+executors, and calls a key's engine when its data arrive or when the event-time
+watermark passes the key's next report (a timeout), as the driver-side engine
+would report it. A replay ends with each key's last windows (read back from the
+state store).
+
+A query that is not key-local is refused, with the reason: another shape of
+pattern, a global aggregate, ORDER BY / LIMIT (which cut across keys), count
+windows (which count across keys), ENTAILMENT and RULES (whose derivations may
+join keys), CONSTRUCT and ASK.
+
+Output: one line per key and report, `{"t": ..., "key": "<sensor1>", "bindings": [...]}`
+(a key with nothing to report at tau writes no line).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import QuerySyntaxError
+
+OUTPUT = "key STRING, t BIGINT, kind STRING, payload STRING"
+STATE = "engine BINARY"
+_PARTITION_LINE = re.compile(r"^[ \t]*PARTITION[ \t]+BY[ \t]+\?(\w+)[ \t]*$", re.M | re.I)
+_ALLOWED = {"SelectQuery", "Project", "Filter", "BGP", "Join", "Extend", "AggregateJoin", "Group", "Distinct",
+            "ToMultiSet", "Graph"}
+
+
+class NotKeyLocal(QuerySyntaxError):
+    """A query that PARTITION BY cannot split by key: said with the reason."""
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """How to route a triple to its key: by predicate, the subject ("s") or the object ("o")."""
+
+    key: str
+    positions: dict[str, str]
+    text: str
+    streams: tuple[str, ...]
+
+
+def split_partition_clause(text: str) -> tuple[str, str | None]:
+    """The query text without its `PARTITION BY ?k` line (blanked, so places stay), and k.
+
+    >>> split_partition_clause("PARTITION BY ?sensor\\nSELECT ...")
+    ('\\nSELECT ...', 'sensor')
+    """
+    found = _PARTITION_LINE.search(text)
+    if found is None:
+        return text, None
+    return text[:found.start()] + text[found.end():], found.group(1)
+
+
+def key_plan(text: str, key: str | None = None, filename: str = "<query>") -> KeyPlan:
+    """Check that a query is key-local for `key` (or its PARTITION BY line); raise NotKeyLocal if not."""
+    from rdflib import URIRef, Variable
+
+    from ..query.model import CountWindow, RangeWindow
+    from ..query.syntax import parse_query
+
+    body, written = split_partition_clause(text)
+    key = key or written
+    if key is None:
+        raise NotKeyLocal("partitioned mode needs a key: a line PARTITION BY ?var, or key=...", filename, 1, 1)
+    key = key.lstrip("?")
+    query = parse_query(body, filename)
+
+    def refuse(reason: str):
+        raise NotKeyLocal(f"PARTITION BY ?{key}: the query is not key-local: {reason}", filename, 1, 1)
+
+    if query.form != "SELECT":
+        refuse(f"{query.form} queries are not split by key (partitioned mode answers SELECT queries)")
+    if query.entailment is not None:
+        refuse("ENTAILMENT derives triples that may join several keys")
+    if query.rules is not None:
+        refuse("RULES may join several keys")
+    if query.graphs or query.named_graphs:
+        refuse("static graphs (FROM) are not split by key")
+    for clause in query.windows:
+        if isinstance(clause.window, CountWindow):
+            refuse("a count window counts the triples of all keys")
+        if not isinstance(clause.window, RangeWindow):
+            refuse("only time windows ([RANGE r STEP s]) are split by key")
+    variable = Variable(key)
+    positions: dict[str, str] = {}
+    nodes = list(_nodes(query.algebra.algebra))
+    for node in nodes:
+        name = node.name
+        if name not in _ALLOWED:
+            readable = {"OrderBy": "ORDER BY", "Slice": "LIMIT / OFFSET", "LeftJoin": "OPTIONAL", "Minus": "MINUS",
+                        "Union": "UNION", "Values": "VALUES", "ToMultiSet": "a subquery"}.get(name, name)
+            refuse(f"{readable} works across keys")
+        if name == "BGP":
+            for s, p, o in node["triples"]:
+                if not isinstance(p, URIRef):
+                    refuse(f"the pattern {_show(s)} {_show(p)} {_show(o)} has no constant predicate")
+                if s == variable:
+                    place = "s"
+                elif o == variable:
+                    place = "o"
+                else:
+                    refuse(f"the pattern {_show(s)} {_show(p)} {_show(o)} does not mention ?{key}")
+                before = positions.setdefault(f"<{p}>", place)
+                if before != place:
+                    refuse(f"?{key} is the subject of one <{p}> pattern and the object of another")
+        if name == "Group":
+            groups = node.get("expr") or []
+            if variable not in groups:
+                refuse(f"the aggregates are not grouped by ?{key}")
+    projected = query.algebra.algebra.get("PV") or []
+    if variable not in projected:
+        refuse(f"?{key} is not selected (rows of different keys would not be told apart)")
+    if not positions:
+        refuse("no triple pattern")
+    streams = tuple(dict.fromkeys(clause.stream for clause in query.windows))
+    return KeyPlan(key, positions, body, streams)
+
+
+def _nodes(value):
+    """The graph-pattern operators of rdflib's algebra, top down (expressions are not walked into)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(value, CompValue):
+        yield value
+        for name in ("p", "p1", "p2"):
+            child = dict.get(value, name)
+            if child is not None:
+                yield from _nodes(child)
+
+
+def _show(term) -> str:
+    from rdflib import URIRef, Variable
+
+    if isinstance(term, Variable):
+        return f"?{term}"
+    if isinstance(term, URIRef):
+        return f"<{term}>"
+    return str(term)
+
+
+# Running -----------------------------------------------------------------------------------------
+
+
+class KeyedResult:
+    """One key's report at t: the sinks' view of a partitioned result."""
+
+    form = "SELECT"
+
+    def __init__(self, query: str, key: str, t: int, payload: dict):
+        self.query, self.key, self.t, self.payload = query, key, t, payload
+
+    def __repr__(self) -> str:
+        return f"<KeyedResult {self.key} t={self.t}>"
+
+    def to_json(self) -> dict:
+        return {"t": self.t, "key": self.key, **{k: v for k, v in self.payload.items() if k != "t"}}
+
+    def to_sparql_json(self) -> dict:
+        return self.to_json()
+
+
+def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: str | None = None,
+                    checkpoint: str | Path | None = None, max_lines_per_trigger: int | None = None,
+                    dead_letters=None, query_name: str = "partitioned"):
+    """Run a key-local query with one engine per key on the executors; returns the results written (a replay).
+
+    `sources`: {stream IRI: path or DataFrame of the `rdf` columns}. The replay
+    reads everything there is (Trigger.AvailableNow), then each key's last windows.
+    """
+    import tempfile
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    from . import _query_text, _stream_frame, register
+    from .sinks import DeadLetters, sink_for
+
+    register(spark)
+    text, filename = _query_text(query)
+    plan = key_plan(text, key, filename)
+    for iri in sources:
+        if iri not in plan.streams:
+            raise NotKeyLocal(f"stream <{iri}> is not read by the query", filename, 1, 1)
+    frame = None
+    for lane, (iri, source) in enumerate(sources.items()):
+        part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, {}, lane)
+        frame = part if frame is None else frame.unionByName(part)
+    route = None
+    for predicate, place in plan.positions.items():
+        route = (F.when(F.col("p") == predicate, F.col(place)) if route is None
+                 else route.when(F.col("p") == predicate, F.col(place)))
+    keyed = (frame.withColumn("key", F.when(F.col("rejected").isNull(), route))
+             .where(F.col("key").isNotNull() | F.col("rejected").isNotNull())
+             # Spark drops a row whose event time is <= the watermark (the latest time seen before this
+             # batch): shifted by 1 ms and watermarked 1 ms late, a row at the latest time still counts
+             .withColumn("event_time", F.timestamp_millis(F.coalesce("ts", F.lit(0)) + 1))
+             .withWatermark("event_time", "1 millisecond"))
+    evaluate = _key_function(plan.text, plan.streams, query_name)
+    results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
+                                                          GroupStateTimeout.EventTimeTimeout)
+    target = sink_for(sink, spark)
+    dead = dead_letters if isinstance(dead_letters, DeadLetters) else DeadLetters(dead_letters)
+    written = []
+
+    def deliver(batch_id, rows):
+        rows = sorted(rows, key=lambda row: (row["t"] if row["t"] is not None else -1, row["key"] or ""))
+        dead.write(batch_id, [row["payload"] for row in rows if row["kind"] == "rejected"])
+        out = [KeyedResult(query_name, row["key"], row["t"], json.loads(row["payload"]))
+               for row in rows if row["kind"] == "result"]
+        target.write(batch_id, out)
+        written.extend(out)
+
+    location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
+    state_location = str(location / "spark")
+    stream_query = (results.writeStream.outputMode("append")
+                    .foreachBatch(lambda batch, batch_id: deliver(batch_id, [r.asDict() for r in batch.collect()]))
+                    .option("checkpointLocation", state_location).trigger(availableNow=True).start())
+    stream_query.awaitTermination()
+    final = _finish_keys(spark, state_location, query_name)
+    deliver(-1, final)
+    return written
+
+
+def _key_function(text: str, streams: tuple[str, ...], query_name: str):
+    """The function Spark calls per key: feed the key's engine, report, keep the engine in the state."""
+
+    def evaluate(key, frames, state):
+        import pandas as pd
+
+        from pyspark.sql.streaming.state import GroupState  # noqa: F401 - the state's type
+
+        (value,) = key
+        if state.hasTimedOut:
+            engine, collector = pickle.loads(state.get[0])
+            engine.advance_to(state.getCurrentWatermarkMs())
+            rows = _rows(value, collector.take())
+            _keep(engine, collector, state)
+            yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
+            return
+        data = pd.concat(list(frames), ignore_index=True)
+        if value is None:  # dead letters (no key): passed on
+            yield pd.DataFrame({"key": None, "t": None, "kind": "rejected",
+                                "payload": data["rejected"].astype(str)})
+            return
+        engine, collector = pickle.loads(state.get[0]) if state.exists else _new_engine(text, streams, query_name)
+        data = data.sort_values(["ts", "lane"], kind="stable")
+        intern = engine.terms.intern
+        for (stamp, lane), group in data.groupby(["ts", "lane"], sort=False):
+            stamp = int(stamp)
+            if engine.watermark is None or stamp > engine.watermark:
+                engine.advance_to(stamp)
+            stream = group["stream"].iloc[0]
+            engine.push_ids(stream, [(stamp, (intern(s), intern(p), intern(o)))
+                                     for s, p, o in zip(group["s"], group["p"], group["o"])])
+        rows = _rows(value, collector.take())
+        _keep(engine, collector, state)
+        yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
+
+    return evaluate
+
+
+class _KeyCollector:
+    def __init__(self):
+        self.results = []
+
+    def __call__(self, result):
+        self.results.append(result)
+
+    def take(self):
+        taken, self.results = self.results, []
+        return taken
+
+
+def _new_engine(text: str, streams, query_name: str):
+    from ..runtime import RSPEngine
+
+    engine = RSPEngine()
+    for iri in streams:
+        engine.register_stream(iri)
+    engine.register_query(text, name=query_name)
+    collector = _KeyCollector()
+    engine.subscribe(collector)
+    return engine, collector
+
+
+def _rows(key: str, results) -> list[tuple]:
+    rows = []
+    for result in results:
+        line = result.to_json()
+        if line.get("bindings"):
+            rows.append((key, result.t, "result", json.dumps(line, ensure_ascii=False)))
+    return rows
+
+
+def _keep(engine, collector, state) -> None:
+    """The key's engine (with the collector subscribed to it) back into the state store; wake it at its next report."""
+    state.update((pickle.dumps((engine, collector), protocol=pickle.HIGHEST_PROTOCOL),))
+    upcoming = [q.next_instant() for q in engine.queries.values()]
+    upcoming = [tau for tau in upcoming if tau is not None]
+    if upcoming:
+        state.setTimeoutTimestamp(max(min(upcoming), state.getCurrentWatermarkMs() + 1))
+
+
+def _finish_keys(spark, state_location: str, query_name: str) -> list[dict]:
+    """The end of a replay: every key's engine read back from the state store, finished on the executors."""
+    import pandas as pd
+
+    states = spark.read.format("statestore").load(state_location)
+    if not states.columns:
+        return []
+    flat = states.select(states["key"]["key"].alias("key"), states["value"]["groupState"]["engine"].alias("engine"))
+
+    def finish(frames):
+        for frame in frames:
+            rows = []
+            for key, blob in zip(frame["key"], frame["engine"]):
+                if blob is None:
+                    continue
+                engine, collector = pickle.loads(bytes(blob))
+                engine.finish()
+                rows.extend(_rows(key, collector.take()))
+            yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
+
+    return [row.asDict() for row in flat.mapInPandas(finish, OUTPUT).collect()]

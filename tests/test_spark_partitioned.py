@@ -1,0 +1,118 @@
+"""PARTITION BY: per-key engines in Spark's state store give the driver-side answers; other queries are refused.
+
+At each report instant, the union over keys of their rows is the driver-side
+(one engine) answer, for every instant where that answer has rows: the keys
+report when their data arrive, when the watermark passes their next window (a
+timeout), and at the end of the replay (each key's last windows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+
+import pytest
+
+from rsp_plugin.cli import main
+from rsp_plugin.spark.partitioned import NotKeyLocal, key_plan, split_partition_clause
+
+EX = "http://ex/"
+INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+HEAD = f"REGISTER RSTREAM <{EX}q> AS\n"
+WINDOW = f"FROM STREAM <{EX}s> [RANGE 3s STEP 1s]"
+PER_SENSOR = f"""PARTITION BY ?sensor
+{HEAD}SELECT ?sensor (MAX(?v) AS ?hi) (COUNT(?h) AS ?n) {WINDOW}
+WHERE {{ ?sensor <{EX}temperature> ?v . ?sensor <{EX}humidity> ?h FILTER(?v > 20) }} GROUP BY ?sensor
+"""
+
+
+def sensor_stream(seed: int, lines: int = 400) -> str:
+    """Six sensors; sensor5 goes quiet after 2 s (its windows still report, by timeouts and at the end)."""
+    draw = random.Random(seed)
+    out = []
+    for number in range(lines):
+        stamp = number * 40
+        sensor = draw.randrange(5 if stamp > 2000 else 6)
+        kind = draw.choice(["temperature", "humidity"])
+        out.append(f'{stamp} <{EX}sensor{sensor}> <{EX}{kind}> "{draw.randrange(100)}"^^{INT} .')
+    return "\n".join(out) + "\n"
+
+
+def by_instant(lines) -> dict[int, list[str]]:
+    rows: dict[int, list[str]] = {}
+    for line in lines:
+        rows.setdefault(line["t"], []).extend(json.dumps(b, sort_keys=True) for b in line["bindings"])
+    return {t: sorted(found) for t, found in rows.items() if found}
+
+
+@pytest.mark.spark
+def test_per_key_engines_in_the_state_store_give_the_driver_side_answers(tmp_path):
+    from rsp_plugin.spark import spark_session
+    from rsp_plugin.spark.partitioned import run_partitioned
+
+    spark = spark_session("local[2]")
+    stream = tmp_path / "s.tnt"
+    stream.write_text(sensor_stream(3))
+    query = tmp_path / "q.rq"
+    query.write_text(PER_SENSOR)
+    plain = tmp_path / "plain.rq"
+    plain.write_text(split_partition_clause(PER_SENSOR)[0])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["query", str(plain), "--stream", f"{EX}s={stream}"]) == 0
+    expected = by_instant(json.loads(line) for line in out.getvalue().splitlines())
+
+    got = run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:partitioned", max_lines_per_trigger=100,
+                          checkpoint=tmp_path / "chk")
+    lines = [result.to_json() for result in got]
+    assert by_instant(lines) == expected
+    assert {line["key"] for line in lines} == {f"<{EX}sensor{k}>" for k in range(6)}
+    quiet = [line["t"] for line in lines if line["key"] == f"<{EX}sensor5>"]
+    assert max(quiet) >= 4000, "a key with no more data still reports the windows its data are in"
+    table = spark.sql("SELECT t, result FROM partitioned").collect()
+    assert sorted((row.t, json.loads(row.result)["key"]) for row in table) == sorted(
+        (line["t"], line["key"]) for line in lines)
+
+
+@pytest.mark.parametrize("where, reason", [
+    (f"?sensor <{EX}temperature> ?v . ?obs <{EX}by> ?other",
+     f"the pattern ?obs <{EX}by> ?other does not mention ?sensor"),
+    ("?sensor ?p ?v", "the pattern ?sensor ?p ?v has no constant predicate"),
+    (f"?sensor <{EX}near> ?x . ?x <{EX}near> ?sensor",
+     f"?sensor is the subject of one <{EX}near> pattern and the object of another"),
+    (f"?sensor <{EX}temperature> ?v OPTIONAL {{ ?sensor <{EX}humidity> ?h }}", "OPTIONAL works across keys"),
+])
+def test_a_query_that_is_not_key_local_is_refused_with_the_reason(where, reason):
+    text = f"PARTITION BY ?sensor\n{HEAD}SELECT ?sensor {WINDOW} WHERE {{ {where} }}"
+    with pytest.raises(NotKeyLocal) as refused:
+        key_plan(text)
+    assert str(refused.value).endswith(f"PARTITION BY ?sensor: the query is not key-local: {reason}")
+
+
+@pytest.mark.parametrize("query, reason", [
+    (f"{HEAD}SELECT ?v {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }}",
+     "?sensor is not selected (rows of different keys would not be told apart)"),
+    (f"{HEAD}SELECT (COUNT(*) AS ?n) {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }}",
+     "the aggregates are not grouped by ?sensor"),
+    (f"{HEAD}SELECT ?sensor (COUNT(*) AS ?n) {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }} GROUP BY ?v",
+     "the aggregates are not grouped by ?sensor"),
+    (f"{HEAD}SELECT ?sensor {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }} ORDER BY ?v LIMIT 3", "works across keys"),
+    (f"{HEAD}SELECT ?sensor FROM STREAM <{EX}s> [RANGE TRIPLES 5] WHERE {{ ?sensor <{EX}t> ?v }}",
+     "a count window counts the triples of all keys"),
+    (f"{HEAD}SELECT ?sensor {WINDOW} ENTAILMENT <http://www.w3.org/ns/entailment/RDFS> WHERE {{ ?sensor <{EX}t> ?v }}",
+     "ENTAILMENT derives triples that may join several keys"),
+    (f"{HEAD}ASK {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }}", "ASK queries are not split by key"),
+])
+def test_global_shapes_are_refused(query, reason):
+    with pytest.raises(NotKeyLocal, match="not key-local: .*" + reason.replace("(", r"\(").replace(")", r"\)")
+                       .replace("?", r"\?")):
+        key_plan(query, key="sensor")
+
+
+def test_the_key_is_named_in_the_query_or_given():
+    assert key_plan(PER_SENSOR).positions == {f"<{EX}temperature>": "s", f"<{EX}humidity>": "s"}
+    assert key_plan(split_partition_clause(PER_SENSOR)[0], key="?sensor").key == "sensor"
+    with pytest.raises(NotKeyLocal, match="needs a key"):
+        key_plan(split_partition_clause(PER_SENSOR)[0])
