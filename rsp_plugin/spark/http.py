@@ -86,6 +86,15 @@ class HTTPStreamReader(SimpleDataSourceStreamReader):
         self._stop = threading.Event()
         self._base: int | None = None
 
+    def __getstate__(self) -> dict:
+        """Spark pickles the reader: the records fetched so far travel, the thread and lock do not."""
+        with self._lock:
+            return {"options": self.options, "records": list(self._records), "base": self._base}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["options"])
+        self._records, self._base = state["records"], state["base"]
+
     def initialOffset(self) -> dict:
         return {"records": 0}
 
@@ -96,7 +105,9 @@ class HTTPStreamReader(SimpleDataSourceStreamReader):
         return iter(taken), {"records": start["records"] + len(taken)}
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple]:
-        self._start_fetching(start)
+        """A batch again (Spark may ask an executor's copy of this reader): from the records kept, no fetching."""
+        if self._base is None:
+            return iter(())
         with self._lock:
             first = max(0, start["records"] - self._base)
             last = max(0, end["records"] - self._base)
