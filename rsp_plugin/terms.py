@@ -85,10 +85,29 @@ def key_of_number(value) -> str:
     return str(int(value) if isinstance(value, bool) else value)
 
 
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
+_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def _unescape(match: re.Match) -> str:
+    code = match.group(1)
+    if code[0] in "uU" and len(code) > 1:
+        return chr(int(code[1:], 16))
+    return _SIMPLE_ESCAPES.get(code, code)
+
+
 def canonical_literal(key: str) -> str:
-    """RDF 1.1: "a"^^xsd:string and "a" are the same term."""
+    """One written form per literal: "a"^^xsd:string is "a" (RDF 1.1), and only
+    `\\`, `"`, newline and carriage return are escaped (\\u00E9 is é), as rdflib writes it."""
     suffix = "^^" + XSD_STRING
-    return key[: -len(suffix)] if key.endswith('"' + suffix) else key
+    if key.endswith('"' + suffix):
+        key = key[: -len(suffix)]
+    if "\\" not in key:
+        return key
+    end = key.rindex('"')
+    lexical = _ESCAPE.sub(_unescape, key[1:end])
+    lexical = lexical.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{lexical}"{key[end + 1:]}'
 
 
 class Dictionary:

@@ -32,7 +32,7 @@ from .facts import Relation
 from .output import Output
 from .plan import RulePlan, compile_rule
 from .pruning import DEFAULT_THRESHOLD, Pruning
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Program, may_unify
+from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Producers, Program
 from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
 
 #: A fact: (predicate id, argument ids). RDF triples are (triple id, (s, p, o)).
@@ -126,14 +126,13 @@ class IncrementalEngine:
         looked_up |= {
             id(view) for plan in all_plans if plan.every_time_point or not semi_naive for view in plan.looked_up_in_full
         }
-        heads = [rule.head for rule in program.rules]
+        producers = Producers(program.rules)
+        atoms = {b.view_key: b.atom for r in program.rules for b in r.body if isinstance(b, ExtendedAtom)}
         for key, view in self.views.items():
-            literal_atom = next(b.atom for r in program.rules for b in r.body
-                                if isinstance(b, ExtendedAtom) and b.view_key == key)
             view.stateful = (
                 id(view) in looked_up
                 or isinstance(view, (CountView, BoxView))
-                or any(may_unify(head, literal_atom) for head in heads)
+                or bool(producers.of(atoms[key]))
             )
         self.pruning = Pruning(all_plans, list(self.relations.values()), pruning_threshold) if pruning else None
         self.output = Output()

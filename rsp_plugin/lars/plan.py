@@ -155,8 +155,15 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         writer.line(f"out.append(({head_tuple}, {horizon}))")
     source = "\n".join(header + writer.lines) + "\n"
     namespace = dict(names)
-    exec(compile(source, f"<rule {rule.location or rule.text}>", "exec"), namespace)  # noqa: S102
+    code = _COMPILED.get(source)
+    if code is None:
+        code = _COMPILED[source] = compile(source, f"<rule {rule.location or rule.text}>", "exec")
+    exec(code, namespace)  # noqa: S102
     return source, namespace["fire"]
+
+
+#: source -> code: the same rule set is compiled once per process (a materializer per query)
+_COMPILED: dict[str, object] = {}
 
 
 def _join_order(positives: list[ExtendedAtom], start: int | None) -> list[int]:

@@ -191,6 +191,30 @@ def may_unify(head: Atom, body: Atom) -> bool:
     )
 
 
+class Producers:
+    """Which rules may derive facts that match a body atom, found by the head's
+    predicate and first constant rather than by trying every rule."""
+
+    def __init__(self, rules: list[Rule]):
+        self.rules = rules
+        self._by_key: dict[tuple, list[int]] = {}
+        for index, rule in enumerate(rules):
+            self._by_key.setdefault(self._key(rule.head), []).append(index)
+
+    @staticmethod
+    def _key(atom: Atom) -> tuple:
+        first = next(((i, a) for i, a in enumerate(atom.args) if not isinstance(a, Var)), None)
+        return (atom.predicate, len(atom.args), first)
+
+    def of(self, atom: Atom) -> list[int]:
+        """Indexes (in `rules`) of the rules whose head may unify with `atom`."""
+        found: list[int] = []
+        for key, indexes in self._by_key.items():
+            if key[0] == atom.predicate and key[1] == len(atom.args):
+                found.extend(i for i in indexes if may_unify(self.rules[i].head, atom))
+        return sorted(found)
+
+
 def stratify(rules: list[Rule], error) -> list[list[Rule]]:
     """Group rules into strata so that `not` only reads lower strata.
 
@@ -200,15 +224,13 @@ def stratify(rules: list[Rule], error) -> list[list[Rule]]:
     `error(message, location)`. The stratum of a rule is the largest number of
     negative edges on a path from it.
     """
+    producers = Producers(rules)
     reads: list[list[tuple[int, bool, ExtendedAtom]]] = []
     for rule in rules:
         edges = []
         for literal in rule.body:
-            if not isinstance(literal, ExtendedAtom):
-                continue
-            for j, producer in enumerate(rules):
-                if may_unify(producer.head, literal.atom):
-                    edges.append((j, literal.negated, literal))
+            if isinstance(literal, ExtendedAtom):
+                edges.extend((j, literal.negated, literal) for j in producers.of(literal.atom))
         reads.append(edges)
 
     component = _strongly_connected(len(rules), [[j for j, _, _ in e] for e in reads])

@@ -27,7 +27,7 @@ differential tests check that outputs are those of the unpruned engine.
 from __future__ import annotations
 
 from ..timeline import NEVER_EXPIRES
-from .program import BOX, PLAIN, RANGE, may_unify
+from .program import BOX, PLAIN, RANGE, Producers, may_unify
 
 #: Below this window size, a BOX absence is not worth acting on (measured: `rsp-plugin bench pruning`).
 DEFAULT_THRESHOLD = 1
@@ -54,13 +54,14 @@ class Pruning:
                     self.triggers.append(by_view[id(view)])
                 by_view[id(view)][2].append(plan)
         # producer.head_readers: [(reader plan, its literal, view, all producers of that literal)]
+        heads = Producers([plan.rule for plan in plans])
         for plan in plans:
             plan.head_readers = []
         for reader in plans:
             for literal, view in reader.positive_views:
                 if literal.modality not in (PLAIN, BOX) or (literal.window and literal.window.kind != RANGE):
                     continue
-                producers = [p for p in plans if may_unify(p.rule.head, literal.atom)]
+                producers = [plans[i] for i in heads.of(literal.atom)]
                 for producer in producers:
                     producer.head_readers.append((reader, literal, view, producers))
         #: relations that may sleep while all their readers are off

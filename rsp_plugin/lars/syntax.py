@@ -77,7 +77,7 @@ def parse_program(
         tree = _PARSER.parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename) from None
-    builder = _Builder(text, filename, terms or Dictionary())
+    builder = _Builder(text, filename, terms if terms is not None else Dictionary())
     program = builder.build(tree)
     _check(program, builder.error)
     program.strata = stratify(program.rules, builder.error)
