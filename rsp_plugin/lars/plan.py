@@ -153,6 +153,9 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         writer.line(f"out.append(({head_tuple}, {_expr(rule.head_time, names, terms)}))")
     else:
         writer.line(f"out.append(({head_tuple}, {horizon}))")
+    looked_up_here = [f"hz_{step}" for step in range(len(order)) if start is None or step > 0]
+    if looked_up_here:  # a conjunction: one view with nothing in it, and nothing can match
+        header.append(f"    if not ({' and '.join(looked_up_here)}): return")
     source = "\n".join(header + writer.lines) + "\n"
     namespace = dict(names)
     code = _COMPILED.get(source)
