@@ -13,6 +13,7 @@ The compiled source keeps the rule over its code, e.g. for
 
     # prog.lars:1:1  q(X,Z) :- [RANGE 3] DIAMOND p(X,Y), [RANGE 3] DIAMOND p(Y,Z) .
     def fire(delta, out, now):
+        if not (hz_1): return
         for a0, h0 in delta:
             v_X = a0[0]; v_Y = a0[1]
             m0 = h0
