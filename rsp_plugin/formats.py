@@ -440,20 +440,9 @@ def _top_level_blocks(text: str):
 
 
 def _rdf_key(term) -> str:
-    from rdflib import BNode, Literal, URIRef
+    from .rdfterms import term_key  # rdflib only when RDF documents are read
 
-    if isinstance(term, URIRef):
-        return f"<{term}>"
-    if isinstance(term, BNode):
-        return f"_:{term}"
-    if isinstance(term, Literal):
-        text = '"' + str(term).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
-        if term.language:
-            return f"{text}@{term.language}"
-        if term.datatype is not None:
-            return canonical_literal(f"{text}^^<{term.datatype}>")
-        return text
-    raise TypeError(f"not an RDF term: {term!r}")
+    return term_key(term)
 
 
 def _error_line(error: Exception) -> int:

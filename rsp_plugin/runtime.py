@@ -50,7 +50,7 @@ from .query.model import (
     ReportPolicy,
     WindowClause,
 )
-from .query.rdfterms import TermCache
+from .rdfterms import TermCache
 from .query.results import QueryResult, ResultStream
 from .query.syntax import parse_query
 from .query.views import MaterializedView, PlainView, RulesView

@@ -4,7 +4,7 @@ from rdflib import Literal
 
 from rsp_plugin.formats import read_tnt
 from rsp_plugin.lars.syntax import parse_program
-from rsp_plugin.query.rdfterms import term_key
+from rsp_plugin.rdfterms import term_key
 from rsp_plugin.terms import Dictionary
 
 

@@ -168,7 +168,7 @@ def _fresh_graph(engine: RSPEngine, elements, sparql: str, profile: str):
 
 
 def _ontology_keys() -> list[tuple[str, str, str]]:
-    from ..query.rdfterms import term_key
+    from ..rdfterms import term_key
 
     return [tuple(term_key(t) for t in triple) for triple in Graph().parse(data=ONTOLOGY, format="turtle")]
 

@@ -18,7 +18,7 @@ from .content import EMPTY, union
 from .dataset import DEFAULT_GRAPH, SnapshotDataset, content_graph, query_context
 from .fastpath import FastEvaluation, check_plan, compile_fast
 from .model import ContinuousQuery
-from .rdfterms import TermCache
+from ..rdfterms import TermCache
 from .results import Answer
 
 

@@ -34,7 +34,7 @@ from rdflib.plugins.sparql.sparql import FrozenBindings, SPARQLError
 from rdflib.paths import Path
 
 from .content import TripleIndex
-from .rdfterms import term_key
+from ..rdfterms import term_key
 
 _COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge,
             "=": operator.eq, "!=": operator.ne}

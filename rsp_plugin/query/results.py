@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .model import R2S
-from .rdfterms import key_term
+from ..rdfterms import key_term
 
 
 @dataclass(frozen=True)

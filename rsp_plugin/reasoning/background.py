@@ -13,8 +13,6 @@ same IRI read from a `.tnt` stream are one id.
 >>> graph = Graph().parse(data='<http://ex/a> <http://ex/p> "5"^^<http://www.w3.org/2001/XMLSchema#int> .', format="nt")
 >>> [tuple(terms.key(i) for i in t) for t in load_background(graph, terms)]
 [('<http://ex/a>', '<http://ex/p>', '"5"^^<http://www.w3.org/2001/XMLSchema#int>')]
->>> term_key(Literal('say "hi"\\n'))
-'"say \\\\"hi\\\\"\\\\n"'
 """
 
 from __future__ import annotations
@@ -23,43 +21,18 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from rdflib import BNode, Dataset, Graph, Literal, URIRef
+from rdflib import Dataset, Graph
 from rdflib.term import Node
-from rdflib.util import from_n3, guess_format
+from rdflib.util import guess_format
 
 from ..errors import LocatedError
-from ..terms import Dictionary, canonical_literal
+from ..rdfterms import key_term, term_key  # noqa: F401 (re-exported)
+from ..terms import Dictionary
 
 Triple = tuple[int, int, int]
 
-_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
-
-
 class BackgroundError(LocatedError):
     """A background file that cannot be read or parsed."""
-
-
-def term_key(term: Node) -> str:
-    """The written (N-Triples) form of an rdflib term: the key it has in a `Dictionary`."""
-    if isinstance(term, URIRef):
-        return f"<{term}>"
-    if isinstance(term, BNode):
-        return f"_:{term}"
-    if isinstance(term, Literal):
-        text = '"' + str(term).translate(_ESCAPES) + '"'
-        if term.language:
-            return f"{text}@{term.language}"
-        if term.datatype is not None:
-            return canonical_literal(f"{text}^^<{term.datatype}>")
-        return text
-    raise TypeError(f"not an RDF term: {term!r}")
-
-
-def key_term(key: str) -> Node:
-    """The rdflib term of a written form (the inverse of `term_key`)."""
-    if key.startswith("_:"):
-        return BNode(key[2:])
-    return from_n3(key)
 
 
 def intern_triples(triples: Iterable[tuple[Node, Node, Node]], terms: Dictionary) -> list[Triple]:

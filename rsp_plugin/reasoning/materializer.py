@@ -16,7 +16,7 @@ and the engine's annotated fixpoint does the rest: every time point is
 evaluated, rules fire only on triples that are new or hold longer than known,
 and derived triples stop holding when `now` passes their horizon.
 
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.terms import RDF_TYPE, Dictionary
 >>> terms = Dictionary()
 >>> ex = lambda name: terms.intern(f"<http://example.org/{name}>")
 >>> is_in, a, b, c = ex("isIn"), ex("A"), ex("B"), ex("C")
@@ -43,8 +43,7 @@ from ..errors import RuleSyntaxError
 from ..lars.engine import IncrementalEngine, StepReport
 from ..lars.program import COUNT, ExtendedAtom, Program, Rule, Var, stratify
 from ..lars.syntax import parse_program
-from ..terms import RDF_TYPE, TRIPLE, Dictionary
-from ..timeline import NEVER_EXPIRES
+from ..terms import TRIPLE, Dictionary
 from .background import load_background
 from .datatypes import literal_facts
 from .rulesets import rules_of

@@ -177,7 +177,7 @@ def parse_body(text: str, fmt: str, stream: str, where: str, *, first_line: int 
     >>> parse_body('<urn:a> <urn:p> "x" .', "nt", "urn:s", "http://h/s", now=7)
     [('urn:s', '<urn:a>', '<urn:p>', '"x"', 7, None)]
     """
-    from ..formats import Rejected, read_ntriples_at, read_timestamped_graphs, read_tnt
+    from ..formats import Rejected, read_ntriples_at, read_tnt
     from ..terms import Dictionary
 
     arrival = int(time.time() * 1000) if now is None else now
@@ -206,7 +206,7 @@ def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int):
     from rdflib import Dataset
 
     from ..formats import PROV_GENERATED_AT_TIME, Rejected, StreamElement, read_timestamped_graphs
-    from ..query.rdfterms import term_key as key_of
+    from ..rdfterms import term_key as key_of
     from ..terms import TRIPLE
 
     try:
