@@ -17,6 +17,7 @@ evaluated, rules fire only on triples that are new or hold longer than known,
 and derived triples stop holding when `now` passes their horizon.
 
 >>> from rsp_plugin.terms import RDF_TYPE, Dictionary
+>>> from rsp_plugin.timeline import NEVER_EXPIRES
 >>> terms = Dictionary()
 >>> ex = lambda name: terms.intern(f"<http://example.org/{name}>")
 >>> is_in, a, b, c = ex("isIn"), ex("A"), ex("B"), ex("C")
