@@ -116,3 +116,57 @@ def test_the_key_is_named_in_the_query_or_given():
     assert key_plan(split_partition_clause(PER_SENSOR)[0], key="?sensor").key == "sensor"
     with pytest.raises(NotKeyLocal, match="needs a key"):
         key_plan(split_partition_clause(PER_SENSOR)[0])
+
+
+HOT_RULES = f"""@prefix ex: <{EX}> .
+ex:hot(?s) :- [RANGE 2] DIAMOND ?s ex:temperature ?v, ?v > 60 .
+?s ex:alarm ex:on :- ex:hot(?s), [RANGE 1] BOX ?s ex:humidity ?h .
+"""
+WITH_RULES = f"""PARTITION BY ?sensor
+{HEAD}SELECT ?sensor (COUNT(?h) AS ?n) {WINDOW}
+RULES <hot.lars>
+WHERE {{ ?sensor <{EX}alarm> <{EX}on> . ?sensor <{EX}humidity> ?h }} GROUP BY ?sensor
+"""
+
+
+def test_rules_that_keep_to_one_key_are_accepted_and_route_what_they_read(tmp_path):
+    (tmp_path / "hot.lars").write_text(HOT_RULES)
+    plan = key_plan(WITH_RULES, filename=str(tmp_path / "q.rq"))
+    assert plan.positions == {f"<{EX}alarm>": "s", f"<{EX}humidity>": "s", f"<{EX}temperature>": "s"}
+    assert f"RULES <{(tmp_path / 'hot.lars').resolve().as_uri()}>" in plan.text
+
+
+@pytest.mark.parametrize("rules, reason", [
+    (f"<{EX}near>(?a, ?b) :- ?a <{EX}temperature> ?v, ?b <{EX}temperature> ?v .", "does not keep to one key"),
+    (f"h(?s) :- [COUNT 3] DIAMOND ?s <{EX}temperature> ?v .", "tuple window"),
+    (f"?s <{EX}alarm> <{EX}on> :- ?s ?p ?v .", "without a constant predicate"),
+])
+def test_rules_that_join_keys_are_refused_with_the_reason(tmp_path, rules, reason):
+    (tmp_path / "hot.lars").write_text(rules)
+    with pytest.raises(NotKeyLocal) as refused:
+        key_plan(WITH_RULES, filename=str(tmp_path / "q.rq"))
+    assert reason in str(refused.value)
+
+
+@pytest.mark.spark
+def test_per_key_engines_with_rules_give_the_driver_side_answers(tmp_path):
+    from rsp_plugin.spark import spark_session
+    from rsp_plugin.spark.partitioned import run_partitioned
+
+    spark = spark_session("local[2]")
+    (tmp_path / "hot.lars").write_text(HOT_RULES)
+    stream = tmp_path / "s.tnt"
+    stream.write_text(sensor_stream(5))
+    query = tmp_path / "q.rq"
+    query.write_text(WITH_RULES)
+    plain = tmp_path / "plain.rq"
+    plain.write_text(split_partition_clause(WITH_RULES)[0])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["query", str(plain), "--stream", f"{EX}s={stream}"]) == 0
+    expected = by_instant(json.loads(line) for line in out.getvalue().splitlines())
+    assert expected, "the rules derive alarms in this stream"
+
+    got = run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:partitioned_rules",
+                          max_lines_per_trigger=100, checkpoint=tmp_path / "chk")
+    assert by_instant(result.to_json() for result in got) == expected

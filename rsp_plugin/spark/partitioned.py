@@ -20,8 +20,9 @@ state store).
 
 A query that is not key-local is refused, with the reason: another shape of
 pattern, a global aggregate, ORDER BY / LIMIT (which cut across keys), count
-windows (which count across keys), ENTAILMENT and RULES (whose derivations may
-join keys), CONSTRUCT and ASK.
+windows (which count across keys), ENTAILMENT (whose derivations may join
+keys), RULES that do not keep to one key (see `_rules_key_local`), CONSTRUCT
+and ASK.
 
 Output: one line per key and report, `{"t": ..., "key": "<sensor1>", "bindings": [...]}`
 (a key with nothing to report at tau writes no line).
@@ -82,7 +83,8 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>") -> Ke
     if key is None:
         raise NotKeyLocal("partitioned mode needs a key: a line PARTITION BY ?var, or key=...", filename, 1, 1)
     key = key.lstrip("?")
-    query = parse_query(body, filename)
+    base = Path(filename).resolve().parent.as_uri() + "/" if not filename.startswith("<") else None
+    query = parse_query(body, filename, base=base)
 
     def refuse(reason: str):
         raise NotKeyLocal(f"PARTITION BY ?{key}: the query is not key-local: {reason}", filename, 1, 1)
@@ -91,8 +93,6 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>") -> Ke
         refuse(f"{query.form} queries are not split by key (partitioned mode answers SELECT queries)")
     if query.entailment is not None:
         refuse("ENTAILMENT derives triples that may join several keys")
-    if query.rules is not None:
-        refuse("RULES may join several keys")
     if query.graphs or query.named_graphs:
         refuse("static graphs (FROM) are not split by key")
     for clause in query.windows:
@@ -131,8 +131,74 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>") -> Ke
         refuse(f"?{key} is not selected (rows of different keys would not be told apart)")
     if not positions:
         refuse("no triple pattern")
+    if query.rules is not None:
+        body = _rules_key_local(query, body, positions, refuse)
     streams = tuple(dict.fromkeys(clause.stream for clause in query.windows))
     return KeyPlan(key, positions, body, streams)
+
+
+def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str:
+    """RULES keep to one key when every rule has a variable K that every atom of the rule
+    holds at its predicate's key place: for a triple, the subject or object where the
+    query routes that predicate (triples only the rules read are routed there too);
+    for an atom of the program, one argument position, the same in every rule. Then
+    a key's engine derives exactly what the one engine derives from that key's
+    triples. Returns the query text with the program's path made absolute (the
+    executors' engines read it)."""
+    from ..lars.program import COUNT, ExtendedAtom, Var
+    from ..lars.syntax import parse_program_file
+    from ..terms import TRIPLE
+
+    from urllib.parse import unquote, urlparse
+
+    path = Path(unquote(urlparse(query.rules).path)) if query.rules.startswith("file://") else Path(query.rules)
+    program = parse_program_file(path)  # a mistake in it is its own located error
+    terms = program.terms
+    triple = terms.find(TRIPLE)
+    places: dict[tuple, int] = {}  # atom kind -> the argument position that holds the key
+
+    def fixed_place(atom) -> tuple[tuple, int | None]:
+        if atom.predicate == triple:
+            predicate = atom.args[1]
+            if isinstance(predicate, Var):
+                return ("triple", None), -1
+            name = terms.key(predicate)
+            routed = positions.get(name)
+            kind = ("triple", name)
+            return kind, {"s": 0, "o": 2}[routed] if routed else places.get(kind)
+        kind = ("atom", atom.predicate, len(atom.args))
+        return kind, places.get(kind)
+
+    for rule in program.rules:
+        atoms = [rule.head]
+        for literal in rule.body:
+            if isinstance(literal, ExtendedAtom):
+                if literal.window is not None and literal.window.kind == COUNT:
+                    refuse(f"the rule '{rule.text}' has a tuple window, which counts the atoms of all keys")
+                atoms.append(literal.atom)
+        candidates: set | None = None
+        for atom in atoms:
+            kind, place = fixed_place(atom)
+            if place == -1:
+                refuse(f"the rule '{rule.text}' has a triple pattern without a constant predicate")
+            if place is None:
+                found = {a for i, a in enumerate(atom.args) if isinstance(a, Var) and (kind[0] != "triple" or i != 1)}
+            else:
+                found = {atom.args[place]} if isinstance(atom.args[place], Var) else set()
+            candidates = found if candidates is None else candidates & found
+        if not candidates:
+            refuse(f"the rule '{rule.text}' does not keep to one key (no variable every atom holds at its key place)")
+        key_variable = min(candidates, key=lambda v: v.name)
+        for atom in atoms:
+            kind, place = fixed_place(atom)
+            if place is None:
+                place = atom.args.index(key_variable)
+                if kind[0] == "triple" and place not in (0, 2):
+                    refuse(f"the rule '{rule.text}' keys a triple by its predicate")
+                places[kind] = place
+                if kind[0] == "triple":
+                    positions[kind[1]] = "s" if place == 0 else "o"
+    return re.sub(r"(?i)(RULES\s*)<[^>]*>", lambda m: f"{m.group(1)}<{path.resolve().as_uri()}>", body, count=1)
 
 
 def _nodes(value):
