@@ -222,6 +222,8 @@ class RSPEngine:
         self._callbacks: list[Callable[[QueryResult], None]] = []
         self._results: deque[QueryResult] = deque()
         self._collect = False
+        #: reports made since `advance_to` last returned them
+        self._emitted: list[QueryResult] = []
         self._anonymous = 0
         self._triple = self.terms.intern(TRIPLE)
 
@@ -545,9 +547,10 @@ class RSPEngine:
     # time -------------------------------------------------------------------------------------
 
     def advance_to(self, watermark: int) -> list[QueryResult]:
-        """Move the watermark: take the elements older than it and make every report with tau <= it."""
-        emitted: list[QueryResult] = []
-        self._emitted = emitted
+        """Move the watermark: take the elements older than it and make every report with tau <= it.
+
+        Returns every report made since the last call, those a `push` made too (tuple
+        windows report as their n-th element arrives, a late element may complete one)."""
         pending = self._pending
         instant, due = self._next_instant()
         while True:
@@ -570,7 +573,7 @@ class RSPEngine:
             break
         if self.watermark is None or watermark > self.watermark:
             self.watermark = watermark
-        self._emitted = None
+        emitted, self._emitted = self._emitted, []
         return emitted
 
     def _next_instant(self) -> tuple[int | None, list[RegisteredQuery]]:
@@ -647,8 +650,7 @@ class RSPEngine:
             callback(result)
         for callback in self._callbacks:
             callback(result)
-        if getattr(self, "_emitted", None) is not None:
-            self._emitted.append(result)
+        self._emitted.append(result)
 
     # observing ------------------------------------------------------------------------------------
 
@@ -659,7 +661,7 @@ class RSPEngine:
     def __getstate__(self):
         """All of it (windows, materializations, R2S memory, observers: they must pickle too)."""
         state = dict(self.__dict__)
-        state["_emitted"] = None
+        state["_emitted"] = list(self._emitted)
         return state
 
     def results(self) -> Iterator[QueryResult]:

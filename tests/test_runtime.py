@@ -161,3 +161,16 @@ def test_evaluation_time_is_the_reports_time_never_the_clock():
     (result,) = engine.finish()
     assert result.to_json()["bindings"] == [
         {"now": '"1970-01-02T00:00:01+00:00"^^<http://www.w3.org/2001/XMLSchema#dateTime>'}]
+
+
+def test_advance_to_also_returns_what_pushes_reported():
+    # a tuple window reports as its n-th element arrives, inside `push`
+    query = "PREFIX ex: <http://ex/> SELECT ?x FROM STREAM <http://ex/s> [TRIPLES 2] WHERE { ?x ex:p ?o }"
+    engine, registered = engine_with(query)
+    seen = []
+    registered.subscribe(seen.append)
+    engine.push(S, [(EX.a, EX.p, EX.o)], timestamp=100)
+    engine.push(S, [(EX.b, EX.p, EX.o)], timestamp=200)
+    returned = engine.advance_to(300)
+    assert returned == seen and [(r.t, xs(r)) for r in returned] == [(100, ["a"]), (200, ["a", "b"])]
+    assert engine.advance_to(400) == []
