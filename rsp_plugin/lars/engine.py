@@ -25,7 +25,7 @@ from __future__ import annotations
 import gc
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ..timeline import NEVER_EXPIRES
 from .facts import Relation
@@ -289,32 +289,46 @@ class IncrementalEngine:
         report.stopped = self.output.stopped_at(now)
         return report
 
-    def _ingest(self, now: int, arrivals: Iterable[Fact], report: StepReport) -> None:
-        relations = self.relations
+    def _ingest(self, now: int, arrivals, report: StepReport) -> None:
+        """Data of `now`: facts, or a mapping predicate -> argument tuples (columnar input:
+        a sleeping relation then takes a whole batch at once)."""
+        if isinstance(arrivals, Mapping):
+            grouped = arrivals
+        else:
+            grouped = {}
+            for predicate, args in arrivals:
+                batch = grouped.get(predicate)
+                if batch is None:
+                    grouped[predicate] = [args]
+                else:
+                    batch.append(args)
         log = self._count_log
         if log is not None:  # tuple windows count each atom once per time point, in arrival order
-            arrivals = list(dict.fromkeys(arrivals))
-            log.extend((now, predicate, args) for predicate, args in arrivals)
+            facts = dict.fromkeys((p, a) for p, batch in grouped.items() for a in batch) if isinstance(
+                arrivals, Mapping) else dict.fromkeys(arrivals)
+            log.extend((now, predicate, args) for predicate, args in facts)
+        relations = self.relations
         received = 0
-        for predicate, args in arrivals:
-            received += 1
+        for predicate, batch in grouped.items():
+            received += len(batch)
             relation = relations.get(predicate)
             if relation is None:
                 continue
             pending = relation.pending
             if pending is not None:  # asleep: nobody reads it now
-                pending.append(args)
+                pending.extend(batch)
                 continue
             if relation.history < 0:
                 continue
-            if relation.watched:
-                self.pruning.data_arrived(relation, args, now)
-                if relation.dormant:
-                    self.pruning.buffer(relation, args, now)
-                    continue
-            change = relation.learn(args, now, now, now)
-            if change is not None:
-                relation.spread(args, change, now)
+            for args in batch:
+                if relation.watched:
+                    self.pruning.data_arrived(relation, args, now)
+                    if relation.dormant:
+                        self.pruning.buffer(relation, args, now)
+                        continue
+                change = relation.learn(args, now, now, now)
+                if change is not None:
+                    relation.spread(args, change, now)
         if self.pruning is not None:
             self.pruning.end_of_data(now)
         report.arrivals = received

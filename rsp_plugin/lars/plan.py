@@ -62,6 +62,8 @@ class RulePlan:
     trigger_until: int = -(1 << 62)
     #: The rules that read what this one derives, plainly or under BOX (set by `pruning.py`).
     head_readers: list = field(default_factory=list)
+    #: (literal, view, producers) of this rule's atoms read plainly or under BOX (`pruning.py`).
+    quiet_sources: list = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"<RulePlan {self.rule.text!r}>"

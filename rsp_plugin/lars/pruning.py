@@ -57,11 +57,13 @@ class Pruning:
         heads = Producers([plan.rule for plan in plans])
         for plan in plans:
             plan.head_readers = []
+            plan.quiet_sources = []
         for reader in plans:
             for literal, view in reader.positive_views:
                 if literal.modality not in (PLAIN, BOX) or (literal.window and literal.window.kind != RANGE):
                     continue
                 producers = [plans[i] for i in heads.of(literal.atom)]
+                reader.quiet_sources.append((literal, view, producers))
                 for producer in producers:
                     producer.head_readers.append((reader, literal, view, producers))
         #: relations that may sleep while all their readers are off
@@ -70,6 +72,8 @@ class Pruning:
 
     def begin(self, now: int) -> None:
         """Put to sleep the relations nobody reads at `now`, wake the others (replaying their buffer)."""
+        if self.cascaded:
+            self._renew(now)
         for relation in self.sleepers:
             asleep = all(plan.disabled_until >= now for plan in relation.readers)
             if asleep:
@@ -115,10 +119,11 @@ class Pruning:
                 if plan.trigger_until < until:
                     plan.trigger_until = until
                 if plan.disabled_until < until:
-                    if plan.disabled_until < now:
-                        report.rules_switched_off += 1
+                    was_on = plan.disabled_until < now
                     plan.disabled_until = until
-                    self._cascade(plan, now, report, {id(plan)})
+                    if was_on:  # extending a rule already off does not touch its readers: see _renew
+                        report.rules_switched_off += 1
+                        self._cascade(plan, now, report, {id(plan)})
 
     def _cascade(self, producer, now: int, report, chain: set[int]) -> None:
         for reader, literal, view, producers in producer.head_readers:
@@ -137,6 +142,32 @@ class Pruning:
                 if view.relation is not None:
                     view.relation.watched = True
                 self._cascade(reader, now, report, chain | {id(reader)})
+
+    def switched_off(self, at: int) -> dict:
+        """The rules that will be off at time point `at` (the next one), each with its time."""
+        if self.cascaded:
+            self._renew(at)
+        return {plan.rule.text: plan.disabled_until for plan in self.plans if plan.disabled_until >= at}
+
+    def _renew(self, now: int) -> None:
+        """A rule a cascade switched off wakes at `now` only if what it reads may hold again:
+        while its producers stay off (their time was extended meanwhile), so does it. Checked
+        when it would wake, not each time a producer's time grows: a chain costs nothing per
+        time point while it sleeps."""
+        changed = True
+        while changed:
+            changed = False
+            for reader in self.cascaded:
+                if reader.disabled_until != now - 1:
+                    continue
+                for literal, view, producers in reader.quiet_sources:
+                    quiet_until = min(p.disabled_until for p in producers) if producers else now - 1
+                    if quiet_until < now or view.latest_end >= now:
+                        continue
+                    until = quiet_until + (literal.window.size if literal.modality == BOX else 0)
+                    if until > reader.disabled_until:
+                        reader.disabled_until = until
+                        changed = True
 
     def data_arrived(self, relation, args: tuple, now: int) -> None:
         """A data atom for a watched relation: if a cascade assumed only rules produce it, undo the cascade."""
