@@ -37,7 +37,7 @@ def run_query(options, user_error) -> int:
         raise user_error("--engine spark is not available yet (the Spark driver is a separate issue); use --engine local")
     query = parse_query_file(options.query)
     engine = RSPEngine()
-    sources = [_stream_argument(text, user_error) for text in options.stream]
+    sources = [stream_argument(text, user_error) for text in options.stream]
     for iri, _, _ in sources:
         engine.register_stream(iri)
     for text in options.background:
@@ -98,7 +98,8 @@ def run_query(options, user_error) -> int:
     return 0
 
 
-def _stream_argument(text: str, user_error) -> tuple[str, Path, int]:
+def stream_argument(text: str, user_error) -> tuple[str, Path, int]:
+    """IRI=FILE, or IRI=FILE@T for a document seen at T ms (both engines read --stream so)."""
     iri, equals, file = text.partition("=")
     if not equals or not iri or not file:
         raise user_error(f"--stream {text}: expected IRI=FILE, e.g. --stream http://ex.org/s=data/s.tnt")

@@ -84,10 +84,7 @@ class MaterializedView:
         self._apply(self.materializer.holding(), ())
 
     def accepts(self, timestamp: int) -> bool:
-        if isinstance(self.window, CountingWindow):
-            return True
-        boundary = self.window.boundary
-        return timestamp >= self.window.t0 and (boundary is None or timestamp >= boundary)
+        return _still_open(self.window, timestamp)
 
     def offer(self, timestamp: int, triple: Triple) -> None:
         entered = self.window.offer(timestamp, triple)
@@ -153,10 +150,7 @@ class RulesView:
         self._elements = 0
 
     def accepts(self, timestamp: int) -> bool:
-        if isinstance(self.window, CountingWindow):
-            return True
-        boundary = self.window.boundary
-        return timestamp >= self.window.t0 and (boundary is None or timestamp >= boundary)
+        return _still_open(self.window, timestamp)
 
     def offer(self, timestamp: int, triple: Triple) -> None:
         entered = self.window.offer(timestamp, triple)
@@ -197,6 +191,14 @@ class RulesView:
         for predicate, args in report.started:
             if predicate == triple and len(args) == 3:
                 derived.add(tuple(args))
+
+
+def _still_open(window, timestamp: int) -> bool:
+    """Can an element with this timestamp still enter the window (not before its last boundary)?"""
+    if isinstance(window, CountingWindow):
+        return True
+    boundary = window.boundary
+    return timestamp >= window.t0 and (boundary is None or timestamp >= boundary)
 
 
 __all__ = ["PlainView", "MaterializedView", "RulesView"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..query.cli import stream_argument
 from .sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
@@ -27,7 +28,7 @@ def cli_run(options, user_error) -> int:
     from .session import spark_session
 
     query = parse_query_file(options.query)
-    sources = [_stream_argument(text, user_error) for text in options.stream]
+    sources = [stream_argument(text, user_error) for text in options.stream]
     engine = RSPEngine()
     for iri, _, _ in sources:
         engine.register_stream(iri)
@@ -58,21 +59,6 @@ def cli_run(options, user_error) -> int:
         count = driver.state.set_aside
         print(f"rsp-plugin: {count} stream line{'s' if count != 1 else ''} set aside (see above)", file=sys.stderr)
     return 0
-
-
-def _stream_argument(text: str, user_error) -> tuple[str, Path, int]:
-    """IRI=FILE, or IRI=FILE@T for a document seen at T ms (as `--engine local` reads it)."""
-    iri, equals, file = text.partition("=")
-    if not equals or not iri or not file:
-        raise user_error(f"--stream {text}: expected IRI=FILE, e.g. --stream http://ex.org/s=data/s.tnt")
-    moment = 0
-    name, at, when = file.rpartition("@")
-    if at and when.lstrip("-").isdigit() and not Path(file).exists():
-        file, moment = name, int(when)
-    path = Path(file)
-    if not path.is_file():
-        raise user_error(f"{path}: cannot read the stream: no such file")
-    return iri.strip("<>"), path, moment
 
 
 def _lines(paths) -> int:
