@@ -33,23 +33,7 @@ _PLAIN = {".nt": "nt", ".ttl": "turtle", ".n3": "n3", ".rdf": "xml", ".owl": "xm
 
 
 def run_query(options, user_error) -> int:
-    if options.engine == "spark":
-        raise user_error("--engine spark is not available yet (the Spark driver is a separate issue); use --engine local")
-    query = parse_query_file(options.query)
-    engine = RSPEngine()
-    sources = [stream_argument(text, user_error) for text in options.stream]
-    for iri, _, _ in sources:
-        engine.register_stream(iri)
-    for text in options.background:
-        iri, _, path = text.rpartition("=") if "=" in text and not Path(text).exists() else ("", "", text)
-        if not Path(path).is_file():
-            raise user_error(f"{path}: cannot read the background graph: no such file")
-        if iri:
-            engine.add_graph(iri, path)
-        else:
-            engine.add_background(path)
-    report = ReportPolicy(options.report)
-    registered = engine.register_query(query, report=report)
+    engine, registered, sources = engine_for(options, user_error)
 
     out = sys.stdout
     if options.format == "sparql-json":
@@ -96,6 +80,26 @@ def run_query(options, user_error) -> int:
     if set_aside:
         print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)", file=sys.stderr)
     return 0
+
+
+def engine_for(options, user_error):
+    """The runtime the command line asks for (both engines): its streams, background and
+    graphs registered, the query registered; returns (engine, query, [(iri, path, moment)])."""
+    query = parse_query_file(options.query)
+    sources = [stream_argument(text, user_error) for text in options.stream]
+    engine = RSPEngine()
+    for iri, _, _ in sources:
+        engine.register_stream(iri)
+    for text in options.background:
+        iri, _, path = text.rpartition("=") if "=" in text and not Path(text).exists() else ("", "", text)
+        if not Path(path).is_file():
+            raise user_error(f"{path}: cannot read the background graph: no such file")
+        if iri:
+            engine.add_graph(iri, path)
+        else:
+            engine.add_background(path)
+    registered = engine.register_query(query, report=ReportPolicy(options.report))
+    return engine, registered, sources
 
 
 def stream_argument(text: str, user_error) -> tuple[str, Path, int]:

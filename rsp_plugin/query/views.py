@@ -94,20 +94,13 @@ class MaterializedView:
                 self._advance(number, [element])
 
     def advance(self, tau: int) -> None:
-        window = self.window
-        if not isinstance(window, TimeWindow):
+        moved = _moved(self.window, tau, self.tick, shift=1)  # a triple holds from the tick after it
+        if moved is None:
             return
-        before = window.boundary
-        entered = window.advance(tau)
-        if window.boundary == before:
-            return
-        t0, tick = window.t0, self.tick
-        by_point: dict[int, list[Triple]] = {}
-        for timestamp, triple in entered:
-            by_point.setdefault((timestamp - t0) // tick + 1, []).append(triple)
+        by_point, boundary = moved
         for point in sorted(by_point):
             self._advance(point, by_point[point])
-        self._advance((window.boundary - t0) // tick, [])
+        self._advance((boundary - self.window.t0) // self.tick, [])
 
     def _advance(self, point: int, triples: list[Triple]) -> None:
         if self.now is not None and point <= self.now:
@@ -160,18 +153,11 @@ class RulesView:
                 self._step(self._elements, [element])
 
     def advance(self, tau: int) -> None:
-        window = self.window
-        if not isinstance(window, TimeWindow):
+        moved = _moved(self.window, tau, self.tick, shift=0)
+        if moved is None:
             return
-        before = window.boundary
-        entered = window.advance(tau)
-        if window.boundary == before:
-            return
-        t0, tick = window.t0, self.tick
-        by_point: dict[int, list] = {}
-        for timestamp, triple in entered:
-            by_point.setdefault((timestamp - t0) // tick, []).append(triple)
-        last = (window.boundary - t0 - 1) // tick
+        by_point, boundary = moved
+        last = (boundary - self.window.t0 - 1) // self.tick
         for point in sorted(by_point):
             if point <= last:
                 self._step(point, by_point[point])
@@ -191,6 +177,21 @@ class RulesView:
         for predicate, args in report.started:
             if predicate == triple and len(args) == 3:
                 derived.add(tuple(args))
+
+
+def _moved(window, tau: int, tick: int, shift: int) -> tuple[dict[int, list], int] | None:
+    """A time window moved to `tau`: what entered it by time point (timestamp // tick + shift)
+    and its new boundary; None for a count window, or when its boundary stayed."""
+    if not isinstance(window, TimeWindow):
+        return None
+    before = window.boundary
+    entered = window.advance(tau)
+    if window.boundary == before:
+        return None
+    by_point: dict[int, list] = {}
+    for timestamp, triple in entered:
+        by_point.setdefault((timestamp - window.t0) // tick + shift, []).append(triple)
+    return by_point, window.boundary
 
 
 def _still_open(window, timestamp: int) -> bool:

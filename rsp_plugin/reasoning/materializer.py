@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable
 
 from ..errors import RuleSyntaxError
 from ..lars.engine import IncrementalEngine, StepReport
 from ..lars.program import COUNT, ExtendedAtom, Program, Rule, Var, stratify
-from ..lars.syntax import parse_program
+from ..lars.syntax import parse_program, parse_program_file
 from ..terms import TRIPLE, Dictionary
 from .background import load_background
 from .datatypes import literal_facts
@@ -320,12 +319,7 @@ def _profile_name(profile: str | None) -> str | None:
 
 def _parse_user_rules(rules, terms: Dictionary) -> Program:
     if isinstance(rules, os.PathLike):
-        path = Path(rules)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise RuleSyntaxError(f"cannot read the program: {error.strerror}", str(path), 1, 1) from None
-        return parse_program(text, str(path), terms)
+        return parse_program_file(rules, terms)
     return parse_program(rules, "<rules>", terms)
 
 

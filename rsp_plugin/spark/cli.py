@@ -9,9 +9,8 @@ lines come out on stdout. Lines set aside are reported on stderr as
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from ..query.cli import stream_argument
+from ..query.cli import engine_for
 from .sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
@@ -20,27 +19,11 @@ BATCH_LINES = 50_000
 
 def cli_run(options, user_error) -> int:
     """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
-    from ..query.model import ReportPolicy
-    from ..query.syntax import parse_query_file
-    from ..runtime import RSPEngine
     from . import run_query
     from .driver import Progress
     from .session import spark_session
 
-    query = parse_query_file(options.query)
-    sources = [stream_argument(text, user_error) for text in options.stream]
-    engine = RSPEngine()
-    for iri, _, _ in sources:
-        engine.register_stream(iri)
-    for text in options.background:
-        iri, _, path = text.rpartition("=") if "=" in text and not Path(text).exists() else ("", "", text)
-        if not Path(path).is_file():
-            raise user_error(f"{path}: cannot read the background graph: no such file")
-        if iri:
-            engine.add_graph(iri, path)
-        else:
-            engine.add_background(path)
-    engine.register_query(query, report=ReportPolicy(options.report))
+    engine, _, sources = engine_for(options, user_error)
 
     spark = spark_session(getattr(options, "master", None))
     frames = []
