@@ -16,6 +16,7 @@ Expressions are `expressions.py`'s, values `sparql_values.py`'s.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Iterable, Iterator
 
@@ -47,6 +48,8 @@ class AlgebraEvaluation:
         self._seeds: list[Row] = []
         self._exists_memo: dict = {}
         self._graph: str | None = None
+        #: the ends of the path pattern being matched that are terms of the query
+        self._anchors: set = set()
 
     # query forms -----------------------------------------------------------------------------
 
@@ -150,6 +153,8 @@ class AlgebraEvaluation:
         keys = self.keys
         out = []
         if isinstance(p, Path):
+            self._anchors = {constants[i] if constants[i] is not _MISSING else ("k", term_key(triple[i]))
+                             for i in (0, 2) if names[i] is None}
             for row in rows:
                 start = self._resolve(s, names[0], constants[0], row)
                 end = self._resolve(o, names[2], constants[2], row)
@@ -271,8 +276,8 @@ class AlgebraEvaluation:
                 yield s, e
             return
         reached: dict = {}
-        if zero:
-            reached[start] = None
+        if zero and (start in self._anchors or self._is_node(content, start)):
+            reached[start] = None  # a zero-length path: from a term of the query, or a node of the graph
         frontier = [start]
         while frontier:
             following = []
@@ -287,6 +292,15 @@ class AlgebraEvaluation:
         for node in reached:
             if end is None or node == end or (isinstance(node, tuple) and isinstance(end, tuple) and node == end):
                 yield start, node
+
+    def _is_node(self, content, node) -> bool:
+        if isinstance(node, tuple):
+            return False
+        for _ in content.match(node, None, None):
+            return True
+        for _ in content.match(None, None, node):
+            return True
+        return False
 
     def _nodes(self, content) -> Iterable:
         nodes: dict = {}
@@ -561,6 +575,62 @@ class AlgebraEvaluation:
 _MISSING = object()
 
 
+_IRI = r"(?:<[^<>\"{}|^`\\\s]*>|[A-Za-z][\w.-]*:[\w.:%-]*|:[\w.:%-]*|a\b)"
+_MEMBER = rf"\^?\s*{_IRI}"
+_NEGATED_SET = re.compile(rf"!\s*(?:(?P<one>\^\s*{_IRI})|\((?P<many>\s*{_MEMBER}(?:\s*\|\s*{_MEMBER})*)\s*\))")
+_STRINGS = re.compile(r"""'{3}.*?'{3}|"{3}.*?"{3}|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|#[^\n]*""", re.S)
+
+
+def spell_out_inverse_negations(sparql: str) -> str:
+    """`!^p` and `!(p|^q)` written as the equal `^(!p)` and `(!(p)|^(!(q)))`: rdflib's parser
+    drops the IRI of an inverse step inside a negated property set, but reads these forms."""
+
+    def rewrite(match: re.Match) -> str:
+        members = [match.group("one")] if match.group("one") else match.group("many").split("|")
+        members = [member.strip() for member in members]
+        forward = [member for member in members if not member.startswith("^")]
+        backward = [member[1:].strip() for member in members if member.startswith("^")]
+        if not backward:
+            return match.group(0)
+        parts = []
+        if forward:
+            parts.append(f"!({'|'.join(forward)})")
+        parts.append(f"^(!({'|'.join(backward)}))")
+        return "(" + "|".join(parts) + ")"
+
+    out, last = [], 0
+    for protected in _STRINGS.finditer(sparql):
+        start = protected.start()
+        out.append(_NEGATED_SET.sub(rewrite, sparql[last:start]))
+        out.append(protected.group(0))
+        last = protected.end()
+    out.append(_NEGATED_SET.sub(rewrite, sparql[last:]))
+    return "".join(out)
+
+
+def has_lost_inverse(algebra) -> bool:
+    """Does a negated property set in the algebra hold an inverse step whose IRI rdflib lost?"""
+    found = False
+
+    def visit(node):
+        nonlocal found
+        if isinstance(node, NegatedPath):
+            found |= any(isinstance(arg, CompValue) and arg.name == "InversePath" for arg in node.args)
+        elif isinstance(node, (list, tuple)):
+            for item in node:
+                visit(item)
+        elif isinstance(node, CompValue):
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, Path):
+            for value in getattr(node, "args", ()) or (getattr(node, "path", None), getattr(node, "arg", None)):
+                if value is not None:
+                    visit(value)
+
+    visit(algebra)
+    return found
+
+
 def aggregate_values(aggregate, values: list, errors: int = 0):
     """One aggregate (18.5) over a group's values (Terms; `errors`: members whose expression
     failed). A SparqlError leaves the aggregate's variable unbound."""
@@ -589,11 +659,7 @@ def aggregate_values(aggregate, values: list, errors: int = 0):
         for value in values:
             if value.kind == "blank":
                 raise SparqlError("GROUP_CONCAT of a blank node")
-        text = separator.join(value.value for value in values)
-        languages = {value.language for value in values}
-        if values and len(languages) == 1 and values[0].language:
-            return literal(text, language=values[0].language)
-        return literal(text)
+        return literal(separator.join(value.value for value in values))
     raise Unsupported(name)
 
 
@@ -656,4 +722,5 @@ def _join(left: list[Row], right: list[Row]) -> list[Row]:
     return out
 
 
-__all__ = ["AlgebraEvaluation", "Unsupported", "aggregate_values"]
+__all__ = ["AlgebraEvaluation", "Unsupported", "aggregate_values", "spell_out_inverse_negations",
+           "has_lost_inverse"]

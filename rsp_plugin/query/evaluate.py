@@ -23,7 +23,7 @@ from rdflib.plugins.sparql.evaluate import evalPart
 from ..terms import Dictionary
 from .content import EMPTY, union
 from .dataset import DEFAULT_GRAPH, SnapshotDataset, content_graph, query_context
-from .algebra import AlgebraEvaluation
+from .algebra import AlgebraEvaluation, has_lost_inverse, spell_out_inverse_negations
 from .fastpath import FastEvaluation, check_plan, compile_fast
 from .model import ContinuousQuery
 from ..rdfterms import TermCache
@@ -59,20 +59,23 @@ class QueryEvaluator:
         self.fast = fast
         #: what evaluates bodies the fast path does not: "algebra" (ours) or "rdflib" (a baseline)
         self.reference = reference
-        self.plan = check_plan(compile_fast(query.algebra)) if fast else None
-        self._ordered = _has_order_by(query.algebra.algebra)
+        self.algebra = _translated(query)
+        self.plan = check_plan(compile_fast(self.algebra)) if fast else None
+        self._ordered = _has_order_by(self.algebra.algebra)
         self._graphs: dict[int, object] = {}
 
     def __getstate__(self):
         """The plan and the rdflib views are rebuilt from the query after unpickling."""
         state = dict(self.__dict__)
         state["plan"] = None
+        state["algebra"] = None
         state["_graphs"] = {}
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.plan = check_plan(compile_fast(self.query.algebra)) if self.fast else None
+        self.algebra = _translated(self.query)
+        self.plan = check_plan(compile_fast(self.algebra)) if self.fast else None
 
     @property
     def uses_fast_path(self) -> bool:
@@ -85,7 +88,7 @@ class QueryEvaluator:
                 return self._evaluate_fast(snapshot, tau)
             if self.reference == "rdflib":
                 default, dataset = self._rdflib_view(snapshot)
-                return self._evaluate_with_rdflib(default, dataset, self.query.algebra.prologue, tau)
+                return self._evaluate_with_rdflib(default, dataset, self.algebra.prologue, tau)
             return self._evaluate_algebra(snapshot, tau)
         except RecursionError:
             return self._failed("the query nests too deeply to evaluate")
@@ -93,7 +96,7 @@ class QueryEvaluator:
             return self._failed(f"{type(error).__name__}: {error}")
 
     def _failed(self, message: str) -> Answer:
-        form = {"SelectQuery": "SELECT", "AskQuery": "ASK"}.get(self.query.algebra.algebra.name, "CONSTRUCT")
+        form = {"SelectQuery": "SELECT", "AskQuery": "ASK"}.get(self.algebra.algebra.name, "CONSTRUCT")
         return Answer(form, error=message)
 
     def _evaluate_fast(self, snapshot: Snapshot, tau: int) -> Answer:
@@ -107,11 +110,11 @@ class QueryEvaluator:
         return Answer("CONSTRUCT", triples=run.construct())
 
     def _base(self) -> str | None:
-        base = getattr(self.query.algebra.prologue, "base", None)
+        base = getattr(self.algebra.prologue, "base", None)
         return str(base) if base else None
 
     def _evaluate_algebra(self, snapshot: Snapshot, tau: int) -> Answer:
-        algebra = self.query.algebra.algebra
+        algebra = self.algebra.algebra
         run = AlgebraEvaluation(snapshot, self.terms, tau=tau, base=self._base())
         intern = self.terms.intern
         if algebra.name == "SelectQuery":
@@ -157,7 +160,7 @@ class QueryEvaluator:
 
     def _evaluate_with_rdflib(self, default, dataset, prologue, tau) -> Answer:
         context = query_context(default, dataset, prologue, tau)
-        algebra = self.query.algebra.algebra
+        algebra = self.algebra.algebra
         intern = self._interner(tau)
         if algebra.name == "ConstructQuery":
             return Answer("CONSTRUCT", triples=self._construct(context, algebra, intern))
@@ -194,6 +197,17 @@ class QueryEvaluator:
                 if None not in made:
                     out[(intern(made[0]), intern(made[1]), intern(made[2]))] = None
         return list(out)
+
+
+def _translated(query: ContinuousQuery):
+    """The query's rdflib algebra; translated again from the text with inverse steps of negated
+    property sets spelled out where rdflib's parser lost their IRIs (`?s !^ex:p ?o`)."""
+    if not has_lost_inverse(query.algebra.algebra) or not query.sparql:
+        return query.algebra
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    return translateQuery(parseQuery(spell_out_inverse_negations(query.sparql)), base=query.base)
 
 
 def _is_blank(term) -> bool:

@@ -33,6 +33,7 @@ from .sparql_values import (
     TRUE,
     XSD,
     XSD_DATETIME,
+    XSD_DECIMAL,
     XSD_DOUBLE,
     SparqlError,
     Term,
@@ -311,8 +312,8 @@ def _rounding(mode):
         rank, value = numeric(_arg(expr, row, scope))
         if rank == 0:
             return number(value, 0)
-        if rank == 1:
-            return number(Decimal(value).quantize(Decimal(1), rounding=mode), 1)
+        if rank == 1:  # an integral decimal, written as XSD 1.1 does ("2", the suite's form)
+            return literal(str(Decimal(value).quantize(Decimal(1), rounding=mode)), XSD_DECIMAL)
         if math.isnan(value) or math.isinf(value):
             return _number_like(value, rank)
         if mode == ROUND_CEILING:
@@ -424,8 +425,9 @@ def _datetime_parts(expr, row, scope):
 def _date_part(index):
     def run(expr, row, scope):
         parts = _datetime_parts(expr, row, scope)
-        if index == 5:
-            return number(Decimal(parts[5]), 1)
+        if index == 5:  # xsd:decimal, written as XSD 1.1 does ("1", "1.5")
+            seconds = Decimal(parts[5])
+            return literal(format(seconds.normalize(), "f") if seconds else "0", XSD_DECIMAL)
         return number(int(parts[index]), 0)
 
     return run
