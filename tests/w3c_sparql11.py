@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rdflib
-from rdflib import BNode, Graph, Literal, Namespace, URIRef
+from rdflib import Graph, Namespace
 from rdflib.compare import isomorphic
 
 from rsp_plugin.rdfterms import term_key
@@ -418,4 +418,4 @@ def outcome(test: W3CTest, lines: list[dict]) -> str:
 
 
 __all__ = ["TESTS", "W3CTest", "continuous_query", "streams", "expected", "matches", "run_cli", "run_engine",
-           "outcome", "BNode", "Literal", "URIRef"]
+           "outcome"]
