@@ -51,7 +51,7 @@ from .query.model import (
     WindowClause,
 )
 from .rdfterms import TermCache
-from .query.results import QueryResult, ResultStream
+from .query.results import Answer, QueryResult, ResultStream
 from .query.syntax import parse_query
 from .query.views import MaterializedView, PlainView, RulesView
 from .query.windows import CountingWindow, TimeWindow
@@ -630,9 +630,10 @@ class RSPEngine:
             return
         try:
             answer = query.evaluator.evaluate(query.snapshot(), tau)
-        except Exception as error:  # rdflib raises plain exceptions for some type errors
-            self.errors.append(f"query {query.name} at t={tau}: evaluation failed: {type(error).__name__}: {error}")
-            return
+        except Exception as error:  # the evaluator reports its own failures; anything else too
+            answer = Answer(query.query.form, error=f"{type(error).__name__}: {error}")
+        if answer.error is not None:  # reported at this window (a result with "error"); the next go on
+            self.errors.append(f"query {query.name} at t={tau}: evaluation failed: {answer.error}")
         query.evaluations += 1
         answer = query.stream.report(answer)
         result = QueryResult(query.name, tau, answer, self.terms)

@@ -9,9 +9,10 @@ def test_the_latency_workload_prints_a_row_per_query_and_entailment():
     lines = []
     options = Namespace(workloads=["latency"], sizes=[300], quick=True, repeat=1)
     assert run(options, out=lines.append) == 0
-    rows = [line.split() for line in lines if line.startswith(("join+FILTER", "aggregate"))]
-    assert [(row[0], row[1]) for row in rows] == [
-        ("join+FILTER", "off"), ("aggregate", "off"), ("join+FILTER", "RDFS"), ("aggregate", "RDFS")]
+    rows = [line.split() for line in lines if line.startswith(("join+FILTER", "aggregate", "OPTIONAL"))]
+    assert [(row[0], row[1], row[5]) for row in rows] == [
+        ("join+FILTER", "off", "fast"), ("aggregate", "off", "fast"), ("OPTIONAL", "off", "algebra"),
+        ("join+FILTER", "RDFS", "fast"), ("aggregate", "RDFS", "fast"), ("OPTIONAL", "RDFS", "algebra")]
     assert not any(line.startswith("!!") for line in lines)
 
 

@@ -5,7 +5,9 @@ ids, or a boolean). `ResultStream` turns the sequence of answers into the
 query's stream: RSTREAM reports each answer, ISTREAM what is new since the
 previous evaluation, DSTREAM what is gone (bag differences, as CQL defines them).
 A `QueryResult` is one report, readable as rdflib terms, as the command line's
-JSON line, or as W3C SPARQL 1.1 JSON results.
+JSON line, or as W3C SPARQL 1.1 JSON results. An evaluation that failed is
+reported as such, `{"t": 3000, "error": "..."}`, and leaves the R2S memory as it
+was (the next window's ISTREAM / DSTREAM compare with the last good answer).
 
 >>> from rsp_plugin.terms import Dictionary
 >>> terms = Dictionary()
@@ -37,6 +39,8 @@ class Answer:
     boolean: bool | None = None
     #: the query orders its rows (ORDER BY): keep them as they are
     ordered: bool = False
+    #: why this evaluation failed (None: it did not)
+    error: str | None = None
 
     def __len__(self) -> int:
         if self.form == "SELECT":
@@ -55,7 +59,7 @@ class ResultStream:
         self._previous_boolean = False
 
     def report(self, answer: Answer) -> Answer:
-        if self.r2s is R2S.RSTREAM:
+        if self.r2s is R2S.RSTREAM or answer.error is not None:
             return answer
         if answer.form == "ASK":
             before, now = self._previous_boolean, bool(answer.boolean)
@@ -106,6 +110,11 @@ class QueryResult:
     def boolean(self) -> bool | None:
         return self.answer.boolean
 
+    @property
+    def error(self) -> str | None:
+        """Why this window's evaluation failed (None: it did not)."""
+        return self.answer.error
+
     def _keys(self, row) -> list:
         keys = self.terms.keys
         return [None if value is None else keys[value] for value in row]
@@ -140,7 +149,10 @@ class QueryResult:
         return graph
 
     def to_json(self) -> dict:
-        """The command line's line: {"t", "bindings"} / {"t", "triples"} / {"t", "boolean"}."""
+        """The command line's line: {"t", "bindings"} / {"t", "triples"} / {"t", "boolean"};
+        {"t", "error"} for an evaluation that failed."""
+        if self.answer.error is not None:
+            return {"t": self.t, "error": self.answer.error}
         if self.form == "SELECT":
             names = self.answer.variables
             return {"t": self.t, "bindings": [
@@ -151,7 +163,10 @@ class QueryResult:
         return {"t": self.t, "boolean": bool(self.answer.boolean)}
 
     def to_sparql_json(self) -> dict:
-        """W3C SPARQL 1.1 Query Results JSON (with the time as an extra member "t")."""
+        """W3C SPARQL 1.1 Query Results JSON (with the time as an extra member "t"; "error"
+        instead of results for an evaluation that failed)."""
+        if self.answer.error is not None:
+            return {"t": self.t, "error": self.answer.error}
         if self.form == "ASK":
             return {"t": self.t, "head": {}, "boolean": bool(self.answer.boolean)}
         if self.form == "CONSTRUCT":
