@@ -23,7 +23,7 @@ from typing import Callable
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from .messages import anonymous_patterns, phrase_list, word_at
+from .messages import anonymous_patterns, not_closed, phrase_list, word_at
 
 _PARSER: Lark | None = None
 _PATTERNS: dict[str, str] = {}
@@ -73,10 +73,14 @@ def _describe(error: UnexpectedInput, sparql: str, to_user, user_text: str) -> t
     expected.discard("$END") if not at_end else None
     wanted = phrase_list(expected, _PATTERNS) if expected else ""
     if at_end:
-        if "RBRACE" in expected and len(expected) <= 12:
-            return offset, "unexpected end of the query: a '{' is not closed"
+        unclosed = not_closed(user_text, len(user_text))
+        if unclosed:
+            return offset, f"unexpected end of the query: {unclosed}"
         return offset, f"unexpected end of the query; expected {wanted}"
     found = word_at(user_text, offset)
+    unclosed = not_closed(user_text, offset, found) if found in (")", "]", "}") else None
+    if unclosed:
+        return offset, f"unexpected '{found}': {unclosed}"
     after = user_text[offset + len(found):].lstrip()
     if re.fullmatch(r"[A-Za-z_][\w\-]*", found) and after.startswith("("):
         return offset, (f"unknown function or aggregate '{found}': SPARQL names its own by keywords "

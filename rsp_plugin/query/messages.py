@@ -95,6 +95,38 @@ def anonymous_patterns(parser) -> dict[str, str]:
             if terminal.pattern.type == "str" and terminal.name not in _PUNCTUATION}
 
 
+_BRACKETS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+                       r'|<[^<>"{}|^`\\\x00-\x20]*>|#[^\n]*|[(){}\[\]]')
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def open_bracket(text: str, offset: int) -> tuple[str, int] | None:
+    """The innermost bracket still open just before `offset` (its character and offset), skipping
+    strings, IRIs and comments.
+
+    >>> open_bracket('SELECT * { ?s ?p ?o FILTER(?o > 3 }', 34)
+    ('(', 26)
+    """
+    stack: list[tuple[str, int]] = []
+    for found in _BRACKETS.finditer(text, 0, offset):
+        mark = found.group(0)
+        if mark in _CLOSING:
+            stack.append((mark, found.start()))
+        elif mark in ")]}" and stack and _CLOSING[stack[-1][0]] == mark:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def not_closed(text: str, offset: int, closer: str | None = None) -> str | None:
+    """'the '(' at 1:27 is not closed', when a bracket opened before `offset` is (and `closer`,
+    the bracket found at `offset`, does not close it)."""
+    found = open_bracket(text, offset)
+    if found is None or closer is not None and _CLOSING[found[0]] == closer:
+        return None
+    line, column = position(text, found[1])
+    return f"the '{found[0]}' at {line}:{column} is not closed"
+
+
 def word_at(text: str, offset: int) -> str:
     """The token that starts at `offset`, as written (a word, a number, an IRI, or one character)."""
     rest = text[offset:offset + 200]

@@ -48,7 +48,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import QuerySyntaxError
 from . import dialects
 from .checker import locate
-from .messages import anonymous_patterns, end_position, phrase_list, position, word_at
+from .messages import anonymous_patterns, end_position, not_closed, phrase_list, position, word_at
 from .model import (
     ENTAILMENT_PROFILES,
     MAX_DURATION_MS,
@@ -171,19 +171,26 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str, asked: str) 
     if isinstance(error, UnexpectedToken):
         token = error.token
         accepted = set(getattr(error, "accepts", None) or error.expected)
-        accepted.discard("$END") if token.type != "$END" else None
+        if token.type != "$END":
+            accepted.discard("$END")
+        anything = {"VAR", "NAME", "PUNCT"} <= accepted  # inside SPARQL: any token would do
         expected = phrase_list(accepted, _PATTERNS)
         if token.type == "$END":
             line, column = end_position(text)
             offset = len(text)
-            message = f"unexpected end of the query; expected {expected}"
-            if "RBRACE" in accepted:
-                message = "unexpected end of the query: a '{' is not closed"
+            unclosed = not_closed(text, offset)
+            message = (f"unexpected end of the query: {unclosed}" if unclosed
+                       else f"unexpected end of the query; expected {expected}")
         else:
             offset = token.start_pos
             before = re.sub(r"#[^\n]*", " ", text[:offset]).rstrip()
-            if re.search(r"\bSELECT(\s+(RSTREAM|ISTREAM|DSTREAM))?\Z", before, re.I):
+            unclosed = not_closed(text, offset, str(token)) if str(token) in ")]}" else None
+            if re.search(r"\bSELECT(\s+(RSTREAM|ISTREAM|DSTREAM))?(\s+(DISTINCT|REDUCED))?\Z", before, re.I):
                 message = f"unexpected {str(token)!r}: SELECT needs what to return: variables, (expression AS ?name) or *"
+            elif unclosed:
+                message = f"unexpected {str(token)!r}: {unclosed}"
+            elif anything:
+                message = f"unexpected {str(token)!r} here"
             else:
                 message = f"unexpected {str(token)!r}; expected {expected}"
     elif isinstance(error, UnexpectedCharacters):
@@ -395,16 +402,16 @@ class _Builder:
             else:
                 self.clause(child)
         name, r2s, compute_every, output_stream = self.registration(register, form, written_r2s)
+        self.check_window_names(query)
+        self.check_past_windows()
+        self.check_numbers(query)
+        sparql = self.rewrite.apply()
+        algebra = self.translate(sparql)  # first: a clause the grammar took for body tokens shows here
         if not self.windows:
             raise self.error(
                 "a continuous query reads a stream: add FROM STREAM <s> [RANGE 10s STEP 1s] (C-SPARQL), "
                 "FROM NAMED WINDOW <w> ON <s> [RANGE PT10S STEP PT1S] (RSP-QL), STREAM <s> [RANGE 10s SLIDE 1s] "
                 "{ ... } in WHERE (CQELS-QL) or FROM NAMED STREAM <s> [NOW-10 S SLIDE 1 S] (SPARQLstream)", query)
-        self.check_window_names(query)
-        self.check_past_windows()
-        self.check_numbers(query)
-        sparql = self.rewrite.apply()
-        algebra = self.translate(sparql)
         self.window_variables_range_over_windows(algebra, query)
         return ContinuousQuery(
             text=self.text, filename=self.filename, name=name, r2s=r2s, form=form,
@@ -741,9 +748,9 @@ class _Builder:
             # rdflib keeps one prefix per namespace: with two prefixes for one namespace the
             # first is lost. Prefixed names are expanded here, with the query's own table.
             if isinstance(node, CompValue) and node.name == "pname":
-                prefix = node.get("prefix") or ""
+                prefix = dict.get(node, "prefix") or ""  # (CompValue.get answers a missing key with its name)
                 if prefix in prefixes:
-                    return URIRef(prefixes[prefix] + (node.get("localname") or ""))
+                    return URIRef(prefixes[prefix] + (dict.get(node, "localname") or ""))
             return None
 
         parsed[1] = traverse(parsed[1], visitPost=resolve)
