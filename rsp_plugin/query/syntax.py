@@ -48,7 +48,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import QuerySyntaxError
 from . import dialects
 from .checker import locate
-from .messages import anonymous_patterns, end_position, not_closed, phrase_list, position, word_at
+from .messages import anonymous_patterns, end_position, not_closed, open_bracket, phrase_list, position, word_at
 from .model import (
     ENTAILMENT_PROFILES,
     MAX_DURATION_MS,
@@ -187,8 +187,12 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str, asked: str) 
             unclosed = not_closed(text, offset, str(token)) if str(token) in ")]}" else None
             if re.search(r"\bSELECT(\s+(RSTREAM|ISTREAM|DSTREAM))?(\s+(DISTINCT|REDUCED))?\Z", before, re.I):
                 message = f"unexpected {str(token)!r}: SELECT needs what to return: variables, (expression AS ?name) or *"
+            elif re.search(r"\bREGISTER\s+\w+\s+AS\Z", before, re.I) and token.type in ("SELECT", "CONSTRUCT", "ASK"):
+                message = f"unexpected {str(token)!r}: REGISTER names the query (or its stream) before AS"
             elif unclosed:
                 message = f"unexpected {str(token)!r}: {unclosed}"
+            elif str(token) in ")]}" and open_bracket(text, offset) is None:
+                message = f"unexpected {str(token)!r}: no bracket is open for it to close"
             elif anything:
                 message = f"unexpected {str(token)!r} here"
             else:
