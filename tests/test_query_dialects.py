@@ -155,6 +155,8 @@ WINDOW_BLOCK = "WHERE { WINDOW ex:w { ?x ex:p ?v } }"
      f"{WINDOW_BLOCK}", NEW),
     (f"SELECT ?x FROM NAMED WINDOW ON STREAM ex:s [RANGE PT2S STEP PT1S] AS ex:w {WINDOW_BLOCK}", SLIDING),
     (f"SELECT ?x FROM NAMED WINDOW ex:w ON ex:s [FROM NOW-PT2S TO NOW-PT1S STEP PT1S] {WINDOW_BLOCK}", PAST),
+    # RSP4J (YASPER) writes the window before ON, a comma between its parts, units apart
+    (f"SELECT ?x FROM NAMED WINDOW ex:w [RANGE 2 s, SLIDE 1s] ON STREAM ex:s {WINDOW_BLOCK}", SLIDING),
     (f"CONSTRUCT ISTREAM {{ ?x a ex:Seen }} FROM NAMED WINDOW ex:w ON ex:s [RANGE PT2S STEP PT1S] "
      f"{WINDOW_BLOCK}", NEW),
     # a window declared in a subquery
@@ -359,7 +361,8 @@ def test_every_dialect_parses_into_the_same_plan(text, dialect, window, name_giv
     ("csparql", "SELECT ?s FROM STREAM <s> [ELEMENTS 3] WHERE { ?s ?p ?o }", "1:27",
      "[ELEMENTS n STEP m] is RSP-QL, not C-SPARQL"),
     ("cqels", "SELECT ?s WHERE { STREAM <s> [RANGE 3s SLIDEX 1s] { ?s ?p ?o } }", "1:40",
-     "unexpected 'SLIDEX'; expected a number, a duration (10s, PT10S), SLIDE, STEP, TUMBLING or ']' (read as CQELS-QL)"),
+     "unexpected 'SLIDEX'; expected a number, a duration (10s, PT10S), SLIDE, STEP, TUMBLING, ',' or ']' "
+     "(read as CQELS-QL)"),
     ("auto", "SELECT ?s WHERE { STREAM <s> [RANGE 3s SLIDEX 1s] { ?s ?p ?o } }", "1:40", "(read as CQELS-QL)"),
     ("sparqlstream", "SELECT ?s FROM NAMED STREAM <s> [NOW-10 S SLIDE 10 S] WHERE { ?s ?p ?o } ORDER ?s", "1:80",
      "unexpected '?s'; expected BY (read as SPARQLstream)"),

@@ -36,6 +36,7 @@ FORMS: dict[str, tuple[str, frozenset[str]]] = {
     "from-stream": ("FROM STREAM <s> [...]", frozenset({CSPARQL})),
     "stream-clause": ("STREAM <s> [...] before WHERE (CityBench's C-SPARQL)", frozenset({CSPARQL})),
     "from-named-window": ("FROM NAMED WINDOW <w> ON <s> [...]", frozenset({RSPQL})),
+    "window-before-on": ("FROM NAMED WINDOW <w> [...] ON STREAM <s> (RSP4J)", frozenset({RSPQL})),
     "from-named-stream": ("FROM NAMED STREAM <s> [...]", frozenset({SPARQLSTREAM})),
     "from-graph-keyword": ("FROM GRAPH / FROM NAMED GRAPH", frozenset({RSPQL})),
     "window-block": ("WINDOW <w> { ... }", frozenset({RSPQL})),

@@ -80,9 +80,10 @@ _UNIT_MS = {
 _ISO = re.compile(r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
                   r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?\Z")
 _ISO_MS = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1000}
-_CLAUSES = ("from_stream", "from_named_window", "from_named_window_as", "from_named_stream", "from_named",
-            "from_graph")
-_WINDOW_CLAUSES = ("from_stream", "from_named_window", "from_named_window_as", "from_named_stream")
+_CLAUSES = ("from_stream", "from_named_window", "from_named_window_as", "from_named_window_first",
+            "from_named_stream", "from_named", "from_graph")
+_WINDOW_CLAUSES = ("from_stream", "from_named_window", "from_named_window_as", "from_named_window_first",
+                   "from_named_stream")
 
 
 def parse_query(text: str, filename: str = "<query>", *, base: str | None = None,
@@ -319,9 +320,9 @@ class _Builder:
                 add("entailment-regime", node)
             elif kind == "r2s":
                 add("construct-r2s" if query.data.startswith("construct") else "select-r2s", node)
-            elif kind in ("from_stream", "from_named_window", "from_named_window_as", "from_named_stream"):
-                add({"from_stream": "from-stream", "from_named_stream": "from-named-stream"}.get(
-                    kind, "from-named-window"), node)
+            elif kind in _WINDOW_CLAUSES:
+                add({"from_stream": "from-stream", "from_named_stream": "from-named-stream",
+                     "from_named_window_first": "window-before-on"}.get(kind, "from-named-window"), node)
             elif kind in ("from_named", "from_graph") and any(
                     isinstance(child, Token) and child.type == "GRAPH" for child in node.children):
                 add("from-graph-keyword", node)
@@ -527,8 +528,8 @@ class _Builder:
         if kind in ("from_stream", "stream_clause", "from_named_stream"):
             # C-SPARQL's FROM STREAM and SPARQLstream's FROM NAMED STREAM join the default graph
             self.windows.append(WindowClause(self.iri(iris[0]), self.window(window_tree), None, place))
-        elif kind in ("from_named_window", "from_named_window_as"):
-            name_node, stream_node = (iris[0], iris[1]) if kind == "from_named_window" else (iris[1], iris[0])
+        elif kind in ("from_named_window", "from_named_window_as", "from_named_window_first"):
+            name_node, stream_node = (iris[1], iris[0]) if kind == "from_named_window_as" else (iris[0], iris[1])
             name = self.iri(name_node)
             if any(clause.name == name for clause in self.windows):
                 raise self.error(f"the window <{name}> is declared twice", name_node)
@@ -606,6 +607,8 @@ class _Builder:
 
     def duration(self, tree: Tree, *, bounded: bool = True) -> int:
         token = tree.children[0]
+        if len(tree.children) > 1:  # `5 s` (RSP4J), a number and its unit apart
+            return self.amount(tree)
         if token.type == "NUMBER":
             raise self.syntax_error(
                 f"a duration needs a unit: {token}ms, {token}s, {token}m, {token}h, {token}d or ISO 8601 (PT10S)",
