@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from .messages import anonymous_patterns, not_closed, phrase_list, word_at
 
@@ -66,11 +66,12 @@ def _describe(error: UnexpectedInput, sparql: str, to_user, user_text: str) -> t
     elif isinstance(error, UnexpectedCharacters):
         expected = set(error.allowed or ())
         offset = to_user(error.pos_in_stream)
-    else:  # UnexpectedEOF
+    else:  # UnexpectedEOF (LALR reports a $END token instead)
         expected = set(getattr(error, "expected", ()) or ())
         at_end = True
         offset = len(user_text.rstrip())
-    expected.discard("$END") if not at_end else None
+    if not at_end:
+        expected.discard("$END")
     wanted = phrase_list(expected, _PATTERNS) if expected else ""
     if at_end:
         unclosed = not_closed(user_text, len(user_text))
