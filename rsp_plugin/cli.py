@@ -2,6 +2,7 @@
 
     rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
+                     [--dialect auto|csparql|rspql|cqels|sparqlstream]
     rsp-plugin bench lars [...]
 
 A user's mistake (a syntax error, a missing file) is one line on stderr and
@@ -56,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
     reason.set_defaults(run=_reason)
 
-    query = commands.add_parser("query", help="run a continuous query (C-SPARQL / RSP-QL) over streams; one JSON line per evaluation")
+    query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
     query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
@@ -72,8 +73,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: stream lines per micro-batch (default 50000)")
     query.add_argument("--format", choices=["json", "sparql-json"], default="json",
                        help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}; sparql-json: W3C SPARQL 1.1 JSON results with \"t\"")
-    query.add_argument("--report", choices=["on-window-close", "non-empty-content"], default="on-window-close",
-                       help="report every window (default) or only windows with content")
+    query.add_argument("--report", choices=["on-window-close", "non-empty-content", "on-content-change"],
+                       default=None,
+                       help="report every window, only windows with content, or only when the windows' content "
+                            "changed (default: the dialect's: on-content-change for CQELS-QL, on-window-close "
+                            "for the others)")
+    query.add_argument("--dialect", choices=["auto", "csparql", "rspql", "cqels", "sparqlstream"], default="auto",
+                       help="the query's language: auto (default) reads every dialect; csparql (C-SPARQL), "
+                            "rspql (RSP-QL), cqels (CQELS-QL), sparqlstream (SPARQLstream) read only that one's forms")
     query.set_defaults(run=_query)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")

@@ -115,6 +115,8 @@ class RegisteredQuery:
         self._callbacks: list[Callable[[QueryResult], None]] = []
         self._results: deque[QueryResult] = deque()
         self.keep_results = False
+        #: the windows' content versions at the last evaluation (on-content-change)
+        self.seen_versions: tuple | None = None
         time_driven = any(isinstance(shared.window, TimeWindow) for _, shared in windows)
         self.tuple_driven = period is None and not time_driven
 
@@ -165,6 +167,10 @@ class RegisteredQuery:
         if self.period is not None:
             t0 = self._t0()
             tau = t0 + (after - t0) // self.period * self.period + self.period
+        elif self.policy is ReportPolicy.ON_CONTENT_CHANGE:
+            tau = self._next_change(after)
+            if tau is None:
+                return None
         else:
             tau = min(shared.window.next_boundary_after(after) for _, shared in self.windows
                       if isinstance(shared.window, TimeWindow))
@@ -174,6 +180,23 @@ class RegisteredQuery:
 
     def _t0(self) -> int:
         return self.t0
+
+    def _next_change(self, after: int) -> int | None:
+        """The next boundary after `after` at which one of the time windows changes: the
+        instants between them cannot change the answer and are skipped, so a window that
+        slides every 1 ms (CQELS-QL's [RANGE r]) costs nothing while nothing arrives or leaves."""
+        found = None
+        for _, shared in self.windows:
+            window = shared.window
+            if not isinstance(window, TimeWindow):
+                continue
+            change = window.next_change()
+            if change is None:
+                continue
+            tau = max(change, window.next_boundary_after(after))
+            if found is None or tau < found:
+                found = tau
+        return found
 
     def replay_end(self, last_of: Callable[[str], int | None]) -> int | None:
         """The last tau whose windows still reach the last element of their streams."""
@@ -280,10 +303,15 @@ class RSPEngine:
 
     def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
                        filename: str = "<query>", base: str | None = None,
-                       report: ReportPolicy = ReportPolicy.ON_WINDOW_CLOSE,
+                       report: ReportPolicy | None = None, dialect: str = "auto",
                        on_result: Callable[[QueryResult], None] | None = None) -> RegisteredQuery:
-        """Parse and register a query; it reports from the next instant after its first element."""
-        query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base)
+        """Parse and register a query; it reports from the next instant after its first element.
+
+        `report` None: the policy of the query's dialect (on-content-change for CQELS-QL,
+        on-window-close for the others); `dialect` as `parse_query`'s."""
+        query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base,
+                                                                           dialect=dialect)
+        report = report or query.report
         name = name or query.name or self._fresh_name()
         if name in self._queries:
             raise QuerySyntaxError(f"a query named {name!r} is registered already", query.filename, 1, 1)
@@ -562,7 +590,7 @@ class RSPEngine:
                     for shared in list(stream.windows):
                         fresh |= shared.window.first_timestamp is None
                         self._offer(shared, timestamp, triple)
-                    if fresh:  # a query may start reporting now
+                    if fresh or self._reports_on_change():  # a query may start (or need to) report earlier
                         instant, due = self._next_instant()
                 continue
             if instant is not None and instant <= watermark:
@@ -575,6 +603,9 @@ class RSPEngine:
             self.watermark = watermark
         emitted, self._emitted = self._emitted, []
         return emitted
+
+    def _reports_on_change(self) -> bool:
+        return any(query.policy is ReportPolicy.ON_CONTENT_CHANGE for query in self._queries.values())
 
     def _next_instant(self) -> tuple[int | None, list[RegisteredQuery]]:
         best, due = None, []
@@ -628,6 +659,11 @@ class RSPEngine:
         if query.policy is ReportPolicy.NON_EMPTY_CONTENT and all(
                 shared.window.is_empty() for _, shared in query.windows):
             return
+        if query.policy is ReportPolicy.ON_CONTENT_CHANGE:
+            versions = tuple(getattr(shared.window, "version", None) for _, shared in query.windows)
+            if versions == getattr(query, "seen_versions", None):
+                return
+            query.seen_versions = versions
         try:
             answer = query.evaluator.evaluate(query.snapshot(), tau)
         except Exception as error:  # the evaluator reports its own failures; anything else too

@@ -94,12 +94,26 @@ def parse_program_file(path: str | Path, terms: Dictionary | None = None) -> Pro
 
 
 def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSyntaxError:
+    """lark's error in the program's words: the token at fault and what could stand there
+    (never lark's own names such as `__ANON_0` or `MINUS`)."""
     line, column = getattr(error, "line", 1), getattr(error, "column", 1)
     if isinstance(error, UnexpectedToken):
         token = error.token
         found = "end of file" if token.type == "$END" else repr(str(token))
-        expected = sorted({_TOKEN_NAMES.get(name, name) for name in error.expected})
-        hint = ", ".join(expected[:8]) + (", ..." if len(expected) > 8 else "")
+        accepted = set(getattr(error, "accepts", None) or error.expected)
+        if token.type != "$END":
+            accepted.discard("$END")
+        literal = {terminal.name: terminal.pattern.value for terminal in _PARSER.terminals
+                   if terminal.pattern.type == "str"}
+        more = {"DURATION": "a duration (10s, PT10S)", "LANGTAG": "a language tag", "PNAME_NS": "a prefix (ex:)",
+                "BOXPLUS": "a window (⊞3)", "DIAMOND_SIGN": "◇", "BOX_SIGN": "□", "A": "'a'",
+                "PREFIX_KW": "@prefix", "TICK_KW": "@tick", "BLANK": "a blank node"}
+        shown = sorted({_TOKEN_NAMES.get(name) or more.get(name) or (repr(literal[name]) if name in literal
+                                                                      else name.lower())
+                        for name in accepted})
+        if len(shown) > 8:
+            shown = [*shown[:8], "..."]
+        hint = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
         if token.type == "$END":
             line, column = _end_position(text)
         message = f"unexpected {found}; expected {hint}"

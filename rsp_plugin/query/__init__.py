@@ -1,4 +1,4 @@
-"""Continuous queries (C-SPARQL, RSP-QL): grammar and plan, windows, evaluation, result streams."""
+"""Continuous queries (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream): grammar and plan, windows, evaluation, result streams."""
 
 from .model import R2S, ContinuousQuery, CountWindow, NowWindow, RangeWindow, ReportPolicy, WindowClause
 from .syntax import parse_query, parse_query_file

@@ -85,7 +85,7 @@ def run_query(options, user_error) -> int:
 def engine_for(options, user_error):
     """The runtime the command line asks for (both engines): its streams, background and
     graphs registered, the query registered; returns (engine, query, [(iri, path, moment)])."""
-    query = parse_query_file(options.query)
+    query = parse_query_file(options.query, dialect=getattr(options, "dialect", None) or "auto")
     sources = [stream_argument(text, user_error) for text in options.stream]
     engine = RSPEngine()
     for iri, _, _ in sources:
@@ -98,7 +98,8 @@ def engine_for(options, user_error):
             engine.add_graph(iri, path)
         else:
             engine.add_background(path)
-    registered = engine.register_query(query, report=ReportPolicy(options.report))
+    report = getattr(options, "report", None)
+    registered = engine.register_query(query, report=ReportPolicy(report) if report else None)
     return engine, registered, sources
 
 

@@ -1,12 +1,14 @@
 """A continuous query as plain values: its windows (S2R), its body (R2R), its output (R2S).
 
-Both query languages parse into this model: the C-SPARQL form
-(`REGISTER QUERY q COMPUTE EVERY 1s AS ... FROM STREAM <s> [RANGE 10s STEP 1s]`)
-and the RSP-QL form (`REGISTER RSTREAM <q> AS ... FROM NAMED WINDOW <w> ON <s>
-[RANGE PT10S STEP PT1S] ... WINDOW <w> { ... }`). Times are milliseconds.
+Every dialect the front end reads (`syntax.py`: C-SPARQL, RSP-QL, CQELS-QL,
+SPARQLstream) parses into this one model, so the runtime knows no dialect.
+Times are milliseconds. Nothing here imports the parser: data flows one way,
+text -> `syntax.parse_query` -> `ContinuousQuery` -> runtime.
 
 >>> RangeWindow(10_000, 1_000)
 RangeWindow(range=10000, step=1000)
+>>> RangeWindow(10_000, 10_000, end=5_000)     # [NOW-10 S TO NOW-5 S SLIDE 10 S]
+RangeWindow(range=10000, step=10000, end=5000)
 >>> CountWindow(5)
 CountWindow(size=5, step=1)
 """
@@ -24,13 +26,38 @@ ENTAILMENT_PROFILES = {
     "http://www.w3.org/ns/entailment/OWL-RL": "owl-rl",
 }
 
+#: The dialects a query can be written in, and how messages name them.
+DIALECTS = {
+    "csparql": "C-SPARQL",
+    "rspql": "RSP-QL",
+    "cqels": "CQELS-QL",
+    "sparqlstream": "SPARQLstream",
+}
 
-@dataclass(frozen=True)
+#: The largest duration (ms) and element count a window may have: a duration is a
+#: signed 64-bit count of milliseconds everywhere time is kept (timestamps, Spark,
+#: Arrow); a count window keeps every element it counts, and 2^31 - 1 elements is
+#: already past what the engine's per-element structures fit in any machine's memory.
+MAX_DURATION_MS = (1 << 63) - 1
+MAX_WINDOW_ELEMENTS = (1 << 31) - 1
+
+
+@dataclass(frozen=True, repr=False)
 class RangeWindow:
-    """`[RANGE r STEP s]`: reported at tau = k*s, holding the elements with tau - r <= t < tau."""
+    """`[RANGE r STEP s]`: reported at tau = k*s, holding the elements with tau - r <= t < tau - end.
+
+    `end` is 0 for every window that reaches up to the report time; a window in
+    the past (`[FROM NOW-PT2H TO NOW-PT1H STEP PT1H]`, `[NOW-10 S TO NOW-5 S ...]`)
+    stops `end` ms before it: 0 <= end < range.
+    """
 
     range: int
     step: int
+    end: int = 0
+
+    def __repr__(self) -> str:
+        extra = f", end={self.end}" if self.end else ""
+        return f"RangeWindow(range={self.range}, step={self.step}{extra})"
 
 
 @dataclass(frozen=True)
@@ -58,10 +85,17 @@ class R2S(Enum):
 
 
 class ReportPolicy(Enum):
-    """When a window's evaluation is reported (Botan et al.; RSP4J's names)."""
+    """When a window's evaluation is reported (Botan et al.'s SECRET; RSP4J's names).
+
+    on-window-close    at every report time (C-SPARQL, RSP-QL, SPARQLstream)
+    non-empty-content  at every report time whose windows hold something
+    on-content-change  at a report time whose windows' content differs from the last
+                       report's (CQELS-QL, whose engine answers on every arrival)
+    """
 
     ON_WINDOW_CLOSE = "on-window-close"
     NON_EMPTY_CONTENT = "non-empty-content"
+    ON_CONTENT_CHANGE = "on-content-change"
 
 
 @dataclass(frozen=True)
@@ -76,9 +110,10 @@ class Place:
 class WindowClause:
     """One window of a query: over which stream, of which shape, as which graph.
 
-    `name` is None for C-SPARQL's `FROM STREAM` (the window joins the default
-    graph) and the window's IRI for RSP-QL's `FROM NAMED WINDOW` (read with
-    `WINDOW <name> { ... }`).
+    `name` is None for a window that joins the default graph (C-SPARQL's `FROM
+    STREAM`, SPARQLstream's `FROM NAMED STREAM`) and the window's IRI for a named
+    one (RSP-QL's `FROM NAMED WINDOW`, read with `WINDOW <name> { ... }`; CQELS-QL's
+    `STREAM <s> [...] { ... }`, named by the parser).
     """
 
     stream: str
@@ -109,19 +144,19 @@ class ContinuousQuery:
     rules: str | None = None
     #: a CONSTRUCT registered as a stream others can read (REGISTER STREAM, or RSP-QL's output IRI).
     output_stream: str | None = None
-    #: the body as plain SPARQL 1.1 (extensions blanked out, same lines and columns).
+    #: the body as plain SPARQL 1.1 (the stream extensions blanked or rewritten).
     sparql: str = ""
     #: rdflib's translated query (algebra), evaluated per window.
     algebra: Any = None
     base: str | None = None
     prefixes: dict[str, str] = field(default_factory=dict)
     places: dict[str, Place] = field(default_factory=dict)
+    #: the dialect it was read as (a key of DIALECTS).
+    dialect: str = "csparql"
+    #: the dialect's report policy, used unless the caller asks for another.
+    report: ReportPolicy = ReportPolicy.ON_WINDOW_CLOSE
+    #: what `--dialect` asked for ("auto" or a key of DIALECTS), to read the text again the same way.
+    read_as: str = "auto"
 
     def __repr__(self) -> str:
         return f"<ContinuousQuery {self.name or self.filename} {self.r2s.value} {self.form} windows={len(self.windows)}>"
-
-    def __reduce__(self):
-        """Pickled as its text: rdflib's algebra is rebuilt by parsing it again."""
-        from .syntax import reparse
-
-        return reparse, (self.text, self.filename, self.base)

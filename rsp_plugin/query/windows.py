@@ -2,7 +2,9 @@
 
 Time windows (DESIGN.md, "Time"): `[RANGE r STEP s]` has its boundaries at
 tau = t0 + k*s; the window of boundary tau holds the elements with
-max(t0, tau - r) <= t < tau (half-open, as CSRBench's oracle). An element waits
+max(t0, tau - r) <= t < tau (half-open, as CSRBench's oracle); a window in the
+past (`RangeWindow.end` > 0: `[FROM NOW-PT2H TO NOW-PT1H STEP PT1H]`) stops
+`end` before tau: max(t0, tau - r) <= t < tau - end. An element waits
 in `staged` until the first boundary after it, so a window read between two
 boundaries shows the content of the last one.
 
@@ -16,6 +18,9 @@ arrival order, moved on every m elements.
 Every window answers `accepts(t)` (would an element with timestamp t still enter
 a window that is not reported yet?), `offer(t, triple)` and `advance(tau)`; both
 return the elements that entered the content, for the materialization layer.
+`version` counts the changes of the content (for the on-content-change report
+policy), and a time window's `next_change()` is the first boundary at which its
+content would change, judging by what it holds and has staged.
 
 >>> window = TimeWindow(RangeWindow(2000, 1000))
 >>> window.offer(500, (1, 2, 3)); window.offer(1500, (1, 2, 4))
@@ -52,6 +57,10 @@ class TimeWindow:
         self._staged: list[Arrival] = []
         self._buckets: dict[int, list[Triple]] = {}
         self._times: list[int] = []
+        #: how many times the content changed (an element entered or left)
+        self.version = 0
+        #: the earliest timestamp staged (None when nothing is)
+        self._staged_first: int | None = None
 
     def __repr__(self) -> str:
         return f"<TimeWindow {self.spec} boundary={self.boundary} triples={len(self.content)} staged={len(self._staged)}>"
@@ -74,6 +83,8 @@ class TimeWindow:
 
     def offer(self, timestamp: int, triple: Triple) -> list[Arrival]:
         self._staged.append((timestamp, triple))
+        if self._staged_first is None or timestamp < self._staged_first:
+            self._staged_first = timestamp
         if self.first_timestamp is None:
             self.first_timestamp = timestamp
         if self.last_timestamp is None or timestamp > self.last_timestamp:
@@ -86,7 +97,9 @@ class TimeWindow:
         if self.boundary is not None and boundary <= self.boundary:
             return []
         low = max(self.t0, boundary - self.spec.range)
+        high = boundary - getattr(self.spec, "end", 0)
         times, buckets, content = self._times, self._buckets, self.content
+        left = bool(times) and times[0] < low
         while times and times[0] < low:
             old = heapq.heappop(times)
             for triple in buckets.pop(old):
@@ -95,11 +108,14 @@ class TimeWindow:
         waiting: list[Arrival] = []
         for arrival in self._staged:
             timestamp = arrival[0]
-            if timestamp >= boundary:
+            if timestamp >= high:
                 waiting.append(arrival)
             elif timestamp >= low:
                 entered.append(arrival)
         self._staged = waiting
+        self._staged_first = min(arrival[0] for arrival in waiting) if waiting else None
+        if left or entered:
+            self.version += 1
         entered.sort(key=lambda arrival: arrival[0])
         for timestamp, triple in entered:
             bucket = buckets.get(timestamp)
@@ -113,6 +129,16 @@ class TimeWindow:
 
     def is_empty(self) -> bool:
         return not self.content.stamps
+
+    def next_change(self) -> int | None:
+        """The first boundary after the current one at which an element enters or leaves
+        (None: nothing held or staged); the on-content-change policy skips the others."""
+        candidates = []
+        if self._staged_first is not None:  # enters at the first tau with t < tau - end
+            candidates.append(self.next_boundary_after(self._staged_first + getattr(self.spec, "end", 0)))
+        if self._times:  # leaves at the first tau with tau - range > t
+            candidates.append(self.next_boundary_after(self._times[0] + self.spec.range))
+        return min(candidates) if candidates else None
 
     def reaches(self, tau: int, timestamp: int) -> bool:
         """Does the window of boundary tau still hold an element seen at `timestamp`?"""
@@ -131,6 +157,8 @@ class CountingWindow:
         self.committed = 0
         self._pending: list[Arrival] = []
         self._held: deque[Arrival] = deque()
+        #: how many times the content changed
+        self.version = 0
 
     def __repr__(self) -> str:
         return f"<CountingWindow {self.spec} triples={len(self.content)} pending={len(self._pending)}>"
@@ -155,6 +183,7 @@ class CountingWindow:
                 old_time, old = held.popleft()
                 content.evict(old, old_time)
         self.committed += len(entered)
+        self.version += 1
         return entered
 
     def advance(self, tau: int) -> list[Arrival]:
