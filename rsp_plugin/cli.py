@@ -163,7 +163,7 @@ def _query(options) -> int:
         from .spark.cli import cli_run
 
         return cli_run(options, UserError)
-    from .query.cli import run_query
+    from .commands.query import run_query
 
     return run_query(options, UserError)
 

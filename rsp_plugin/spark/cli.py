@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from ..query.cli import engine_for
+from ..commands.query import engine_for
 from .sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).

@@ -26,8 +26,8 @@ from ..formats import (
     read_tnt,
 )
 from ..runtime import RSPEngine
-from .model import ReportPolicy
-from .syntax import parse_query_file
+from ..query.model import ReportPolicy
+from ..query.syntax import parse_query_file
 
 _PLAIN = {".nt": "nt", ".ttl": "turtle", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".jsonld": "json-ld"}
 
