@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rsp-plugin", description="RDF stream processing with LARS rules.")
+    parser.add_argument("--version", action="version", version=f"rsp-plugin {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     reason = commands.add_parser("reason", help="run a LARS program over a stream; one JSON line per time point")
@@ -58,9 +59,12 @@ def _parser() -> argparse.ArgumentParser:
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL / RSP-QL) over streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
-    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE",
+    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
-                            "(one moment: FILE@T gives its time in ms, default 0); repeatable")
+                            "(one moment: FILE@T gives its time in ms, default 0); - reads standard input, "
+                            "tcp://HOST:PORT a socket, as the lines come (--input-format); repeatable")
+    query.add_argument("--input-format", choices=["tnt", "nt", "ttl", "trig", "nq", "jsonld"], default="tnt",
+                       help="the format of standard input and sockets (default tnt: timestamped N-Triples lines)")
     query.add_argument("--background", action="append", default=[], metavar="[IRI=]FILE",
                        help="a static graph: FILE joins every query's default graph; IRI=FILE is graph <IRI> "
                             "for FROM <IRI> / FROM NAMED <IRI>; repeatable")
@@ -70,8 +74,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: offsets and engine state; a restarted run goes on from there")
     query.add_argument("--batch-lines", type=int, metavar="N",
                        help="--engine spark: stream lines per micro-batch (default 50000)")
-    query.add_argument("--format", choices=["json", "sparql-json"], default="json",
-                       help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}; sparql-json: W3C SPARQL 1.1 JSON results with \"t\"")
+    query.add_argument("--format", choices=["json", "sparql-json", "sparql-xml", "csv", "tsv", "nt", "trig"],
+                       default="json",
+                       help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"} per line; sparql-json, sparql-xml, "
+                            "csv, tsv: W3C SPARQL 1.1 results with the evaluation time (\"t\"); nt, trig: "
+                            "CONSTRUCT triples (TriG: a named graph per evaluation)")
+    query.add_argument("--from", dest="first", type=int, metavar="T",
+                       help="take the elements from time T on (ms)")
+    query.add_argument("--to", dest="last", type=int, metavar="T",
+                       help="take the elements up to time T (ms); a live source is closed after it")
+    query.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     query.add_argument("--report", choices=["on-window-close", "non-empty-content"], default="on-window-close",
                        help="report every window (default) or only windows with content")
     query.set_defaults(run=_query)
@@ -160,12 +172,25 @@ def _reason(options) -> int:
 
 def _query(options) -> int:
     if options.engine == "spark":
+        if options.format not in ("json", "sparql-json"):
+            raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes json or sparql-json")
+        if options.first is not None or options.last is not None:
+            raise UserError("--from / --to are read by --engine local")
         from .spark.cli import cli_run
 
         return cli_run(options, UserError)
     from .commands.query import run_query
 
     return run_query(options, UserError)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rsp_plugin")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
 
 
 def _bench(options) -> int:

@@ -1,80 +1,103 @@
-"""`rsp-plugin query QUERY --stream IRI=FILE ...`: a continuous query over replayed stream files.
+"""`rsp-plugin query QUERY --stream IRI=FILE|IRI=-|IRI=tcp://HOST:PORT ...`: a continuous query over streams.
 
-One JSON object per evaluation on stdout (DESIGN.md, "Command line"):
+One JSON object per evaluation on stdout by default (DESIGN.md, "Command line"):
 `{"t": 10000, "bindings": [{"x": "<http://ex/a>"}]}`, `{"t": ..., "triples": [...]}`
-or `{"t": ..., "boolean": true}`. The files are read in time order, merged; the
-watermark follows the timestamps read, so an out-of-order line is still taken
-while a window that will hold it is not reported yet, and is late otherwise.
-A bad or late line is reported on stderr as `FILE:LINE: reason`, counted, and
-skipped; the replay ends with the last windows that still reach the data.
+or `{"t": ..., "boolean": true}`; `--format` picks another writer
+(`rsp_plugin.query.writers`: sparql-json, sparql-xml, csv, tsv, nt, trig).
+
+The sources are read in time order, merged; the watermark follows the
+timestamps read, so an out-of-order line is still taken while a window that
+will hold it is not reported yet, and is late otherwise. A bad or late line is
+reported on stderr as `FILE:LINE: reason`, counted, and skipped; the run ends
+with the last windows that still reach the data (standard input and sockets:
+when they close). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
+(a live source is closed at its first element after `--to`). A replay that
+takes longer than a few seconds shows a progress line on stderr unless `-q`.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 import sys
 from pathlib import Path
 from typing import Iterator
 
-from ..formats import (
-    Rejected,
-    StreamElement,
-    read_ntriples_at,
-    read_rdf_document_at,
-    read_timestamped_graphs,
-    read_tnt,
-)
-from ..runtime import RSPEngine
+from ..formats import Rejected, StreamElement
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query_file
-
-_PLAIN = {".nt": "nt", ".ttl": "turtle", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".jsonld": "json-ld"}
+from ..query.writers import FormatError, writer_for
+from ..runtime import RSPEngine
+from .progress import Progress, Quiet
+from .sources import OpenSource, StreamSource, stream_source
 
 
 def run_query(options, user_error) -> int:
     engine, registered, sources = engine_for(options, user_error)
+    query = registered.query
+    variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
+    try:
+        writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables)
+    except FormatError as error:
+        raise user_error(str(error)) from None
+    first, last = getattr(options, "first", None), getattr(options, "last", None)
+    if first is not None and last is not None and first > last:
+        raise user_error(f"--from {first} is after --to {last}")
 
-    out = sys.stdout
-    if options.format == "sparql-json":
-        registered.subscribe(lambda result: out.write(json.dumps(result.to_sparql_json(), ensure_ascii=False) + "\n"))
+    results = 0
+
+    def write(result) -> None:
+        nonlocal results
+        results += 1
+        writer.write(result)
+
+    registered.subscribe(write)
+    files = [source.path for source in sources if source.kind == "file"]
+    if getattr(options, "quiet", False):
+        progress = Quiet()
     else:
-        registered.subscribe(lambda result: out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n"))
-
-    set_aside = 0
-    shown = 0
+        progress = Progress(total_rows=(lambda: _lines(files)) if len(files) == len(sources) else None)
+    rows = set_aside = shown = 0
 
     def show_rejected() -> None:
         nonlocal set_aside, shown
         for record in engine.rejected[shown:]:
-            print(record, file=sys.stderr)
+            progress.note(str(record))
             set_aside += 1
         shown = len(engine.rejected)
 
-    handles = []
+    opened: list[OpenSource] = []
     try:
         readers = []
-        for number, (iri, path, moment) in enumerate(sources):
-            try:
-                handle = path.open(encoding="utf-8")
-            except OSError as error:
-                raise user_error(f"{path}: cannot read the stream: {error.strerror}") from None
-            handles.append(handle)
-            readers.append(_tagged(number, iri, path, _read(path, handle, engine, moment)))
-        for time_key, iri, path, batch in _batches(heapq.merge(*readers)):
+        for number, source in enumerate(sources):
+            handle = OpenSource(source, engine.terms, user_error)
+            opened.append(handle)
+            readers.append(_tagged(number, source, handle.elements))
+        live = any(source.live for source in sources)
+        for time_key, source, batch in _batches(heapq.merge(*readers)):
             if isinstance(batch, Rejected):
-                print(batch, file=sys.stderr)
+                progress.note(str(batch))
+                rows += 1
                 set_aside += 1
+                continue
+            rows += len(batch)
+            if last is not None and time_key > last:
+                if live:
+                    break
+                continue
+            if first is not None and time_key < first:
                 continue
             if engine.watermark is None or time_key > engine.watermark:
                 engine.advance_to(time_key)
-            engine.push(iri, batch, source=str(path))
+            engine.push(source.iri, batch, source=source.name)
             show_rejected()
+            progress.update(rows=rows, set_aside=set_aside, results=results)
         engine.finish()
         show_rejected()
     finally:
-        for handle in handles:
+        for handle in opened:
             handle.close()
+    writer.close()
+    progress.finish()
     for error in engine.errors:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     if set_aside:
@@ -84,12 +107,15 @@ def run_query(options, user_error) -> int:
 
 def engine_for(options, user_error):
     """The runtime the command line asks for (both engines): its streams, background and
-    graphs registered, the query registered; returns (engine, query, [(iri, path, moment)])."""
+    graphs registered, the query registered; returns (engine, query, [StreamSource])."""
     query = parse_query_file(options.query)
-    sources = [stream_argument(text, user_error) for text in options.stream]
+    input_format = getattr(options, "input_format", None) or "tnt"
+    sources = [stream_source(text, user_error, input_format) for text in options.stream]
+    if sum(source.kind == "stdin" for source in sources) > 1:
+        raise user_error("only one --stream can read standard input (IRI=-)")
     engine = RSPEngine()
-    for iri, _, _ in sources:
-        engine.register_stream(iri)
+    for source in sources:
+        engine.register_stream(source.iri)
     for text in options.background:
         iri, _, path = text.rpartition("=") if "=" in text and not Path(text).exists() else ("", "", text)
         if not Path(path).is_file():
@@ -102,56 +128,38 @@ def engine_for(options, user_error):
     return engine, registered, sources
 
 
-def stream_argument(text: str, user_error) -> tuple[str, Path, int]:
-    """IRI=FILE, or IRI=FILE@T for a document seen at T ms (both engines read --stream so)."""
-    iri, equals, file = text.partition("=")
-    if not equals or not iri or not file:
-        raise user_error(f"--stream {text}: expected IRI=FILE, e.g. --stream http://ex.org/s=data/s.tnt")
-    moment = 0
-    name, at, when = file.rpartition("@")
-    if at and when.lstrip("-").isdigit() and not Path(file).exists():
-        file, moment = name, int(when)
-    path = Path(file)
-    if not path.is_file():
-        raise user_error(f"{path}: cannot read the stream: no such file")
-    return iri.strip("<>"), path, moment
-
-
-def _read(path: Path, handle, engine: RSPEngine, moment: int) -> Iterator[StreamElement | Rejected]:
-    suffix = path.suffix.lower()
-    name = str(path)
-    if suffix in (".trig", ".nq", ".nquads"):
-        return read_timestamped_graphs(handle.read(), engine.terms, filename=name,
-                                       rdf_format="nquads" if suffix != ".trig" else "trig")
-    if suffix == ".nt":
-        return read_ntriples_at(handle, engine.terms, timestamp=moment, filename=name)
-    if suffix in _PLAIN:
-        return read_rdf_document_at(handle.read(), engine.terms, timestamp=moment, rdf_format=_PLAIN[suffix],
-                                    filename=name)
-    return read_tnt(handle, engine.terms, tick_ms=1, filename=name)
-
-
-def _tagged(number: int, iri: str, path: Path, items) -> Iterator[tuple]:
-    """(time, file number, line order, iri, path, item): a rejected line travels with the time before it."""
+def _tagged(number: int, source: StreamSource, items) -> Iterator[tuple]:
+    """(time, source number, line order, source, item): a rejected line travels with the time before it."""
     last = -(1 << 62)
     for order, item in enumerate(items):
         if isinstance(item, StreamElement):
             last = item.time_point
-        yield last, number, order, iri, path, item
+        yield last, number, order, source, item
 
 
 def _batches(merged) -> Iterator[tuple]:
-    """(time, iri, path, elements or a Rejected): consecutive elements of one file and one time together."""
+    """(time, source, elements or a Rejected): consecutive elements of one source and one time together."""
     batch: list[StreamElement] = []
     key = None
-    for time_key, number, _, iri, path, item in merged:
+    for time_key, number, _, source, item in merged:
         if batch and (isinstance(item, Rejected) or key[:2] != (time_key, number)):
-            yield key[0], key[2], key[3], batch
+            yield key[0], key[2], batch
             batch = []
         if isinstance(item, Rejected):
-            yield time_key, iri, path, item
+            yield time_key, source, item
             continue
-        key = (time_key, number, iri, path)
+        key = (time_key, number, source)
         batch.append(item)
+        if len(batch) >= 10_000:  # a live source may send one timestamp for a long time
+            yield key[0], key[2], batch
+            batch = []
     if batch:
-        yield key[0], key[2], key[3], batch
+        yield key[0], key[2], batch
+
+
+def _lines(paths) -> int:
+    total = 0
+    for path in paths:
+        with open(path, "rb") as handle:
+            total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
+    return total

@@ -24,6 +24,9 @@ def cli_run(options, user_error) -> int:
     from .session import spark_session
 
     engine, _, sources = engine_for(options, user_error)
+    if any(source.live for source in sources):
+        raise user_error("--engine spark reads stream files; standard input (IRI=-) and sockets are read by --engine local")
+    sources = [(source.iri, source.path, source.moment) for source in sources]
 
     spark = spark_session(getattr(options, "master", None))
     frames = []
