@@ -654,6 +654,17 @@ class RSPEngine:
 
     # observing ------------------------------------------------------------------------------------
 
+    def window_graph(self, query: str | RegisteredQuery, at: int | None = None, *, window: str | None = None):
+        """What a query reads now, as a read-only rdflib Graph over the engine's indexes (no copy):
+        its windows (their materialization under ENTAILMENT / RULES) and FROM graphs, or its named
+        window / graph `window`. See `rsp_plugin.query.graphs`."""
+        from .query.graphs import window_graph
+
+        registered = query if isinstance(query, RegisteredQuery) else self._queries.get(str(query))
+        if registered is None:
+            raise KeyError(f"no query named {query!r} is registered")
+        return window_graph(registered, self.cache, self.watermark, at, window)
+
     def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
         """Call `callback(result)` for every report of every query."""
         self._callbacks.append(callback)
