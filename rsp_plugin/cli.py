@@ -88,6 +88,24 @@ def _parser() -> argparse.ArgumentParser:
                        help="report every window (default) or only windows with content")
     query.set_defaults(run=_query)
 
+    serve = commands.add_parser("serve", help="run the HTTP service and its live page (register streams and queries, "
+                                              "push data, watch results)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--token", help="the bearer token every API request must carry (needed beyond 127.0.0.1)")
+    serve.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
+                       help="a static graph queries may read with FROM <IRI>; repeatable")
+    serve.add_argument("--background", action="append", default=[], metavar="FILE",
+                       help="a graph every query sees in its default graph; repeatable")
+    serve.add_argument("--rules", action="append", default=[], metavar="IRI=FILE",
+                       help="a LARS program queries may name with RULES <IRI>; repeatable")
+    serve.add_argument("--webhook-allow", action="append", default=[], metavar="URL",
+                       help="a URL prefix webhook observers may POST to (none by default); repeatable")
+    serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
+                       help="the largest request body or WebSocket message (default 8 MiB)")
+    serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.set_defaults(run=_serve)
+
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark"], help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
@@ -182,6 +200,36 @@ def _query(options) -> int:
     from .commands.query import run_query
 
     return run_query(options, UserError)
+
+
+def _serve(options) -> int:
+    from .service import ServiceSettings, serve
+
+    def pairs(values, what):
+        found = {}
+        for text in values:
+            iri, equals, path = text.partition("=")
+            if not equals or not iri or not path:
+                raise UserError(f"--{what} {text}: expected IRI=FILE")
+            if not Path(path).is_file():
+                raise UserError(f"{path}: cannot read the {what}: no such file")
+            found[iri.strip("<>")] = path
+        return found
+
+    for path in options.background:
+        if not Path(path).is_file():
+            raise UserError(f"{path}: cannot read the background graph: no such file")
+    settings = ServiceSettings(host=options.host, port=options.port, token=options.token,
+                               graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
+                               background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
+                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)))
+    try:
+        settings.check()
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
+    serve(settings)
+    return 0
 
 
 def _version() -> str:
