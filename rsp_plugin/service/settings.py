@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,10 @@ class ServiceSettings:
             target_port = target.port or _default_port(target.scheme)
         except ValueError:
             return False
-        if target.scheme not in ("http", "https") or not target.hostname:
+        if target.scheme not in ("http", "https") or not target.hostname or target.username or target.password:
             return False
+        if any(segment in (".", "..") for segment in unquote(target.path).split("/")):
+            return False  # a client resolves dot segments: /hooks/../elsewhere is not under /hooks/
         for prefix in self.webhook_allow:
             allowed = urlsplit(prefix)
             if (allowed.scheme == target.scheme and allowed.hostname == target.hostname
