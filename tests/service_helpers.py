@@ -36,7 +36,7 @@ def running_service(settings=None, **options):
     settings = settings or ServiceSettings()
     app = create_app(settings, **options)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
-                            ws_max_size=settings.max_body_bytes)
+                            ws_max_size=settings.max_body_bytes, timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -76,12 +76,18 @@ function drawPlot(stats) {
     const top = Math.max(1, ...points.map(([, count]) => count));
     context.strokeStyle = colour;
     context.beginPath();
-    points.forEach(([second, count], index) => {
-      const x = pad + (width - pad - 5) * (1 - (now - second) / seconds);
-      const y = 5 + (height - pad) * (1 - count / top);
+    const place = ([second, count]) => [pad + (width - pad - 5) * (1 - (now - second) / seconds),
+                                        5 + (height - pad) * (1 - count / top)];
+    points.forEach((point, index) => {
+      const [x, y] = place(point);
       if (index === 0) context.moveTo(x, y); else context.lineTo(x, y);
     });
     context.stroke();
+    context.fillStyle = colour;
+    for (const point of points) {  // a dot per second, so that a lone second shows too
+      const [x, y] = place(point);
+      context.fillRect(x - 2, y - 2, 4, 4);
+    }
     context.fillStyle = colour;
     context.fillText(String(top), colour === "#1f77b4" ? 2 : width - 40, 15 + (colour === "#1f77b4" ? 0 : 12));
   }
