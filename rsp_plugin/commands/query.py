@@ -56,6 +56,22 @@ def run_query(options, user_error) -> int:
         progress = Quiet()
     else:
         progress = Progress(total_rows=(lambda: _lines(files)) if len(files) == len(sources) else None)
+    set_aside = replay(engine, sources, user_error, first=first, last=last, progress=progress,
+                       results=lambda: results)
+    writer.close()
+    progress.finish()
+    for error in engine.errors:
+        print(f"rsp-plugin: {error}", file=sys.stderr)
+    if set_aside:
+        print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)", file=sys.stderr)
+    return 0
+
+
+def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
+           last: int | None = None, progress=None, results=lambda: 0) -> int:
+    """Feed the engine from its sources, merged in time order, and end the replay; returns the number
+    of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`)."""
+    progress = progress or Quiet()
     rows = set_aside = shown = 0
 
     def show_rejected() -> None:
@@ -90,19 +106,13 @@ def run_query(options, user_error) -> int:
                 engine.advance_to(time_key)
             engine.push(source.iri, batch, source=source.name)
             show_rejected()
-            progress.update(rows=rows, set_aside=set_aside, results=results)
+            progress.update(rows=rows, set_aside=set_aside, results=results())
         engine.finish()
         show_rejected()
     finally:
         for handle in opened:
             handle.close()
-    writer.close()
-    progress.finish()
-    for error in engine.errors:
-        print(f"rsp-plugin: {error}", file=sys.stderr)
-    if set_aside:
-        print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)", file=sys.stderr)
-    return 0
+    return set_aside
 
 
 def engine_for(options, user_error):

@@ -32,7 +32,7 @@ def serve(settings: ServiceSettings) -> None:
 
     settings.check()
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning",
-                ws_max_size=settings.max_body_bytes, lifespan="on")
+                ws_max_size=settings.max_body_bytes, lifespan="on", timeout_graceful_shutdown=2)
 
 
 __all__ = ["ServiceSettings", "create_app", "serve"]
