@@ -5,10 +5,11 @@ the order the requests came, so the engine needs no lock and the event loop stay
 free for readers. A report is turned into its JSON value once, numbered per
 query (`seq`), kept in a short history, and handed to the readers on the loop.
 
-Time: the watermark is the oldest of the streams' latest timestamps (streams
-that have received nothing do not hold it back), so each client can push its own
-stream in its own time order and nothing is late; `advance(t)` moves it on by
-hand (a stream gone quiet), `finish()` ends a replay as the command line does.
+Time: the watermark is the oldest of the latest timestamps of the streams the
+queries read (a stream no element has reached yet holds it back too), so each
+client can push its own stream in its own time order and nothing is late;
+`advance(t)` moves it on by hand (a stream gone quiet), `finish()` ends a
+replay as the command line does.
 Documents without times of their own are seen at the request's `?t=`, else at
 their arrival (the wall clock, in ms).
 
@@ -218,6 +219,14 @@ class LiveEngine:
         }
 
     def _watermark(self) -> int | None:
+        """The oldest latest timestamp of the streams queries read (a stream not fed yet holds time back:
+        its elements would be late); with no query reading a pushed stream, of the streams fed."""
+        produced = {state.registered.query.output_stream for state in self.queries.values()}
+        read = {clause.stream for state in self.queries.values() for clause in state.registered.query.windows
+                if clause.stream not in produced}
+        if read:
+            latest = [self.streams[iri].latest if iri in self.streams else None for iri in read]
+            return None if None in latest else min(latest)
         latest = [state.latest for state in self.streams.values() if state.latest is not None]
         return min(latest) if latest else None
 
