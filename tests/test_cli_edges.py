@@ -198,3 +198,11 @@ def test_a_slow_replay_shows_progress_unless_quiet():
     assert progress, out[False][1]
     assert progress[-1].startswith(f"rsp-plugin: {len(payload):,} rows, 0 set aside, ")
     assert "rows/s" not in out[True][1]
+
+
+def test_serve_refuses_to_listen_beyond_this_machine_without_a_token():
+    done = rsp("serve", "--host", "0.0.0.0")
+    assert done.returncode == 2
+    assert done.stderr == "rsp-plugin: the service listens on 0.0.0.0, beyond this machine: give it a token (--token T)\n"
+    missing = rsp("serve", "--graph", "http://ex/g=/no/such/file.ttl")
+    assert missing.returncode == 2 and "/no/such/file.ttl: cannot read the graph" in missing.stderr

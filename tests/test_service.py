@@ -389,3 +389,31 @@ def test_two_streams_from_two_clients_wait_for_each_other():
     b.write_text("".join(even))
     assert got == cli_lines(query_file, f"{STREAM}/a={a}", f"{STREAM}/b={b}")
     assert got == cli_lines(MAX_TEMPERATURE, f"{STREAM}={CSRBENCH}")
+
+
+def test_a_reader_that_falls_behind_is_cut_off_and_resumes_from_the_history():
+    from rsp_plugin.service.observers import Observers
+
+    async def scenario():
+        observers = Observers(ServiceSettings(queue=3))
+        reader = observers.reader({"q"})
+        waiting = asyncio.ensure_future(reader.queue.get())  # a writer waiting on the queue
+        await asyncio.sleep(0)
+        for seq in range(1, 3):
+            observers.offer("q", {"seq": seq})
+        assert await waiting == {"seq": 1}
+        for seq in range(3, 8):
+            observers.offer("q", {"seq": seq})
+            observers.offer("other", {"seq": seq})  # not read by this reader
+        assert reader.cut and await reader.queue.get() is None and reader.queue.empty()
+
+    asyncio.run(scenario())
+    with TestClient(create_app(ServiceSettings(history=3))) as client:
+        client.put(f"/streams/{path(STREAM)}")
+        register(client, SENSORS, "s")
+        client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes())
+        client.post("/finish")
+        kept = client.get("/queries/s/results?after=0").json()
+        last = len(cli_lines(SENSORS, f"{STREAM}={CSRBENCH}"))
+        assert kept["last"] == last and kept["missed"] == last - 3
+        assert [r["seq"] for r in kept["results"]] == [last - 2, last - 1, last]

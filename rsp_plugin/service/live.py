@@ -206,6 +206,7 @@ class LiveEngine:
         late = self.engine.rejected[before:]
         self._advance_to(self._watermark())
         del self.engine.rejected[:]
+        del self.engine.errors[:-100]  # evaluation failures: the last ones are enough to show
         for record in (*read.rejected, *late):
             state.rejected += 1
             state.recent_rejected.append(record)

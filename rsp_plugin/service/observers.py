@@ -33,7 +33,8 @@ class Reader:
             self.queue.put_nowait(value)
         except asyncio.QueueFull:
             self.cut = True
-            self.queue = asyncio.Queue(maxsize=1)
+            while not self.queue.empty():
+                self.queue.get_nowait()
             self.queue.put_nowait(None)  # wakes the writer, which closes the connection
 
 
