@@ -35,7 +35,7 @@ def running_service(settings=None, **options):
     port = free_port()
     settings = settings or ServiceSettings()
     app = create_app(settings, **options)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", lifespan="on",
                             ws_max_size=settings.max_body_bytes, timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -89,13 +89,13 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
         assert "triples/s" in browser.evaluate("document.getElementById('rates').textContent")
         painted = browser.evaluate("""(() => { const c = document.getElementById('plot');
             const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            let blue = 0, red = 0;
-            for (let y = 6; y < c.height - 31; y++) for (let x = 31; x < c.width - 6; x++) {
-                const i = (y * c.width + x) * 4;
-                if (d[i + 2] > 150 && d[i] < 80) blue++;
-                if (d[i] > 180 && d[i + 2] < 80) red++; }
-            return [blue, red]; })()""")
-        assert painted[0] > 0 and painted[1] > 0  # inside the frame: triples/s and results/s are drawn
+            const panel = (c.height - 20) / 2, count = [0, 0];   // blue dots in the upper panel, red in the lower
+            for (let y = 0; y < c.height; y++) for (let x = 41; x < c.width - 6; x++) {
+                const i = (y * c.width + x) * 4, upper = y < 5 + panel;
+                if (upper && d[i + 2] > 150 && d[i] < 80) count[0]++;
+                if (!upper && d[i] > 180 && d[i + 2] < 80) count[1]++; }
+            return count; })()""")
+        assert painted[0] > 0 and painted[1] > 0, painted  # triples/s and results/s are drawn
         browser.screenshot(shots / "3-results.png")
 
         # the window now, and the explanation hook (no explainer in this engine yet)

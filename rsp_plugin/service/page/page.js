@@ -59,38 +59,40 @@ async function refreshStats() {
 }
 
 function drawPlot(stats) {
+  // two panels, one above the other, each on its own scale: triples/s (blue), results/s (red)
   const canvas = document.getElementById("plot");
   const context = canvas.getContext("2d");
-  const width = canvas.width, height = canvas.height, pad = 30;
-  context.clearRect(0, 0, width, height);
+  const width = canvas.width, pad = 40, seconds = 120;
+  const panel = (canvas.height - 20) / 2;
+  context.clearRect(0, 0, width, canvas.height);
   const now = Math.floor(Date.now() / 1000);
-  const seconds = 120;
-  const series = [[stats.triples_per_second, "#1f77b4"], [stats.results_per_second, "#d62728"]];
-  context.strokeStyle = "#999";
-  context.strokeRect(pad, 5, width - pad - 5, height - pad);
-  context.fillStyle = "#555";
-  context.font = "10px sans-serif";
-  context.fillText("-" + seconds + " s", pad, height - 10);
-  context.fillText("now", width - 25, height - 10);
-  for (const [points, colour] of series) {
-    const top = Math.max(1, ...points.map(([, count]) => count));
+  const panels = [[stats.triples_per_second, "#1f77b4", "triples/s"], [stats.results_per_second, "#d62728", "results/s"]];
+  panels.forEach(([points, colour, label], number) => {
+    const top = 5 + number * panel, height = panel - 10;
+    context.strokeStyle = "#999";
+    context.strokeRect(pad, top, width - pad - 5, height);
+    const highest = Math.max(1, ...points.map(([, count]) => count));
+    context.fillStyle = colour;
+    context.font = "10px sans-serif";
+    context.fillText(String(highest), 2, top + 10);
+    context.fillText(label, 2, top + height);
+    const place = ([second, count]) => [pad + 3 + (width - pad - 11) * (1 - (now - second) / seconds),
+                                        top + 3 + (height - 6) * (1 - count / highest)];
     context.strokeStyle = colour;
     context.beginPath();
-    const place = ([second, count]) => [pad + (width - pad - 5) * (1 - (now - second) / seconds),
-                                        5 + (height - pad) * (1 - count / top)];
     points.forEach((point, index) => {
       const [x, y] = place(point);
       if (index === 0) context.moveTo(x, y); else context.lineTo(x, y);
     });
     context.stroke();
-    context.fillStyle = colour;
     for (const point of points) {  // a dot per second, so that a lone second shows too
       const [x, y] = place(point);
       context.fillRect(x - 2, y - 2, 4, 4);
     }
-    context.fillStyle = colour;
-    context.fillText(String(top), colour === "#1f77b4" ? 2 : width - 40, 15 + (colour === "#1f77b4" ? 0 : 12));
-  }
+  });
+  context.fillStyle = "#555";
+  context.fillText("-" + seconds + " s", pad, canvas.height - 4);
+  context.fillText("now", width - 25, canvas.height - 4);
 }
 
 // queries -------------------------------------------------------------------------------------
