@@ -417,3 +417,16 @@ def test_a_reader_that_falls_behind_is_cut_off_and_resumes_from_the_history():
         last = len(cli_lines(SENSORS, f"{STREAM}={CSRBENCH}"))
         assert kept["last"] == last and kept["missed"] == last - 3
         assert [r["seq"] for r in kept["results"]] == [last - 2, last - 1, last]
+
+
+def test_an_entailment_query_with_its_background_given_in_the_registration(client):
+    query = QUERIES / "observations-rdfs.rq"
+    client.put(f"/streams/{path(STREAM)}")
+    ontology = (QUERIES / "weather-observations.ttl").read_text()
+    response = client.put("/queries/rdfs", json={"query": query.read_text(), "graphs": {
+        "weather-observations.ttl": {"data": ontology, "format": "ttl"}}})
+    assert response.status_code == 201, response.text
+    assert response.json()["entailment"] == "rdfs"
+    client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes())
+    client.post("/finish")
+    assert all_results(client, "rdfs") == cli_lines(query, f"{STREAM}={CSRBENCH}")

@@ -275,7 +275,14 @@ def run(options) -> int:
     finally:
         server.terminate()
         server.wait(10)
+    print("  the same streams and queries, replayed the command line's way (one process, files)...",
+          file=sys.stderr, flush=True)
+    began = time.perf_counter()
+    expected = replay(streams, queries(clients))
+    replay_seconds = time.perf_counter() - began
     results = sum(len(values) for values in report.reports.values())
+    same = all([{k: v for k, v in r.items() if k not in ("query", "seq", "latency_ms")} for r in report.reports[name]]
+               == expected[name] for name in expected)
     engine_latency = [q["latency_ms"]["p99"] for q in report.stats["queries"] if q["latency_ms"]["p99"] is not None]
     print()
     print(f"{'triples':>12} {'seconds':>8} {'triples/s':>10} {'push p50 ms':>12} {'push p99 ms':>12} "
@@ -284,6 +291,9 @@ def run(options) -> int:
     print(f"{report.triples:>12,} {report.seconds:>8.1f} {report.throughput:>10,.0f} {report.latency(0.5):>12.1f} "
           f"{report.latency(0.99):>12.1f} {report.latency(1.0):>12.1f} {results:>8,} "
           f"{max(engine_latency, default=0):>14.1f} {report.peak_rss_mb:>12.1f}")
+    print(f"\ncommand-line replay of the same streams: {replay_seconds:.1f} s, {report.triples / replay_seconds:,.0f} "
+          f"triples/s; the service takes {report.seconds / replay_seconds:.2f}x its time; same reports: "
+          f"{'yes' if same else 'NO'}")
     quarter = [rss for pushed, rss in report.rss_samples if pushed >= report.triples // 4]
     if quarter:
         print(f"\nserver memory: {quarter[0] / 1024:.0f} MB after a quarter of the triples, "

@@ -24,7 +24,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .guard import Gate, read_limited
 from .live import LiveEngine, ServiceError
 from .observers import Observers
-from .openapi import docs_page, openapi_document
+from .openapi import docs_page, openapi_document, package_version
 from .settings import ServiceSettings
 
 PAGE = Path(__file__).parent / "page"
@@ -60,9 +60,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         return HTMLResponse(docs_page(openapi_document()))
 
     async def system(request: Request):
-        from ..cli import _version
-
-        return JSONResponse({"version": _version(), "watermark": live.engine.watermark, "finished": live.finished,
+        return JSONResponse({"version": package_version(), "watermark": live.engine.watermark, "finished": live.finished,
                              "streams": len(live.streams), "queries": len(live.queries),
                              "limits": {"max_body_bytes": settings.max_body_bytes, "rate": settings.rate,
                                         "burst": settings.burst, "history": settings.history,

@@ -21,9 +21,16 @@ def _op(summary: str, responses: dict, **more) -> dict:
     return {"summary": summary, "responses": responses, **more}
 
 
-def openapi_document() -> dict:
-    from ..cli import _version
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        return version("rsp_plugin")
+    except PackageNotFoundError:  # a source tree that is not installed
+        return "unknown"
+
+
+def openapi_document() -> dict:
     push_body = {"required": True, "content": {
         media: {"schema": {"type": "string"}} for media in (
             "application/x-tnt", "text/plain", "application/n-triples", "text/turtle", "application/trig",
@@ -34,7 +41,7 @@ def openapi_document() -> dict:
         "application/json": {"schema": {"$ref": "#/components/schemas/QueryRegistration"}}}}
     return {
         "openapi": "3.1.0",
-        "info": {"title": "rsp-plugin service", "version": _version(),
+        "info": {"title": "rsp-plugin service", "version": package_version(),
                  "description": "Continuous C-SPARQL / RSP-QL queries over RDF streams: register streams and "
                                 "queries, push data, read results live (SSE, WebSocket, webhooks). Resources "
                                 "follow rsp-services where they fit. With a token, send Authorization: Bearer "
@@ -183,4 +190,4 @@ def docs_page(document: dict) -> str:
             f"<th>what</th><th>answers</th></tr>{''.join(rows)}</table></body></html>")
 
 
-__all__ = ["docs_page", "openapi_document"]
+__all__ = ["docs_page", "openapi_document", "package_version"]
