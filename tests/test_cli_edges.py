@@ -206,3 +206,16 @@ def test_serve_refuses_to_listen_beyond_this_machine_without_a_token():
     assert done.stderr == "rsp-plugin: the service listens on 0.0.0.0, beyond this machine: give it a token (--token T)\n"
     missing = rsp("serve", "--graph", "http://ex/g=/no/such/file.ttl")
     assert missing.returncode == 2 and "/no/such/file.ttl: cannot read the graph" in missing.stderr
+
+
+def test_jsonld_on_stdin_fetches_no_remote_context(tmp_path):
+    query = tmp_path / "q.rq"
+    query.write_text("REGISTER QUERY q AS SELECT ?s FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] "
+                     "WHERE { ?s <http://ex/p> ?o }")
+    remote = json.dumps({"@context": "http://127.0.0.1:9/context.jsonld", "@id": "http://ex/a"})
+    done = rsp("query", query, "--stream", "http://ex/s=-", "--input-format", "jsonld", input=remote)
+    assert done.returncode == 0
+    assert "<stdin>:1: a remote JSON-LD context (http://127.0.0.1:9/context.jsonld) is not fetched" in done.stderr
+    inline = json.dumps({"@context": {"ex": "http://ex/"}, "@id": "ex:a", "ex:p": {"@id": "ex:b"}})
+    done = rsp("query", query, "--stream", "http://ex/s=-@200", "--input-format", "jsonld", input=inline)
+    assert lines(done.stdout) == [{"t": 1000, "bindings": [{"s": "<http://ex/a>"}]}]

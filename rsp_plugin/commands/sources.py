@@ -17,6 +17,7 @@ bad line: a line that is not UTF-8 is set aside like a line that cannot be read.
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from ..terms import Dictionary
 INPUT_FORMATS = ("tnt", "nt", "ttl", "trig", "nq", "jsonld")
 _BY_SUFFIX = {".tnt": "tnt", ".nt": "nt", ".ttl": "ttl", ".n3": "n3", ".rdf": "xml", ".owl": "xml",
               ".jsonld": "jsonld", ".trig": "trig", ".nq": "nq", ".nquads": "nq"}
-_RDFLIB = {"ttl": "turtle", "n3": "n3", "xml": "xml", "jsonld": "json-ld"}
+_RDFLIB = {"ttl": "turtle", "n3": "n3", "xml": "xml"}
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,9 @@ def read_source(binary: BinaryIO | Iterable[bytes], fmt: str, terms: Dictionary,
         yield from bad
         return
     data = b"".join(binary)
+    if fmt == "jsonld":
+        yield from _read_jsonld(data, terms, moment, name)
+        return
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -148,6 +152,63 @@ def read_source(binary: BinaryIO | Iterable[bytes], fmt: str, terms: Dictionary,
         return
     yield from read_rdf_document_at(text, terms, timestamp=moment, rdf_format=_RDFLIB.get(fmt, "turtle"),
                                     filename=name)
+
+
+def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str):
+    """JSON-LD, nothing fetched: named graphs with prov:generatedAtTime are elements (TripleWave's
+    shape), else every triple is seen at `timestamp`."""
+    try:
+        document = json.loads(data)
+    except UnicodeDecodeError:
+        yield Rejected(name, 1, "not UTF-8 text; the document is set aside")
+        return
+    except json.JSONDecodeError as error:
+        yield Rejected(name, error.lineno, f"not JSON: {error.msg} (column {error.colno}); the document is set aside")
+        return
+    remote = _remote_context(document)
+    if remote is not None:
+        yield Rejected(name, 1, f"a remote JSON-LD context ({remote}) is not fetched: put the context in the document")
+        return
+    from rdflib import Dataset
+
+    dataset = Dataset()
+    try:
+        dataset.parse(data=json.dumps(document), format="json-ld")
+    except Exception as error:  # rdflib's JSON-LD reader raises many kinds
+        yield Rejected(name, 1, f"not JSON-LD: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+        return
+    named = [g for g in dataset.graphs() if str(g.identifier) != "urn:x-rdflib:default" and len(g)]
+    if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
+        nquads = dataset.serialize(format="nquads")
+        yield from read_timestamped_graphs(nquads, terms, rdf_format="nquads", filename=name)
+        return
+    ntriples = dataset.serialize(format="nquads")
+    yield from read_source(ntriples.encode().splitlines(keepends=True), "nt", terms, name=name, moment=timestamp)
+
+
+def _remote_context(value) -> str | None:
+    """The first remote context a JSON-LD document names (a string @context or @import), if any."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "@context":
+                for context in inner if isinstance(inner, list) else [inner]:
+                    if isinstance(context, str):
+                        return context
+                    if isinstance(context, dict) and "@import" in context:
+                        return str(context["@import"])
+                    found = _remote_context(context)
+                    if found is not None:
+                        return found
+            else:
+                found = _remote_context(inner)
+                if found is not None:
+                    return found
+    elif isinstance(value, list):
+        for inner in value:
+            found = _remote_context(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def _text_lines(binary: Iterable[bytes], name: str, bad: list[Rejected]) -> Iterator[str]:

@@ -4,8 +4,9 @@ The media type (or `?format=`) picks the reader; line formats keep every good
 line and set the bad ones aside, each with its line number; a document format
 (Turtle, JSON-LD) is read whole, so a syntax error sets the document aside at
 the line the parser names. Documents without times of their own are seen at
-`timestamp` (the request's `?t=`, else its arrival). JSON-LD is read without
-fetching anything: a remote `@context` (a URL, or `@import`) is refused.
+`timestamp` (the request's `?t=`, else its arrival). The readers are the command
+line's (`rsp_plugin.commands.sources`): JSON-LD is read without fetching
+anything, a remote `@context` (a URL, or `@import`) is refused.
 
 >>> from rsp_plugin.terms import Dictionary
 >>> read = read_body(b'0 <http://ex/a> <http://ex/p> <http://ex/b> .\\n0 <http://ex/a> .\\n', "tnt",
@@ -18,10 +19,9 @@ fetching anything: a remote `@context` (a URL, or `@import`) is refused.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
-from ..formats import Rejected, StreamElement, read_timestamped_graphs
+from ..formats import Rejected, StreamElement
 from ..terms import Dictionary
 from ..commands.sources import read_source
 
@@ -57,68 +57,9 @@ def body_format(content_type: str | None, override: str | None) -> str:
 
 def read_body(data: bytes, fmt: str, terms: Dictionary, timestamp: int, name: str) -> ReadBody:
     out = ReadBody()
-    if fmt == "jsonld":
-        items = _read_jsonld(data, terms, timestamp, name)
-    else:
-        items = read_source(data.splitlines(keepends=True), fmt, terms, name=name, moment=timestamp)
-    for item in items:
+    for item in read_source(data.splitlines(keepends=True), fmt, terms, name=name, moment=timestamp):
         (out.rejected if isinstance(item, Rejected) else out.elements).append(item)
     return out
-
-
-def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str):
-    try:
-        document = json.loads(data)
-    except UnicodeDecodeError:
-        yield Rejected(name, 1, "not UTF-8 text; the document is set aside")
-        return
-    except json.JSONDecodeError as error:
-        yield Rejected(name, error.lineno, f"not JSON: {error.msg} (column {error.colno}); the document is set aside")
-        return
-    remote = _remote_context(document)
-    if remote is not None:
-        yield Rejected(name, 1, f"a remote JSON-LD context ({remote}) is not fetched: put the context in the document")
-        return
-    from rdflib import Dataset
-
-    dataset = Dataset()
-    try:
-        dataset.parse(data=json.dumps(document), format="json-ld")
-    except Exception as error:  # rdflib's JSON-LD reader raises many kinds
-        yield Rejected(name, 1, f"not JSON-LD: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
-        return
-    named = [g for g in dataset.graphs() if str(g.identifier) != "urn:x-rdflib:default" and len(g)]
-    if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
-        nquads = dataset.serialize(format="nquads")
-        yield from read_timestamped_graphs(nquads, terms, rdf_format="nquads", filename=name)
-        return
-    ntriples = dataset.serialize(format="nquads")
-    yield from read_source(ntriples.encode().splitlines(keepends=True), "nt", terms, name=name, moment=timestamp)
-
-
-def _remote_context(value) -> str | None:
-    """The first remote context a JSON-LD document names (a string @context or @import), if any."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if key == "@context":
-                for context in inner if isinstance(inner, list) else [inner]:
-                    if isinstance(context, str):
-                        return context
-                    if isinstance(context, dict) and "@import" in context:
-                        return str(context["@import"])
-                    found = _remote_context(context)
-                    if found is not None:
-                        return found
-            else:
-                found = _remote_context(inner)
-                if found is not None:
-                    return found
-    elif isinstance(value, list):
-        for inner in value:
-            found = _remote_context(inner)
-            if found is not None:
-                return found
-    return None
 
 
 __all__ = ["FORMATS", "MEDIA_TYPES", "ReadBody", "body_format", "read_body"]
