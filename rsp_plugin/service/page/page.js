@@ -4,7 +4,8 @@
 const token = new URLSearchParams(location.hash.slice(1)).get("token");
 const reports = new Map();   // query name -> [report, ...] (oldest first, at most KEEP)
 const KEEP = 500;
-const SHOWN = 200;
+const SHOWN = 200;       // reports in a query's table (the latest), and at most ROWS rows
+const ROWS = 1000;
 let lastStats = null;
 
 function api(path, options = {}) {
@@ -151,7 +152,7 @@ function renderResults(name) {
         element("td", {}, element("button", {class: "small", onclick: () => explain(name, report.t, item)}, "why?"))));
     }
   }
-  const table = element("table", {}, element("thead", {}, head), element("tbody", {}, ...rows));
+  const table = element("table", {}, element("thead", {}, head), element("tbody", {}, ...rows.slice(-ROWS)));
   box.querySelector(".results").replaceChildren(table);
   box.dataset.reports = String(list.length);
 }
