@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rsp-plugin", description="RDF stream processing with LARS rules.")
+    parser.add_argument("--version", action="version", version=f"rsp-plugin {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     reason = commands.add_parser("reason", help="run a LARS program over a stream; one JSON line per time point")
@@ -59,9 +60,12 @@ def _parser() -> argparse.ArgumentParser:
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
-    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE",
+    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
-                            "(one moment: FILE@T gives its time in ms, default 0); repeatable")
+                            "(one moment: FILE@T gives its time in ms, default 0); - reads standard input, "
+                            "tcp://HOST:PORT a socket, as the lines come (--input-format); repeatable")
+    query.add_argument("--input-format", choices=["tnt", "nt", "ttl", "trig", "nq", "jsonld"], default="tnt",
+                       help="the format of standard input and sockets (default tnt: timestamped N-Triples lines)")
     query.add_argument("--background", action="append", default=[], metavar="[IRI=]FILE",
                        help="a static graph: FILE joins every query's default graph; IRI=FILE is graph <IRI> "
                             "for FROM <IRI> / FROM NAMED <IRI>; repeatable")
@@ -71,8 +75,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: offsets and engine state; a restarted run goes on from there")
     query.add_argument("--batch-lines", type=int, metavar="N",
                        help="--engine spark: stream lines per micro-batch (default 50000)")
-    query.add_argument("--format", choices=["json", "sparql-json"], default="json",
-                       help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}; sparql-json: W3C SPARQL 1.1 JSON results with \"t\"")
+    query.add_argument("--format", choices=["json", "sparql-json", "sparql-xml", "csv", "tsv", "nt", "trig"],
+                       default="json",
+                       help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"} per line; sparql-json, sparql-xml, "
+                            "csv, tsv: W3C SPARQL 1.1 results with the evaluation time (\"t\"); nt, trig: "
+                            "CONSTRUCT triples (TriG: a named graph per evaluation)")
+    query.add_argument("--from", dest="first", type=int, metavar="T",
+                       help="take the elements from time T on (ms)")
+    query.add_argument("--to", dest="last", type=int, metavar="T",
+                       help="take the elements up to time T (ms); a live source is closed after it")
+    query.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     query.add_argument("--report", choices=["on-window-close", "non-empty-content", "on-content-change"],
                        default=None,
                        help="report every window, only windows with content, or only when the windows' content "
@@ -83,8 +95,26 @@ def _parser() -> argparse.ArgumentParser:
                             "rspql (RSP-QL), cqels (CQELS-QL), sparqlstream (SPARQLstream) read only that one's forms")
     query.set_defaults(run=_query)
 
+    serve = commands.add_parser("serve", help="run the HTTP service and its live page (register streams and queries, "
+                                              "push data, watch results)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--token", help="the bearer token every API request must carry (needed beyond 127.0.0.1)")
+    serve.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
+                       help="a static graph queries may read with FROM <IRI>; repeatable")
+    serve.add_argument("--background", action="append", default=[], metavar="FILE",
+                       help="a graph every query sees in its default graph; repeatable")
+    serve.add_argument("--rules", action="append", default=[], metavar="IRI=FILE",
+                       help="a LARS program queries may name with RULES <IRI>; repeatable")
+    serve.add_argument("--webhook-allow", action="append", default=[], metavar="URL",
+                       help="a URL prefix webhook observers may POST to (none by default); repeatable")
+    serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
+                       help="the largest request body or WebSocket message (default 8 MiB)")
+    serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.set_defaults(run=_serve)
+
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark"], help="which benchmark suite")
+    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve"], help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
@@ -167,12 +197,55 @@ def _reason(options) -> int:
 
 def _query(options) -> int:
     if options.engine == "spark":
+        if options.format not in ("json", "sparql-json"):
+            raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes json or sparql-json")
+        if options.first is not None or options.last is not None:
+            raise UserError("--from / --to are read by --engine local")
         from .spark.cli import cli_run
 
         return cli_run(options, UserError)
-    from .query.cli import run_query
+    from .commands.query import run_query
 
     return run_query(options, UserError)
+
+
+def _serve(options) -> int:
+    from .service import ServiceSettings, serve
+
+    def pairs(values, what):
+        found = {}
+        for text in values:
+            iri, equals, path = text.partition("=")
+            if not equals or not iri or not path:
+                raise UserError(f"--{what} {text}: expected IRI=FILE")
+            if not Path(path).is_file():
+                raise UserError(f"{path}: cannot read the {what}: no such file")
+            found[iri.strip("<>")] = path
+        return found
+
+    for path in options.background:
+        if not Path(path).is_file():
+            raise UserError(f"{path}: cannot read the background graph: no such file")
+    settings = ServiceSettings(host=options.host, port=options.port, token=options.token,
+                               graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
+                               background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
+                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)))
+    try:
+        settings.check()
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
+    serve(settings)
+    return 0
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rsp_plugin")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
 
 
 def _bench(options) -> int:

@@ -240,6 +240,7 @@ class RSPEngine:
         self._graphs: dict[str, TripleIndex] = {}
         self._graph_sources: dict[str, object] = {}
         self._default_background: list[str] = []
+        self._rules_sources: dict[str, str] = {}
         self._pending: list[tuple[int, int, str, Triple]] = []
         self._sequence = 0
         self._callbacks: list[Callable[[QueryResult], None]] = []
@@ -300,6 +301,10 @@ class RSPEngine:
         self.add_graph(iri, source)
         self._default_background.append(iri)
         return iri
+
+    def add_rules(self, iri: str, source: str) -> None:
+        """The LARS program `RULES <iri>` names, given as text (no file is read for it then)."""
+        self._rules_sources[str(iri)] = source
 
     def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
                        filename: str = "<query>", base: str | None = None,
@@ -467,8 +472,11 @@ class RSPEngine:
             return None
         from .lars.syntax import parse_program
 
-        path = _local_path(query.rules)
         place = query.places.get("rules")
+        given = getattr(self, "_rules_sources", {}).get(query.rules)
+        if given is not None:
+            return _Rules(given, parse_program(given, query.rules, terms=self.terms))
+        path = _local_path(query.rules)
         if path is None or not path.exists():
             raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
                                    place.line if place else 1, place.column if place else 1)
@@ -690,6 +698,17 @@ class RSPEngine:
         self._emitted.append(result)
 
     # observing ------------------------------------------------------------------------------------
+
+    def window_graph(self, query: str | RegisteredQuery, at: int | None = None, *, window: str | None = None):
+        """What a query reads now, as a read-only rdflib Graph over the engine's indexes (no copy):
+        its windows (their materialization under ENTAILMENT / RULES) and FROM graphs, or its named
+        window / graph `window`. See `rsp_plugin.query.graphs`."""
+        from .query.graphs import window_graph
+
+        registered = query if isinstance(query, RegisteredQuery) else self._queries.get(str(query))
+        if registered is None:
+            raise KeyError(f"no query named {query!r} is registered")
+        return window_graph(registered, self.cache, self.watermark, at, window)
 
     def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
         """Call `callback(result)` for every report of every query."""

@@ -24,4 +24,8 @@ def run_suite(options) -> int:
         from .spark import run
 
         return run(options)
+    if options.suite == "serve":
+        from .serve import run
+
+        return run(options)
     raise ValueError(f"unknown benchmark suite {options.suite!r}")
