@@ -186,3 +186,87 @@ class ProgramGenerator:
         if kind == "at_whole" and not count:
             return f"@{time} {atom}", (time if allow_at_var else None)
         return f"{window} @{time} {atom}", (time if allow_at_var else None)
+
+
+class CornerGenerator:
+    """Programs over the corners the first generator leaves out: one predicate name with two
+    arities (in the data and in heads), constant time points in `@`, head times computed
+    (`@U h :- [RANGE n] @T p, U = T + k`) or written (`@3 h`), constants in heads, negative
+    numbers in the data and in comparisons."""
+
+    DATA = [("p", 1), ("p", 2), ("q", 1), ("val", 2)]
+    LAYERS = [[("h", 1), ("h", 2)], [("g", 0), ("g", 1)], [("k", 1)]]
+
+    def __init__(self, seed: int):
+        self.random = random.Random(seed)
+
+    def program(self) -> str:
+        rules = []
+        for layer, heads in enumerate(self.LAYERS):
+            for head, arity in heads:
+                for _ in range(self.random.randint(1, 2)):
+                    rules.append(self.rule(layer, head, arity))
+        return "\n".join(rules) + "\n"
+
+    def stream(self, length: int = 10) -> dict[int, list[str]]:
+        rnd = self.random
+        stream: dict[int, list[str]] = {}
+        for t in range(length):
+            atoms = []
+            for _ in range(rnd.randint(0, 3)):
+                predicate, arity = rnd.choice(self.DATA)
+                if predicate == "val":
+                    atoms.append(f"val({rnd.choice(CONSTANTS)},{rnd.choice([-1, 0, 1, 2, 3])})")
+                else:
+                    atoms.append(f"{predicate}({','.join(rnd.choice(CONSTANTS) for _ in range(arity))})")
+            stream[t] = atoms
+        return stream
+
+    def _atom(self, predicate: str, arity: int, variables: list[str]) -> str:
+        if arity == 0:
+            return predicate
+        if predicate == "val":
+            return f"val({self.random.choice(variables)},N)"
+        return f"{predicate}({','.join(self.random.choice(variables + ['a']) for _ in range(arity))})"
+
+    def rule(self, layer: int, head: str, arity: int) -> str:
+        rnd = self.random
+        variables = ["X", "Y"]
+        lower = [a for heads in self.LAYERS[:layer] for a in heads]
+        body, bound, times = [], set(), []
+        for k in range(rnd.randint(1, 3)):
+            predicate, pred_arity = rnd.choice(self.DATA + lower)
+            atom = self._atom(predicate, pred_arity, variables)
+            kind = rnd.choice(["plain", "at_const", "at_var", "diamond", "at_whole"])
+            window = f"[RANGE {rnd.choice([0, 1, 2, 4])}] "
+            if kind == "plain":
+                text = atom
+            elif kind == "at_const":
+                text = f"{window if rnd.random() < 0.7 else ''}@{rnd.randint(0, 8)} {atom}"
+            elif kind == "diamond":
+                text = f"{window}DIAMOND {atom}"
+            else:
+                time = f"T{k}"
+                text = f"{window if kind == 'at_var' else ''}@{time} {atom}"
+                times.append(time)
+                bound.add(time)
+            body.append(text)
+            bound |= {v for v in variables + ["N"] if v in atom}
+        if "N" in bound and rnd.random() < 0.6:
+            body.append(f"N {rnd.choice(['<', '>=', '!=', '='])} {rnd.choice([-1, 0, 2])}")
+        if lower and rnd.random() < 0.4:
+            predicate, pred_arity = rnd.choice(lower)
+            names = sorted(bound & set(variables)) or ["a"]
+            atom = f"{predicate}({','.join(rnd.choice(names) for _ in range(pred_arity))})" if pred_arity else predicate
+            body.append(f"not {atom}")
+        names = sorted(bound & set(variables)) or ["a", "b"]
+        head_text = f"{head}({','.join(rnd.choice(names + ['c']) for _ in range(arity))})" if arity else head
+        choice = rnd.random()
+        if times and choice < 0.45:
+            body.append(f"U = {rnd.choice(times)} {rnd.choice(['+', '-'])} {rnd.randint(0, 3)}")
+            head_text = f"@U {head_text}"
+        elif choice < 0.6:
+            head_text = f"@{rnd.randint(0, 9)} {head_text}"
+        elif times and choice < 0.75:
+            head_text = f"@{rnd.choice(times)} {head_text}"
+        return f"{head_text} :- {', '.join(body)} ."

@@ -101,11 +101,16 @@ class IncrementalEngine:
         self.semi_naive = semi_naive
         self.start = start
         self.now: int | None = None
-        self.relations: dict[int, Relation] = {}
+        #: (predicate, arity) -> its presence: p/1 and p/2 are two predicates, as in ASP
+        self.relations: dict[tuple[int, int], Relation] = {}
         self.views: dict[tuple, View] = {}
         self._count_views: list[CountView] = []
         self._count_log: deque | None = None
         self._build_views()
+        #: predicate -> the arities the program reads it with (data of other arities are nobody's)
+        self._arities: dict[int, tuple[int, ...]] = {}
+        for predicate, arity in self.relations:
+            self._arities[predicate] = self._arities.get(predicate, ()) + (arity,)
         self.strata = [
             _Stratum([compile_rule(rule, self.views, self.terms) for rule in stratum])
             for stratum in program.strata or [program.rules]
@@ -153,15 +158,15 @@ class IncrementalEngine:
 
     # set-up --------------------------------------------------------------------------
 
-    def relation(self, predicate: int) -> Relation:
-        found = self.relations.get(predicate)
+    def relation(self, predicate: int, arity: int) -> Relation:
+        found = self.relations.get((predicate, arity))
         if found is None:
-            found = self.relations[predicate] = Relation(predicate)
+            found = self.relations[(predicate, arity)] = Relation(predicate)
         return found
 
     def _build_views(self) -> None:
         for rule in self.program.rules:
-            self.relation(rule.head.predicate)
+            self.relation(rule.head.predicate, len(rule.head.args))
             for literal in rule.body:
                 if isinstance(literal, ExtendedAtom) and literal.view_key not in self.views:
                     self.views[literal.view_key] = self._view(literal)
@@ -170,12 +175,13 @@ class IncrementalEngine:
         predicate = literal.atom.predicate
         window = literal.window
         if window is not None and window.kind == COUNT:
-            view = CountView(predicate, literal.constant_filter, window.size, self.terms, literal.modality)
+            view = CountView(predicate, literal.constant_filter, window.size, self.terms, literal.modality,
+                             len(literal.atom.args))
             self._count_views.append(view)
             longest = max(v.size for v in self._count_views)
             self._count_log = deque(maxlen=longest)
             return view
-        relation = self.relation(predicate)
+        relation = self.relation(predicate, len(literal.atom.args))
         size = window.size if window is not None else None
         view_class = {PLAIN: PlainView, DIAMOND: DiamondView, BOX: BoxView}.get(literal.modality)
         view = AtView(relation, literal.constant_filter, size, self.terms) if view_class is None else (
@@ -273,7 +279,7 @@ class IncrementalEngine:
             pruning.begin(now)
         if self._background:
             for predicate, args in self._background:
-                relation = self.relations.get(predicate)
+                relation = self.relations.get((predicate, len(args)))
                 if relation is not None and relation.history >= 0:
                     if relation.watched:
                         pruning.data_arrived(relation, args, now)
@@ -308,27 +314,15 @@ class IncrementalEngine:
                 arrivals, Mapping) else dict.fromkeys(arrivals)
             log.extend((now, predicate, args) for predicate, args in facts)
         relations = self.relations
+        arities = self._arities
         received = 0
         for predicate, batch in grouped.items():
             received += len(batch)
-            relation = relations.get(predicate)
-            if relation is None:
+            read_with = arities.get(predicate)
+            if read_with is None:
                 continue
-            pending = relation.pending
-            if pending is not None:  # asleep: nobody reads it now
-                pending.extend(batch)
-                continue
-            if relation.history < 0:
-                continue
-            for args in batch:
-                if relation.watched:
-                    self.pruning.data_arrived(relation, args, now)
-                    if relation.dormant:
-                        self.pruning.buffer(relation, args, now)
-                        continue
-                change = relation.learn(args, now, now, now)
-                if change is not None:
-                    relation.spread(args, change, now)
+            for arity in read_with:
+                self._ingest_relation(relations[(predicate, arity)], arity, batch, now)
         if self.pruning is not None:
             self.pruning.end_of_data(now)
         report.arrivals = received
@@ -338,6 +332,25 @@ class IncrementalEngine:
                 kept = window[-view.size :]
                 window_start = kept[0][0] if len(kept) >= view.size else view.start
                 view.rebuild(now, kept, window_start)
+
+    def _ingest_relation(self, relation: Relation, arity: int, batch: list, now: int) -> None:
+        pending = relation.pending
+        if pending is not None:  # asleep: nobody reads it now
+            pending.extend(args for args in batch if len(args) == arity)
+            return
+        if relation.history < 0:
+            return
+        for args in batch:
+            if len(args) != arity:
+                continue  # p(a) is not p(a,b): another predicate, read by nobody or by another relation
+            if relation.watched:
+                self.pruning.data_arrived(relation, args, now)
+                if relation.dormant:
+                    self.pruning.buffer(relation, args, now)
+                    continue
+            change = relation.learn(args, now, now, now)
+            if change is not None:
+                relation.spread(args, change, now)
 
     def _fixpoint(self, stratum: _Stratum, now: int, report: StepReport) -> None:
         """Rules of one stratum until nothing new: round 1 on everything new at `now`, then on what the last round added."""
@@ -370,7 +383,7 @@ class IncrementalEngine:
     def _apply(self, plan: RulePlan, out: list, now: int, report: StepReport) -> None:
         """Put what a rule derived into the stream (and the output)."""
         predicate = plan.rule.head.predicate
-        relation = self.relations[predicate]
+        relation = self.relations[(predicate, len(plan.rule.head.args))]
         stored = relation.history >= 0
         output = self.output
         table = output.table(predicate)

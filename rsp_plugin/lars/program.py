@@ -89,8 +89,8 @@ class ExtendedAtom:
 
     @property
     def view_key(self) -> tuple:
-        """What two extended atoms must share to be served by one view."""
-        return (self.atom.predicate, self.constant_filter, self.modality, self.window)
+        """What two extended atoms must share to be served by one view (p/1 and p/2 are two predicates)."""
+        return (self.atom.predicate, len(self.atom.args), self.constant_filter, self.modality, self.window)
 
     @property
     def constant_filter(self) -> tuple[tuple[int, int], ...]:
