@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
+    reason.add_argument("--max-derivations", type=int, default=None, metavar="N",
+                        help="new atoms one time point may derive before the run stops with an error "
+                             "(default 1000000)")
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL / RSP-QL) over streams; one JSON line per evaluation")
@@ -129,7 +132,8 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning)
+    limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
+    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **limits)
     shown: dict = {}
     out = sys.stdout
     with handle:

@@ -26,7 +26,8 @@ def run(program_text: str, stream: dict[int, list[str]], first: int | None = Non
     first = min(stream) if first is None else first
     last = max(stream) if last is None else last
     if engine == "reference":
-        evaluator = ReferenceEvaluator(program, start=first)
+        limits = {k: v for k, v in options.items() if k == "max_derivations"}
+        evaluator = ReferenceEvaluator(program, start=first, **limits)
         return {
             t: {format_fact(f, program.terms) for f in evaluator.advance_to(t, _facts(program, stream.get(t, []), t))}
             for t in range(first, last + 1)

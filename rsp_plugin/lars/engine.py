@@ -29,10 +29,11 @@ from typing import Iterable, Mapping
 
 from ..timeline import NEVER_EXPIRES
 from .facts import Relation
+from .limits import DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, too_many_derivations
 from .output import Output
 from .plan import RulePlan, compile_rule
 from .pruning import DEFAULT_THRESHOLD, Pruning
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Producers, Program
+from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, ExtendedAtom, Producers, Program
 from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
 
 #: A fact: (predicate id, argument ids). RDF triples are (triple id, (s, p, o)).
@@ -84,7 +85,9 @@ class IncrementalEngine:
     `semi_naive=False` switches sSNE off: every rule is then evaluated in full at
     every time point and fixpoint round (the baseline of the benchmarks).
     `pruning=False` switches off impossible-derivation pruning (`pruning.py`);
-    `pruning_threshold` is the smallest BOX window it acts on.
+    `pruning_threshold` is the smallest BOX window it acts on. `max_derivations` bounds the
+    new atoms of one time point: a program that derives without end stops with a `LimitError`
+    naming the rule, as does arithmetic past the range of numbers.
     """
 
     def __init__(
@@ -95,8 +98,11 @@ class IncrementalEngine:
         start: int | None = None,
         pruning: bool = True,
         pruning_threshold: int = DEFAULT_THRESHOLD,
+        max_derivations: int = DEFAULT_MAX_DERIVATIONS,
     ):
         self.program = program
+        #: New atoms one time point may derive (`limits.py`): past it, a `LimitError` names the rule.
+        self.max_derivations = max_derivations
         self.terms = program.terms
         self.semi_naive = semi_naive
         self.start = start
@@ -357,25 +363,31 @@ class IncrementalEngine:
         for view in stratum.views:
             view.recent = {}
         batches: dict[View, dict] | None = None
+        bound = self.max_derivations
         while True:
             for plan in stratum.plans:
                 if plan.disabled_until >= now:
                     continue
                 out: list = []
-                if not self.semi_naive or (batches is None and plan.every_time_point):
-                    plan.full(None, out, now)
-                    report.rule_evaluations += 1
-                    report.formula_evaluations += len(plan.rule.body)
-                else:
-                    for _, view, fire in plan.on_delta:
-                        batch = view.delta if batches is None else batches[view]
-                        if batch:
-                            fire(batch.items(), out, now)
-                            report.rule_evaluations += 1
-                            report.formula_evaluations += len(plan.rule.body)
+                try:
+                    if not self.semi_naive or (batches is None and plan.every_time_point):
+                        plan.full(None, out, now)
+                        report.rule_evaluations += 1
+                        report.formula_evaluations += len(plan.rule.body)
+                    else:
+                        for _, view, fire in plan.on_delta:
+                            batch = view.delta if batches is None else batches[view]
+                            if batch:
+                                fire(batch.items(), out, now)
+                                report.rule_evaluations += 1
+                                report.formula_evaluations += len(plan.rule.body)
+                except NumericOverflow as overflow:
+                    raise _overflow(plan.rule, overflow, now) from None
                 if out:
                     report.derivations += len(out)
                     self._apply(plan, out, now, report)
+                    if report.new_facts > bound:
+                        raise too_many_derivations(plan.rule, bound, now)
             batches = {view: view.take_recent() for view in stratum.views}
             if not any(batches.values()):
                 return
@@ -411,3 +423,12 @@ class IncrementalEngine:
                 if change is not None:
                     report.new_facts += 1
                     relation.spread(args, change, now)
+
+
+def _overflow(rule, overflow: NumericOverflow, now: int) -> LimitError:
+    computing = [c for c in rule.comparisons if Arithmetic in (type(c.left), type(c.right))]
+    where = computing[0].location if computing and computing[0].location is not None else rule.location
+    message = f"at time point {now}, {overflow} (rule '{rule.text}')"
+    if where is None:
+        return LimitError(message)
+    return LimitError(message, where.filename, where.line, where.column)

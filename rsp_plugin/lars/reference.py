@@ -17,14 +17,17 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from .builtins import calculate, compare
+from .limits import DEFAULT_MAX_DERIVATIONS, too_many_derivations
 from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Atom, Comparison, ExtendedAtom, Program, Var
 
 Fact = tuple[int, tuple[int, ...]]
 
 
 class ReferenceEvaluator:
-    def __init__(self, program: Program, *, start: int | None = None):
+    def __init__(self, program: Program, *, start: int | None = None,
+                 max_derivations: int = DEFAULT_MAX_DERIVATIONS):
         self.program = program
+        self.max_derivations = max_derivations
         self.terms = program.terms
         self.start = start
         self.t0: int | None = None
@@ -51,6 +54,7 @@ class ReferenceEvaluator:
             if fact not in here:
                 self.arrivals.append((t, fact))
                 here.add(fact)
+        made = 0
         for stratum in self.program.strata or [self.program.rules]:
             while True:
                 derived = []
@@ -60,13 +64,16 @@ class ReferenceEvaluator:
                         if type(point) is not int or not (self.t0 <= point <= t):
                             continue
                         args = tuple(self._value(a, binding) for a in rule.head.args)
-                        derived.append((point, (rule.head.predicate, args)))
+                        derived.append((point, (rule.head.predicate, args), rule))
                 new = False
-                for point, fact in derived:
+                for point, fact, rule in derived:
                     if fact not in self.derived.setdefault(point, set()):
                         self.derived[point].add(fact)
                         self.stream.setdefault(point, set()).add(fact)
                         new = True
+                        made += 1
+                        if made > self.max_derivations:
+                            raise too_many_derivations(rule, self.max_derivations, t)
                 if not new:
                     break
 

@@ -25,8 +25,9 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import RuleSyntaxError
-from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, Dictionary, canonical_literal
+from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, Dictionary, canonical_literal, number_of_key
 from ..timeline import parse_duration_ms
+from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
 from .program import (
     AT,
     BOX,
@@ -212,18 +213,30 @@ class _Builder:
             token = str(tree.children[0]).lstrip("⊞^")
             if token.startswith("#"):
                 return self._count(int(token[1:]), tree)
-            return Window(RANGE, int(token))
+            return self._range(int(token), tree)
         if tree.data == "count_window":
-            return self._count(self.integer(tree.children[1]), tree)
+            return self._count(self.integer(tree.children[1]), tree.children[1])
         size = tree.children[1].children[0]
         if size.type == "DURATION":
-            return Window(RANGE, self.ticks(size))
-        return Window(RANGE, self.integer(size))
+            return self._range(self.ticks(size), size)
+        return self._range(self.integer(size), size)
 
     def _count(self, size: int, where) -> Window:
         if size < 1:
             self.error("a tuple window holds at least one atom: [COUNT n] needs n >= 1", where)
+        if size > MAX_COUNT:
+            self.error(f"[COUNT {size}] is more than a tuple window can hold (at most {MAX_COUNT} atoms)", where)
         return Window(COUNT, size)
+
+    def _range(self, size: int, where) -> Window:
+        if size > MAX_RANGE:
+            written = str(where) if isinstance(where, Token) else str(size)
+            self.error(
+                f"[RANGE {written}] is more time points than a window can hold (at most {MAX_RANGE}); "
+                "for the whole timeline, write @T p(X) without a window",
+                where,
+            )
+        return Window(RANGE, size)
 
     def ticks(self, token: Token) -> int:
         duration = parse_duration_ms(str(token))
@@ -241,11 +254,20 @@ class _Builder:
             self.error(f"expected a whole number, found {text}", token)
         return int(text)
 
+    def number_in_range(self, text: str, token: Token) -> None:
+        value = number_of_key(text)
+        if value is not None and not (abs(value) <= MAX_NUMBER):  # inf and nan fail too
+            self.error(f"the number {text if len(text) <= 25 else text[:25] + '...'} is beyond the range "
+                       "of numbers (±1.8e308)", token)
+
     def time_term(self, node):
         token = node.children[0] if isinstance(node, Tree) else node
         if token.type == "VAR":
             return self.variable(token)
-        return self.terms.intern_int(self.integer(token))
+        point = self.integer(token)
+        if point > MAX_RANGE:
+            self.error(f"the time point {str(token)[:25]} is beyond the timeline (at most {MAX_RANGE})", token)
+        return self.terms.intern_int(point)
 
     # atoms and terms -----------------------------------------------------------
 
@@ -283,6 +305,7 @@ class _Builder:
                 text = str(number)
             else:
                 text = "-" + str(number.children[0])
+            self.number_in_range(text, number if isinstance(number, Token) else number.children[0])
             return self.terms.intern(_as_rdf_number(text) if in_triple else text)
         if kind == "literal":
             string = str(tree.children[0])
@@ -321,6 +344,7 @@ class _Builder:
         if kind == "expr_var":
             return self.variable(tree.children[0])
         if kind == "expr_number":
+            self.number_in_range(str(tree.children[0]), tree.children[0])
             return self.terms.intern(str(tree.children[0]))
         if kind in ("expr_name", "expr_string"):
             return self.terms.intern(str(tree.children[0]))
