@@ -20,7 +20,7 @@ def rsp(*args):
 
 
 @pytest.mark.parametrize("program, column, message", [
-    ("h :- [COUNT 99999999999999999999] DIAMOND p .", 13,
+    ("h :- [COUNT 99999999999999999999] DIAMOND p .", 6,
      "[COUNT 99999999999999999999] is more than a tuple window can hold (at most 2147483647 atoms)"),
     ("h :- [RANGE 99999999999999999999] DIAMOND p .", 13,
      "[RANGE 99999999999999999999] is more time points than a window can hold"),
@@ -94,5 +94,5 @@ def test_a_window_too_large_on_the_command_line(tmp_path):
     stream.write_text("0 p\n")
     done = rsp("reason", program, "--stream", stream)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == (f"rsp-plugin: {program}:1:13: [COUNT 99999999999999999999] is more than "
+    assert done.stderr.strip() == (f"rsp-plugin: {program}:1:6: [COUNT 99999999999999999999] is more than "
                                    "a tuple window can hold (at most 2147483647 atoms)")

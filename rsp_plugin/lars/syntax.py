@@ -215,7 +215,7 @@ class _Builder:
                 return self._count(int(token[1:]), tree)
             return self._range(int(token), tree)
         if tree.data == "count_window":
-            return self._count(self.integer(tree.children[1]), tree.children[1])
+            return self._count(self.integer(tree.children[1]), tree)
         size = tree.children[1].children[0]
         if size.type == "DURATION":
             return self._range(self.ticks(size), size)
