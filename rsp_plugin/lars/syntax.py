@@ -70,10 +70,21 @@ _TOKEN_NAMES = {
 _COMPARE_ALIASES = {"≤": "<=", "≥": ">=", "≠": "!="}
 
 
+#: The two meanings of a program (DESIGN.md, "Time"): atoms derived earlier stay in the stream
+#: ("stream", the default), or each time point stands alone (the LARS papers' Def. 5).
+SEMANTICS = ("stream", "answer-stream")
+
+
 def parse_program(
-    text: str, filename: str = "<program>", terms: Dictionary | None = None
+    text: str, filename: str = "<program>", terms: Dictionary | None = None, *, semantics: str = "stream"
 ) -> Program:
-    """Parse and check a LARS program; raises `RuleSyntaxError`."""
+    """Parse and check a LARS program; raises `RuleSyntaxError`.
+
+    A loop through `not` is an error under the default semantics; under
+    `semantics="answer-stream"` it is accepted and `program.stratified` is False.
+    """
+    if semantics not in SEMANTICS:
+        raise ValueError(f"unknown semantics {semantics!r}; expected 'stream' or 'answer-stream'")
     try:
         tree = _PARSER.parse(text)
     except UnexpectedInput as error:
@@ -81,17 +92,23 @@ def parse_program(
     builder = _Builder(text, filename, terms if terms is not None else Dictionary())
     program = builder.build(tree)
     _check(program, builder.error)
-    program.strata = stratify(program.rules, builder.error)
+    if semantics == "stream":
+        program.strata = stratify(program.rules, builder.error)
+        return program
+    loops: list = []
+    strata = stratify(program.rules, lambda message, where: loops.append(where))
+    program.stratified = not loops
+    program.strata = strata if not loops else []
     return program
 
 
-def parse_program_file(path: str | Path, terms: Dictionary | None = None) -> Program:
+def parse_program_file(path: str | Path, terms: Dictionary | None = None, *, semantics: str = "stream") -> Program:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise RuleSyntaxError(f"cannot read the program: {error.strerror}", str(path), 1, 1) from None
-    return parse_program(text, str(path), terms)
+    return parse_program(text, str(path), terms, semantics=semantics)
 
 
 def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSyntaxError:

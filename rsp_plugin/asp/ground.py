@@ -1,0 +1,433 @@
+"""The rules at time point t, ground over the windows' content: a normal logic program.
+
+Ticker's one-shot encoding (Alg. 1), instantiated here rather than by a grounder:
+an atom a(x) at time point u is the time-pinned atom `at(a, x, u)`; a data atom is a
+fact; an extended atom over derived predicates becomes an atom of its own, defined
+by the time-pinned atoms of its window:
+
+    [W] DIAMOND a(x)     w <- at(a, x, u)                 one rule per point u of W
+    [W] BOX a(x)         w <- at(a, x, u1), ..., at(a, x, uk)   every point of W
+    [W] @U a(x), a(x)    at(a, x, U), at(a, x, t)         (U in W)
+
+and a rule `h(x) :- body` at t is `d(h, x, u) <- body` with `at(h, x, u) <- d(h, x, u)`,
+u = t or the head's `@U`: `d` says "derived by a rule at this evaluation", which is what
+the output shows. Extended atoms over data alone (tuple windows among them) are decided
+here, true or false, and leave the program.
+
+Instantiation is relevance-driven: first the atoms that may possibly be derived (every
+rule applied over data and possible atoms, `not` assumed satisfiable) up to a fixpoint,
+then every rule instance over them. Comparisons and arithmetic are those of the engine
+(`lars/builtins.py`), so numbers, literals and IRIs mean the same on both paths.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from ..lars.builtins import calculate, compare
+from ..lars.limits import DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, too_many_derivations
+from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Comparison, ExtendedAtom, Program, Rule, Var
+from ..timeline import NEVER_EXPIRES
+
+Fact = tuple[int, tuple[int, ...]]
+Key = tuple[int, int]  # (predicate, arity): p/1 and p/2 are two predicates
+
+TRUE = True
+FALSE = False
+
+
+@dataclass
+class GroundProgram:
+    """A normal program over atoms 1..n: `rules` are (head, positive body, negative body)."""
+
+    time_point: int
+    atoms: int = 0
+    rules: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
+    #: atom -> the fact it places at t when a rule derives it (the output)
+    shown: dict[int, Fact] = field(default_factory=dict)
+    #: atom -> what it stands for, for messages and tests: ("at" | "d" | "w", ...)
+    meaning: dict[int, tuple] = field(default_factory=dict)
+
+
+class History:
+    """The data the windows can still see: atoms per time point, and their arrival order
+    for tuple windows (each atom once per time point)."""
+
+    def __init__(self, program: Program, start: int | None = None):
+        self.start = start
+        self.t0: int | None = None
+        self.now: int | None = None
+        self.points: dict[int, dict[Key, set[tuple]]] = {}
+        body = [b for rule in program.rules for b in rule.body if isinstance(b, ExtendedAtom)]
+        ranges = [0]
+        for literal in body:
+            if literal.window is not None and literal.window.kind != COUNT:
+                ranges.append(literal.window.size)
+            elif literal.modality == AT and literal.window is None:
+                ranges.append(NEVER_EXPIRES)
+        #: how many time points back a window can look
+        self.reach = max(ranges)
+        counts = [b.window.size for b in body if b.window is not None and b.window.kind == COUNT]
+        self.log: deque[tuple[int, Fact]] | None = deque(maxlen=max(counts)) if counts else None
+
+    def add(self, t: int, facts: Iterable[Fact]) -> None:
+        """The data of time point t (called for every time point, in order)."""
+        if self.t0 is None:
+            self.t0 = self.start if self.start is not None else t
+        self.now = t
+        here = self.points.setdefault(t, {})
+        for predicate, args in facts:
+            rows = here.setdefault((predicate, len(args)), set())
+            if args not in rows:
+                rows.add(args)
+                if self.log is not None:
+                    self.log.append((t, (predicate, args)))
+        if self.reach < NEVER_EXPIRES:
+            for point in [u for u in self.points if u < t - self.reach]:
+                del self.points[point]
+
+    def count_window(self, size: int, t: int) -> tuple[int, dict[int, dict[Key, set[tuple]]]]:
+        """`[COUNT size]` at t: its first time point and what it shows at each point."""
+        kept = list(self.log)[-size:] if self.log is not None else []
+        first = kept[0][0] if len(kept) >= size else self.t0
+        shown: dict[int, dict[Key, set[tuple]]] = {}
+        for u, (predicate, args) in kept:
+            shown.setdefault(u, {}).setdefault((predicate, len(args)), set()).add(args)
+        return first, shown
+
+
+class Grounder:
+    """Grounds a program at each time point over a `History` (one per program)."""
+
+    def __init__(self, program: Program, *, max_derivations: int = DEFAULT_MAX_DERIVATIONS):
+        self.program = program
+        self.terms = program.terms
+        self.max_derivations = max_derivations
+        #: (predicate, arity) some rule derives: atoms of these may be guessed; the rest are data
+        self.derived: set[Key] = {(r.head.predicate, len(r.head.args)) for r in program.rules}
+        self.orders = {id(rule): _order(rule) for rule in program.rules}
+
+    # the possible atoms -------------------------------------------------------------
+
+    def ground(self, history: History, t: int) -> GroundProgram:
+        data = history.points
+        possible: dict[int, dict[Key, set[tuple]]] = {}
+        self._fixpoint(history, data, possible, t)
+        return self._instantiate(history, data, possible, t)
+
+    def _fixpoint(self, history, data, possible, t) -> None:
+        """Every atom a rule might derive at t, `not` assumed satisfiable: the relevant atoms."""
+        rules = self.program.rules
+        readers: dict[Key, list[Rule]] = {}
+        for rule in rules:
+            for literal in rule.positive:
+                readers.setdefault((literal.atom.predicate, len(literal.atom.args)), []).append(rule)
+        pending = list(rules)
+        found = 0
+        while pending:
+            changed: set[Key] = set()
+            for rule in pending:
+                view = _Union(data, possible)
+                heads = []
+                for binding in self._bindings(rule, view, history, t):
+                    point = self._head_point(rule, binding, history.t0, t)
+                    if point is not None:
+                        heads.append((point, tuple(_value(a, binding, self.terms) for a in rule.head.args)))
+                for point, args in heads:
+                    key = (rule.head.predicate, len(args))
+                    rows = possible.setdefault(point, {}).setdefault(key, set())
+                    if args not in rows and args not in data.get(point, {}).get(key, ()):
+                        rows.add(args)
+                        changed.add(key)
+                        found += 1
+                        if found > self.max_derivations:
+                            raise too_many_derivations(rule, self.max_derivations, t)
+            pending = list({id(r): r for key in changed for r in readers.get(key, ())}.values())
+
+    # rule instances ---------------------------------------------------------------------
+
+    def _instantiate(self, history, data, possible, t) -> GroundProgram:
+        ground = GroundProgram(t)
+        ids: dict[tuple, int] = {}
+        view = _Union(data, possible)
+
+        def atom(key: tuple) -> int:
+            found = ids.get(key)
+            if found is None:
+                ground.atoms += 1
+                found = ids[key] = ground.atoms
+                ground.meaning[found] = key
+            return found
+
+        def at(predicate: int, args: tuple, u: int):
+            key = (predicate, len(args))
+            if args in data.get(u, {}).get(key, ()):
+                return TRUE
+            if args in possible.get(u, {}).get(key, ()):
+                return atom(("at", predicate, args, u))
+            return FALSE
+
+        defined: set[int] = set()
+
+        def extended(literal: ExtendedAtom, binding: dict):
+            """The literal at t under `binding`: TRUE, FALSE or an atom."""
+            args = tuple(_value(a, binding, self.terms) for a in literal.atom.args)
+            predicate = literal.atom.predicate
+            points, shown = _window(literal, history, t)
+            if (predicate, len(args)) not in self.derived or shown is not None:
+                return _decide(literal, args, binding, points, shown if shown is not None else data, t, self.terms)
+            if literal.modality == PLAIN:
+                return at(predicate, args, t)
+            if literal.modality == AT:
+                u = self.terms.number(_value(literal.time, binding, self.terms))
+                return at(predicate, args, u) if type(u) is int and u in points else FALSE
+            members = [at(predicate, args, u) for u in points]
+            if literal.modality == DIAMOND:
+                if TRUE in members:
+                    return TRUE
+                members = sorted({m for m in members if m is not FALSE})
+                if not members:
+                    return FALSE
+                if len(members) == 1:
+                    return members[0]
+                w = atom(("w", literal.view_key, args))
+                if w not in defined:
+                    defined.add(w)
+                    ground.rules.extend((w, (m,), ()) for m in members)
+                return w
+            # BOX
+            if FALSE in members:
+                return FALSE
+            members = sorted({m for m in members if m is not TRUE})
+            if not members:
+                return TRUE
+            if len(members) == 1:
+                return members[0]
+            w = atom(("w", literal.view_key, args))
+            if w not in defined:
+                defined.add(w)
+                ground.rules.append((w, tuple(members), ()))
+            return w
+
+        for rule in self.program.rules:
+            for binding in self._bindings(rule, view, history, t):
+                point = self._head_point(rule, binding, history.t0, t)
+                if point is None:
+                    continue
+                positive, negative = [], []
+                for literal in rule.body:
+                    if not isinstance(literal, ExtendedAtom):
+                        continue
+                    value = extended(literal, binding)
+                    if literal.negated:
+                        if value is TRUE:
+                            break
+                        if value is not FALSE:
+                            negative.append(value)
+                    else:
+                        if value is FALSE:
+                            break
+                        if value is not TRUE:
+                            positive.append(value)
+                else:
+                    args = tuple(_value(a, binding, self.terms) for a in rule.head.args)
+                    predicate = rule.head.predicate
+                    d = atom(("d", predicate, args, point))
+                    ground.rules.append((d, tuple(positive), tuple(negative)))
+                    if d not in defined:
+                        defined.add(d)
+                        pinned = at(predicate, args, point)
+                        if pinned is not TRUE and pinned is not FALSE:
+                            ground.rules.append((pinned, (d,), ()))
+                        if point == t:
+                            ground.shown[d] = (predicate, args)
+        return ground
+
+    # bodies -------------------------------------------------------------------------------
+
+    def _head_point(self, rule: Rule, binding: dict, t0: int, t: int) -> int | None:
+        if rule.head_time is None:
+            return t
+        point = self.terms.number(_value(rule.head_time, binding, self.terms))
+        if type(point) is not int or not (t0 <= point <= t):
+            return None  # an @U head only places atoms on the timeline so far (DESIGN.md, "Time")
+        return point
+
+    def _bindings(self, rule: Rule, view, history: History, t: int) -> Iterator[dict]:
+        """Bindings of the rule's variables under which its positive atoms and comparisons hold
+        over `view` (negated atoms are not checked: the solver decides them)."""
+        steps = self.orders[id(rule)]
+        terms = self.terms
+
+        def extend(index: int, binding: dict) -> Iterator[dict]:
+            if index == len(steps):
+                yield binding
+                return
+            literal = steps[index]
+            if isinstance(literal, Comparison):
+                extended = _comparison(literal, binding, terms)
+                if extended is not None:
+                    yield from extend(index + 1, extended)
+                return
+            for extended in _matches(literal, binding, view, history, t, terms):
+                yield from extend(index + 1, extended)
+
+        try:
+            yield from extend(0, {})
+        except NumericOverflow as overflow:
+            where = rule.location
+            raise LimitError(f"at time point {t}, {overflow} (rule '{rule.text}')",
+                             *((where.filename, where.line, where.column) if where else ())) from None
+
+
+class _Union:
+    """Data and possible atoms at each time point, read as one stream."""
+
+    __slots__ = ("data", "possible")
+
+    def __init__(self, data, possible):
+        self.data = data
+        self.possible = possible
+
+    def rows(self, u: int, key: Key) -> Iterator[tuple]:
+        yield from self.data.get(u, {}).get(key, ())
+        extra = self.possible.get(u)
+        if extra:
+            yield from extra.get(key, ())
+
+    def has(self, u: int, key: Key, args: tuple) -> bool:
+        return args in self.data.get(u, {}).get(key, ()) or args in self.possible.get(u, {}).get(key, ())
+
+
+def _order(rule: Rule) -> list:
+    """Positive atoms as written, each comparison as soon as it can be decided or binds."""
+    steps: list = []
+    bound: set[Var] = set()
+    pending = list(rule.comparisons)
+    for literal in rule.positive:
+        steps.append(literal)
+        bound |= literal.variables()
+        progress = True
+        while progress:
+            progress = False
+            for comparison in list(pending):
+                free = comparison.variables() - bound
+                binds = (comparison.op == "=" and len(free) == 1
+                         and next(iter(free)) in (comparison.left, comparison.right))
+                if not free or binds:
+                    steps.append(comparison)
+                    pending.remove(comparison)
+                    bound |= free
+                    progress = True
+    return steps + pending  # only comparisons without variables are left
+
+
+def _window(literal: ExtendedAtom, history: History, t: int):
+    """The time points of the literal's window at t; for a tuple window, also what it shows."""
+    window = literal.window
+    if window is None:
+        if literal.modality == AT:
+            return range(history.t0, t + 1), None
+        return range(t, t + 1), None
+    if window.kind == COUNT:
+        first, shown = history.count_window(window.size, t)
+        return range(first, t + 1), shown
+    return range(max(history.t0, t - window.size), t + 1), None
+
+
+def _matches(literal: ExtendedAtom, binding: dict, view, history: History, t: int, terms) -> Iterator[dict]:
+    """Extensions of `binding` under which the positive literal holds at t over `view`."""
+    points, shown = _window(literal, history, t)
+    atom = literal.atom
+    key = (atom.predicate, len(atom.args))
+    if shown is not None:
+        view = _Union(shown, {})
+    modality = literal.modality
+    if modality == PLAIN or modality == DIAMOND:
+        seen: set[tuple] = set()
+        for u in points:
+            for args in view.rows(u, key):
+                if args not in seen:
+                    seen.add(args)
+                    extended = _unify(atom.args, args, binding)
+                    if extended is not None:
+                        yield extended
+    elif modality == BOX:
+        for args in list(view.rows(t, key)):
+            extended = _unify(atom.args, args, binding)
+            if extended is not None and all(view.has(u, key, args) for u in points):
+                yield extended
+    else:  # AT
+        time = literal.time
+        fixed = binding.get(time) if isinstance(time, Var) else time
+        if fixed is not None:
+            u = terms.number(fixed)
+            chosen = [u] if type(u) is int and u in points else []
+        else:
+            chosen = points
+        for u in chosen:
+            time_id = terms.intern_int(u)
+            for args in view.rows(u, key):
+                extended = _unify(atom.args, args, binding)
+                if extended is not None:
+                    if isinstance(time, Var) and time not in extended:
+                        extended = {**extended, time: time_id}
+                    yield extended
+
+
+def _decide(literal: ExtendedAtom, args: tuple, binding: dict, points, store, t: int, terms) -> bool:
+    """An extended atom over data alone (or a tuple window), ground: does it hold at t?"""
+    view = _Union(store, {})
+    key = (literal.atom.predicate, len(args))
+    if literal.modality == PLAIN:
+        return view.has(t, key, args)
+    if literal.modality == DIAMOND:
+        return any(view.has(u, key, args) for u in points)
+    if literal.modality == BOX:
+        return all(view.has(u, key, args) for u in points)
+    u = terms.number(_value(literal.time, binding, terms))
+    return type(u) is int and u in points and view.has(u, key, args)
+
+
+def _unify(patterns: tuple, args: tuple, binding: dict) -> dict | None:
+    if len(patterns) != len(args):
+        return None
+    extended = binding
+    for pattern, value in zip(patterns, args):
+        if isinstance(pattern, Var):
+            bound = extended.get(pattern)
+            if bound is None:
+                if extended is binding:
+                    extended = dict(binding)
+                extended[pattern] = value
+            elif bound != value:
+                return None
+        elif pattern != value:
+            return None
+    return extended
+
+
+def _comparison(literal: Comparison, binding: dict, terms) -> dict | None:
+    free = literal.variables() - binding.keys()
+    if free:
+        (variable,) = free
+        other = literal.right if literal.left == variable else literal.left
+        value = _value(other, binding, terms)
+        return None if value is None else {**binding, variable: value}
+    left, right = _value(literal.left, binding, terms), _value(literal.right, binding, terms)
+    if left is None or right is None:
+        return None
+    return binding if compare(literal.op, left, right, terms.numbers) else None
+
+
+def _value(expression, binding: dict, terms):
+    if isinstance(expression, Var):
+        return binding[expression]
+    if isinstance(expression, Arithmetic):
+        left, right = _value(expression.left, binding, terms), _value(expression.right, binding, terms)
+        if left is None or right is None:
+            return None
+        return calculate(expression.op, left, right, terms)
+    return expression
