@@ -34,8 +34,22 @@ from ..timeline import NEVER_EXPIRES
 Fact = tuple[int, tuple[int, ...]]
 Key = tuple[int, int]  # (predicate, arity): p/1 and p/2 are two predicates
 
-TRUE = True
-FALSE = False
+
+
+class _Truth:
+    """A literal decided at grounding time (not an atom: atoms are ints, and True == 1)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+TRUE = _Truth("TRUE")
+FALSE = _Truth("FALSE")
 
 
 @dataclass
@@ -177,7 +191,8 @@ class Grounder:
             predicate = literal.atom.predicate
             points, shown = _window(literal, history, t)
             if (predicate, len(args)) not in self.derived or shown is not None:
-                return _decide(literal, args, binding, points, shown if shown is not None else data, t, self.terms)
+                decided = _decide(literal, args, binding, points, shown if shown is not None else data, t, self.terms)
+                return TRUE if decided else FALSE
             if literal.modality == PLAIN:
                 return at(predicate, args, t)
             if literal.modality == AT:
@@ -185,7 +200,7 @@ class Grounder:
                 return at(predicate, args, u) if type(u) is int and u in points else FALSE
             members = [at(predicate, args, u) for u in points]
             if literal.modality == DIAMOND:
-                if TRUE in members:
+                if any(m is TRUE for m in members):
                     return TRUE
                 members = sorted({m for m in members if m is not FALSE})
                 if not members:
@@ -198,7 +213,7 @@ class Grounder:
                     ground.rules.extend((w, (m,), ()) for m in members)
                 return w
             # BOX
-            if FALSE in members:
+            if any(m is FALSE for m in members):
                 return FALSE
             members = sorted({m for m in members if m is not TRUE})
             if not members:
