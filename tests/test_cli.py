@@ -172,7 +172,7 @@ def test_a_loop_through_not_in_the_default_mode_is_one_located_line(tmp_path):
     done = rsp("reason", program, "--stream", stream)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
-        f"rsp-plugin: {program}:2:19: a loop through `not`: rule 'left(X) :- p(X), not right(X) .' depends on "
+        f"rsp-plugin: {program}:2:18: a loop through `not`: rule 'left(X) :- p(X), not right(X) .' depends on "
         "itself through this negated atom; the program is not stratified (answer-stream semantics accepts it: "
         "--semantics answer-stream)"]
 
