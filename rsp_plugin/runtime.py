@@ -281,8 +281,13 @@ class RSPEngine:
     def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
                        filename: str = "<query>", base: str | None = None,
                        report: ReportPolicy = ReportPolicy.ON_WINDOW_CLOSE,
-                       on_result: Callable[[QueryResult], None] | None = None) -> RegisteredQuery:
-        """Parse and register a query; it reports from the next instant after its first element."""
+                       on_result: Callable[[QueryResult], None] | None = None,
+                       semantics: str = "stream") -> RegisteredQuery:
+        """Parse and register a query; it reports from the next instant after its first element.
+
+        `semantics` is that of the query's RULES program: "stream" (default) or "answer-stream"
+        (the LARS papers' Def. 5, loops through `not` allowed; the query sees the first answer
+        at each time point, in the order of `rsp_plugin.asp.engine`)."""
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base)
         name = name or query.name or self._fresh_name()
         if name in self._queries:
@@ -305,7 +310,7 @@ class RSPEngine:
             raise QuerySyntaxError("[NOW] needs COMPUTE EVERY (or a time window's STEP) to know how long now is",
                                    query.filename, clause.place.line, clause.place.column)
         background = self._background_triples(query)
-        rules_program = self._rules_program(query)
+        rules_program = self._rules_program(query, semantics)
         static_default, static_named = self._static_graphs(query, background)
         shared_windows = []
         for clause in query.windows:
@@ -352,7 +357,8 @@ class RSPEngine:
 
     def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program):
         reasoning = (query.entailment, tuple(background) if query.entailment else (),
-                     query.rules if rules_program is not None else None)
+                     query.rules if rules_program is not None else None,
+                     rules_program.semantics if rules_program is not None else None)
         key = (stream, spec, reasoning)
         shared = self._windows.get(key)
         if shared is not None:
@@ -362,7 +368,7 @@ class RSPEngine:
             view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
                                     rules=rules_program.source if rules_program is not None else None)
         elif rules_program is not None:
-            view = RulesView(window, rules_program.program)
+            view = RulesView(window, rules_program.program, semantics=rules_program.semantics)
         else:
             view = PlainView(window)
         shared = self._windows[key] = _SharedWindow(key, stream, view)
@@ -434,7 +440,7 @@ class RSPEngine:
             found = self._graphs[str(key)] = TripleIndex(tuple(t) for t in materializer.holding())
         return found
 
-    def _rules_program(self, query: ContinuousQuery):
+    def _rules_program(self, query: ContinuousQuery, semantics: str = "stream"):
         if query.rules is None:
             return None
         from .lars.syntax import parse_program
@@ -445,8 +451,11 @@ class RSPEngine:
             raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
                                    place.line if place else 1, place.column if place else 1)
         source = path.read_text(encoding="utf-8")
-        program = parse_program(source, str(path), terms=self.terms)
-        return _Rules(source, program)
+        if semantics != "stream" and query.entailment is not None:
+            raise QuerySyntaxError("RULES under answer-stream semantics cannot be combined with ENTAILMENT",
+                                   query.filename, place.line if place else 1, place.column if place else 1)
+        program = parse_program(source, str(path), terms=self.terms, semantics=semantics)
+        return _Rules(source, program, semantics)
 
     # input ------------------------------------------------------------------------------------
 
@@ -675,6 +684,7 @@ class RSPEngine:
 class _Rules:
     source: str
     program: object
+    semantics: str = "stream"
 
 
 def _local_path(iri: str) -> Path | None:
