@@ -28,7 +28,7 @@ from typing import Iterable, Iterator
 
 from ..lars.builtins import calculate, compare
 from ..lars.limits import DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, too_many_derivations
-from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Comparison, ExtendedAtom, Program, Rule, Var
+from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, ExtendedAtom, Program, Rule, Var
 from ..timeline import NEVER_EXPIRES
 
 Fact = tuple[int, tuple[int, ...]]
@@ -121,7 +121,7 @@ class Grounder:
         self.max_derivations = max_derivations
         #: (predicate, arity) some rule derives: atoms of these may be guessed; the rest are data
         self.derived: set[Key] = {(r.head.predicate, len(r.head.args)) for r in program.rules}
-        self.orders = {id(rule): _order(rule) for rule in program.rules}
+        self.orders = {id(rule): _order(rule, self.terms) for rule in program.rules}
 
     # the possible atoms -------------------------------------------------------------
 
@@ -271,22 +271,28 @@ class Grounder:
         return point
 
     def _bindings(self, rule: Rule, view, history: History, t: int) -> Iterator[dict]:
-        """Bindings of the rule's variables under which its positive atoms and comparisons hold
-        over `view` (negated atoms are not checked: the solver decides them)."""
+        """Bindings (variable name -> term id) under which the rule's positive atoms and
+        comparisons hold over `view` (negated atoms are not checked: the solver decides them)."""
         steps = self.orders[id(rule)]
         terms = self.terms
+        last = len(steps)
 
         def extend(index: int, binding: dict) -> Iterator[dict]:
-            if index == len(steps):
+            if index == last:
                 yield binding
                 return
-            literal = steps[index]
-            if isinstance(literal, Comparison):
-                extended = _comparison(literal, binding, terms)
-                if extended is not None:
-                    yield from extend(index + 1, extended)
+            step = steps[index]
+            if type(step) is _Test:
+                left, right = step.left(binding), step.right(binding)
+                if left is not None and right is not None and compare(step.op, left, right, terms.numbers):
+                    yield from extend(index + 1, binding)
                 return
-            for extended in _matches(literal, binding, view, history, t, terms):
+            if type(step) is _Bind:
+                value = step.value(binding)
+                if value is not None:
+                    yield from extend(index + 1, {**binding, step.name: value})
+                return
+            for extended in _matches(step, binding, view, history, t, terms):
                 yield from extend(index + 1, extended)
 
         try:
@@ -298,13 +304,15 @@ class Grounder:
 
 
 class _Union:
-    """Data and possible atoms at each time point, read as one stream."""
+    """Data and possible atoms at each time point, read as one stream; indexes made on demand
+    (one `_Union` lives while the atoms it reads do not change)."""
 
-    __slots__ = ("data", "possible")
+    __slots__ = ("data", "possible", "indexes")
 
     def __init__(self, data, possible):
         self.data = data
         self.possible = possible
+        self.indexes: dict[tuple, dict[tuple, list[tuple]]] = {}
 
     def rows(self, u: int, key: Key) -> Iterator[tuple]:
         yield from self.data.get(u, {}).get(key, ())
@@ -312,31 +320,123 @@ class _Union:
         if extra:
             yield from extra.get(key, ())
 
+    def lookup(self, u: int, key: Key, positions: tuple[int, ...], values: tuple) -> Iterable[tuple]:
+        """The rows at u whose arguments at `positions` are `values`."""
+        if not positions:
+            return self.rows(u, key)
+        found = self.indexes.get((u, key, positions))
+        if found is None:
+            found = self.indexes[(u, key, positions)] = {}
+            for args in self.rows(u, key):
+                found.setdefault(tuple(args[p] for p in positions), []).append(args)
+        return found.get(values, ())
+
     def has(self, u: int, key: Key, args: tuple) -> bool:
         return args in self.data.get(u, {}).get(key, ()) or args in self.possible.get(u, {}).get(key, ())
 
 
-def _order(rule: Rule) -> list:
+class _Atom:
+    """A positive body atom, compiled for a join order: which argument positions are
+    known when it is reached (constants, bound variables) and which it binds."""
+
+    __slots__ = ("literal", "key", "known", "known_values", "binds", "checks", "time")
+
+    def __init__(self, literal: ExtendedAtom, bound: set[str]):
+        self.literal = literal
+        args = literal.atom.args
+        self.key = (literal.atom.predicate, len(args))
+        self.known = tuple(i for i, a in enumerate(args) if not isinstance(a, Var) or a.name in bound)
+        #: per known position: a constant id, or the name of a bound variable
+        self.known_values = tuple(args[i].name if isinstance(args[i], Var) else args[i] for i in self.known)
+        binds: list[tuple[int, str]] = []
+        checks: list[tuple[int, int]] = []  # a variable repeated in the atom: position, first position
+        first: dict[str, int] = {}
+        for i, a in enumerate(args):
+            if isinstance(a, Var) and a.name not in bound:
+                if a.name in first:
+                    checks.append((i, first[a.name]))
+                else:
+                    first[a.name] = i
+                    binds.append((i, a.name))
+        self.binds = tuple(binds)
+        self.checks = tuple(checks)
+        time = literal.time
+        self.time = time.name if isinstance(time, Var) else time
+
+    def values(self, binding: dict) -> tuple:
+        return tuple(binding[v] if type(v) is str else v for v in self.known_values)
+
+    def extend(self, binding: dict, args: tuple) -> dict | None:
+        for i, j in self.checks:
+            if args[i] != args[j]:
+                return None
+        if not self.binds:
+            return binding
+        extended = dict(binding)
+        for i, name in self.binds:
+            extended[name] = args[i]
+        return extended
+
+
+class _Test:
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op, left, right):
+        self.op, self.left, self.right = op, left, right
+
+
+class _Bind:
+    __slots__ = ("name", "value")
+
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+
+def _order(rule: Rule, terms) -> list:
     """Positive atoms as written, each comparison as soon as it can be decided or binds."""
     steps: list = []
-    bound: set[Var] = set()
+    bound: set[str] = set()
     pending = list(rule.comparisons)
     for literal in rule.positive:
-        steps.append(literal)
-        bound |= literal.variables()
+        steps.append(_Atom(literal, bound))
+        bound |= {v.name for v in literal.variables()}
         progress = True
         while progress:
             progress = False
             for comparison in list(pending):
-                free = comparison.variables() - bound
-                binds = (comparison.op == "=" and len(free) == 1
-                         and next(iter(free)) in (comparison.left, comparison.right))
-                if not free or binds:
-                    steps.append(comparison)
-                    pending.remove(comparison)
-                    bound |= free
-                    progress = True
-    return steps + pending  # only comparisons without variables are left
+                free = {v.name for v in comparison.variables()} - bound
+                if not free:
+                    steps.append(_Test(comparison.op, _compile(comparison.left, terms), _compile(comparison.right, terms)))
+                elif comparison.op == "=" and len(free) == 1 and any(
+                        isinstance(side, Var) and side.name in free for side in (comparison.left, comparison.right)):
+                    (name,) = free
+                    other = comparison.right if isinstance(comparison.left, Var) and comparison.left.name == name \
+                        else comparison.left
+                    steps.append(_Bind(name, _compile(other, terms)))
+                    bound.add(name)
+                else:
+                    continue
+                pending.remove(comparison)
+                progress = True
+    for comparison in pending:  # only comparisons without variables are left
+        steps.append(_Test(comparison.op, _compile(comparison.left, terms), _compile(comparison.right, terms)))
+    return steps
+
+
+def _compile(expression, terms):
+    """An expression as a function of the binding (None: no value)."""
+    if isinstance(expression, Var):
+        name = expression.name
+        return lambda binding: binding[name]
+    if isinstance(expression, Arithmetic):
+        left, right, op = _compile(expression.left, terms), _compile(expression.right, terms), expression.op
+
+        def arithmetic(binding):
+            a, b = left(binding), right(binding)
+            return None if a is None or b is None else calculate(op, a, b, terms)
+
+        return arithmetic
+    return lambda binding: expression
 
 
 def _window(literal: ExtendedAtom, history: History, t: int):
@@ -352,31 +452,33 @@ def _window(literal: ExtendedAtom, history: History, t: int):
     return range(max(history.t0, t - window.size), t + 1), None
 
 
-def _matches(literal: ExtendedAtom, binding: dict, view, history: History, t: int, terms) -> Iterator[dict]:
-    """Extensions of `binding` under which the positive literal holds at t over `view`."""
+def _matches(step: _Atom, binding: dict, view, history: History, t: int, terms) -> Iterator[dict]:
+    """Extensions of `binding` under which the positive atom holds at t over `view`."""
+    literal = step.literal
     points, shown = _window(literal, history, t)
-    atom = literal.atom
-    key = (atom.predicate, len(atom.args))
+    key = step.key
     if shown is not None:
         view = _Union(shown, {})
     modality = literal.modality
+    known, values = step.known, step.values(binding)
     if modality == PLAIN or modality == DIAMOND:
         seen: set[tuple] = set()
         for u in points:
-            for args in view.rows(u, key):
+            for args in view.lookup(u, key, known, values):
                 if args not in seen:
                     seen.add(args)
-                    extended = _unify(atom.args, args, binding)
+                    extended = step.extend(binding, args)
                     if extended is not None:
                         yield extended
     elif modality == BOX:
-        for args in list(view.rows(t, key)):
-            extended = _unify(atom.args, args, binding)
-            if extended is not None and all(view.has(u, key, args) for u in points):
-                yield extended
+        for args in list(view.lookup(t, key, known, values)):
+            if all(view.has(u, key, args) for u in points):
+                extended = step.extend(binding, args)
+                if extended is not None:
+                    yield extended
     else:  # AT
-        time = literal.time
-        fixed = binding.get(time) if isinstance(time, Var) else time
+        time = step.time
+        fixed = binding.get(time) if type(time) is str else time
         if fixed is not None:
             u = terms.number(fixed)
             chosen = [u] if type(u) is int and u in points else []
@@ -384,10 +486,10 @@ def _matches(literal: ExtendedAtom, binding: dict, view, history: History, t: in
             chosen = points
         for u in chosen:
             time_id = terms.intern_int(u)
-            for args in view.rows(u, key):
-                extended = _unify(atom.args, args, binding)
+            for args in view.lookup(u, key, known, values):
+                extended = step.extend(binding, args)
                 if extended is not None:
-                    if isinstance(time, Var) and time not in extended:
+                    if type(time) is str and time not in extended:
                         extended = {**extended, time: time_id}
                     yield extended
 
@@ -406,40 +508,9 @@ def _decide(literal: ExtendedAtom, args: tuple, binding: dict, points, store, t:
     return type(u) is int and u in points and view.has(u, key, args)
 
 
-def _unify(patterns: tuple, args: tuple, binding: dict) -> dict | None:
-    if len(patterns) != len(args):
-        return None
-    extended = binding
-    for pattern, value in zip(patterns, args):
-        if isinstance(pattern, Var):
-            bound = extended.get(pattern)
-            if bound is None:
-                if extended is binding:
-                    extended = dict(binding)
-                extended[pattern] = value
-            elif bound != value:
-                return None
-        elif pattern != value:
-            return None
-    return extended
-
-
-def _comparison(literal: Comparison, binding: dict, terms) -> dict | None:
-    free = literal.variables() - binding.keys()
-    if free:
-        (variable,) = free
-        other = literal.right if literal.left == variable else literal.left
-        value = _value(other, binding, terms)
-        return None if value is None else {**binding, variable: value}
-    left, right = _value(literal.left, binding, terms), _value(literal.right, binding, terms)
-    if left is None or right is None:
-        return None
-    return binding if compare(literal.op, left, right, terms.numbers) else None
-
-
 def _value(expression, binding: dict, terms):
     if isinstance(expression, Var):
-        return binding[expression]
+        return binding[expression.name]
     if isinstance(expression, Arithmetic):
         left, right = _value(expression.left, binding, terms), _value(expression.right, binding, terms)
         if left is None or right is None:
