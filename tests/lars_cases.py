@@ -54,7 +54,9 @@ def answer_streams(program_text: str, stream: dict[int, list[str]], first: int |
     last = max(stream) if last is None else last
     terms = program.terms
     if engine == "solver":
-        evaluator = AnswerStreamEngine(program, start=first)
+        evaluator = AnswerStreamEngine(program, start=first, models="all")
+    elif engine == "first":
+        evaluator = AnswerStreamEngine(program, start=first, models="first")
     elif engine == "check":
         evaluator = GuessAndCheck(program, start=first)
     elif engine == "reference":
@@ -66,7 +68,7 @@ def answer_streams(program_text: str, stream: dict[int, list[str]], first: int |
     output = {}
     for t in range(first, last + 1):
         step = evaluator.advance_to(t, _facts(program, stream.get(t, []), t))
-        if engine == "solver":
+        if engine in ("solver", "first"):
             models = step.models
         elif engine in ("check", "reference"):
             models = list(step) if engine == "check" else [step]

@@ -175,3 +175,24 @@ def test_the_generators_make_programs_with_several_answers_and_with_none():
         several += any(len(models) > 1 for models in output.values())
         none += any(not models for models in output.values())
     assert several >= 40 and none >= 20
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_the_first_answer_found_alone_is_the_first_of_all(seed):
+    generator = LoopGenerator(seed)
+    program, stream = generator.program(), generator.stream()
+    every = answer_streams(program, stream, engine="solver")
+    assert answer_streams(program, stream, engine="first") == {t: models[:1] for t, models in every.items()}
+
+
+def test_the_first_answer_among_very_many_is_found_atom_by_atom():
+    # 2^40 answers: choose in(k) or out(k) for each of 40 items; the first puts everything in
+    # ("in(0)" < "out(0)"); with 'only' set, in(k) for odd k is ruled out
+    items = " ".join(f"item({k}) ." for k in range(40))
+    program = items + "\nin(K) :- item(K), not out(K) .\nout(K) :- item(K), not in(K) .\n" \
+                      "bad :- only, in(K), K = 2 * H + 1, item(H), not bad .\n"
+    output = answer_streams(program, {0: [], 1: ["only"]}, engine="first")
+    facts = {f"item({k})" for k in range(40)}
+    assert output[0] == [sorted(facts | {f"in({k})" for k in range(40)})]
+    assert output[1] == [sorted(facts | {f"in({k})" for k in range(40) if k % 2 == 0}
+                                | {f"out({k})" for k in range(40) if k % 2 == 1})]

@@ -189,3 +189,21 @@ def test_models_all_needs_answer_stream_semantics(tmp_path):
     done = rsp("reason", EXAMPLES / "hightemp.lars", "--stream", EXAMPLES / "hightemp.stream", "--models", "all")
     assert done.returncode == 2
     assert done.stderr.strip() == "rsp-plugin: --models and --solver-timeout are for --semantics answer-stream"
+
+
+def test_a_time_point_past_the_solver_timeout_is_reported_and_the_run_goes_on(tmp_path):
+    # 11 pigeons in 10 holes while go holds (hard for any solver); free choices afterwards
+    lines = [f"pigeon({p}) ." for p in range(11)] + [f"hole({h}) ." for h in range(10)] + [
+        "in(P,H) :- pigeon(P), hole(H), not out(P,H) .", "out(P,H) :- pigeon(P), hole(H), not in(P,H) .",
+        "placed(P) :- in(P,H) .", "bad :- go, pigeon(P), not placed(P), not bad .",
+        "bad :- go, in(P,H), in(Q,H), P != Q, not bad ."]
+    program = tmp_path / "pigeons.lars"
+    program.write_text("\n".join(lines) + "\n")
+    stream = tmp_path / "s.stream"
+    stream.write_text("0 go\n1 other\n")
+    done = rsp("reason", program, "--stream", stream, "--semantics", "answer-stream", "--solver-timeout", "0.5")
+    assert done.returncode == 0, done.stderr
+    first, second = [json.loads(line) for line in done.stdout.splitlines()]
+    assert first == {"t": 0, "atoms": None, "timeout": True}
+    assert second["t"] == 1 and "in(0,0)" in second["atoms"]  # 2^110 answers: the first, found alone
+    assert done.stderr == "rsp-plugin: time point 0: no answer within 0.5 s (--solver-timeout); going on\n"

@@ -45,9 +45,9 @@ def reason_answer_streams(options, user_error) -> int:
 
     limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
     timeout = options.solver_timeout if options.solver_timeout is not None else DEFAULT_TIMEOUT
-    engine = answer_stream_engine(program, start=options.first, timeout=timeout,
-                                  pruning=not options.no_pruning, **limits)
     every = options.models == "all"
+    engine = answer_stream_engine(program, start=options.first, timeout=timeout, pruning=not options.no_pruning,
+                                  models="all" if every else "first", **limits)
     out = sys.stdout
 
     def shown(model) -> list[str]:

@@ -12,9 +12,12 @@ those lists (Python's order: a list before every longer list it begins). The fir
 is what a caller that wants one answer gets (`holding()`, `--models 1`, a query's
 RULES); `[]` means no answer stream at t.
 
+`models="first"` (the default) finds only the first answer, without enumerating the
+others (`solve.first_answer`); `models="all"` finds every one.
+
 >>> from rsp_plugin.lars.syntax import parse_program
 >>> program = parse_program("a :- not b .  b :- not a .", semantics="answer-stream")
->>> step = AnswerStreamEngine(program).advance_to(0)
+>>> step = AnswerStreamEngine(program, models="all").advance_to(0)
 >>> [[format_fact(f, program.terms) for f in model] for model in step.models]
 [['a'], ['b']]
 """
@@ -28,7 +31,7 @@ from ..formats import format_fact
 from ..lars.limits import DEFAULT_MAX_DERIVATIONS
 from ..lars.program import Program
 from .ground import Fact, Grounder, History
-from .solve import SolverTimeout, answer_sets
+from .solve import SolverTimeout, answer_sets, first_answer
 
 #: Seconds one time point may take to solve before it is given up (`--solver-timeout`).
 DEFAULT_TIMEOUT = 60.0
@@ -39,7 +42,8 @@ class AnswerStep:
     """What one call of `advance_to` found."""
 
     time_point: int
-    #: every answer at the time point, sorted; [] when there is none; None when it timed out
+    #: the answers at the time point, sorted (all of them, or the first); [] when there is none;
+    #: None when it timed out
     models: list[list[Fact]] | None = None
     started: list[Fact] = field(default_factory=list)
     stopped: list[Fact] = field(default_factory=list)
@@ -58,8 +62,11 @@ class AnswerStreamEngine:
     """Def. 5 of the LARS papers through clingo, one ground program per time point."""
 
     def __init__(self, program: Program, *, start: int | None = None, timeout: float | None = DEFAULT_TIMEOUT,
-                 max_derivations: int = DEFAULT_MAX_DERIVATIONS):
+                 max_derivations: int = DEFAULT_MAX_DERIVATIONS, models: str = "first"):
+        if models not in ("first", "all"):
+            raise ValueError(f"models is 'first' or 'all', not {models!r}")
         self.program = program
+        self.models = models
         self.terms = program.terms
         self.timeout = timeout
         self.history = History(program, start)
@@ -94,7 +101,11 @@ class AnswerStreamEngine:
         self.history.add(t, arrivals)
         ground = self.grounder.ground(self.history, t)
         try:
-            found = answer_sets(ground, self.timeout)
+            if self.models == "all":
+                found = answer_sets(ground, self.timeout)
+            else:
+                first = first_answer(ground, self._shown, self.timeout)
+                found = [] if first is None else [first]
         except SolverTimeout as timeout:
             self.chosen = []
             return AnswerStep(t, None, timed_out=str(timeout))
@@ -129,11 +140,11 @@ def agrees_with_stream_semantics(program: Program) -> bool:
 
 
 def answer_stream_engine(program: Program, *, start: int | None = None, timeout: float | None = DEFAULT_TIMEOUT,
-                         max_derivations: int = DEFAULT_MAX_DERIVATIONS, pruning: bool = True):
+                         max_derivations: int = DEFAULT_MAX_DERIVATIONS, pruning: bool = True, models: str = "first"):
     """The fastest exact path for answer streams: the incremental engine when the program is
     stratified and both semantics agree on it (`agrees_with_stream_semantics`), else the solver."""
     if program.stratified and agrees_with_stream_semantics(program):
         from ..lars.engine import IncrementalEngine
 
         return IncrementalEngine(program, start=start, pruning=pruning, max_derivations=max_derivations)
-    return AnswerStreamEngine(program, start=start, timeout=timeout, max_derivations=max_derivations)
+    return AnswerStreamEngine(program, start=start, timeout=timeout, max_derivations=max_derivations, models=models)

@@ -227,7 +227,7 @@ def time_answer_streams(program, stream, solver: bool) -> tuple[float, list]:
     """Seconds over every time point through the solver path (or the engine); the first
     answer (the engine's output) at each time point, and the answers per time point."""
     if solver:
-        engine = AnswerStreamEngine(program, start=0, timeout=None)
+        engine = AnswerStreamEngine(program, start=0, timeout=None, models="all")
     else:
         engine = IncrementalEngine(program, start=0)
     outputs, answers = [], 0
