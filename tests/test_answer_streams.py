@@ -213,3 +213,16 @@ def test_the_first_answer_among_very_many_is_found_atom_by_atom():
     assert output[0] == [sorted(facts | {f"in({k})" for k in range(40)})]
     assert output[1] == [sorted(facts | {f"in({k})" for k in range(40) if k % 2 == 0}
                                 | {f"out({k})" for k in range(40) if k % 2 == 1})]
+
+
+def test_an_answer_stream_engine_pickles_and_goes_on():
+    import pickle
+
+    program = parse_program("a(X) :- p(X), not b(X) .\nb(X) :- p(X), not a(X) .\nc :- [RANGE 2] DIAMOND a(x) .",
+                            semantics="answer-stream")
+    terms = program.terms
+    engine = AnswerStreamEngine(program, models="all")
+    p_x = (terms.intern("p"), (terms.intern("x"),))
+    engine.advance_to(0, [p_x])
+    copy = pickle.loads(pickle.dumps(engine))
+    assert [len(step.models) for step in (engine.advance_to(1, [p_x]), copy.advance_to(1, [p_x]))] == [2, 2]

@@ -123,6 +123,16 @@ class Grounder:
         self.derived: set[Key] = {(r.head.predicate, len(r.head.args)) for r in program.rules}
         self.orders = {id(rule): _order(rule, self.terms) for rule in program.rules}
 
+    def __getstate__(self) -> dict:
+        """Compiled join orders hold functions: made again when loaded (an engine pickles whole)."""
+        state = self.__dict__.copy()
+        del state["orders"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.orders = {id(rule): _order(rule, self.terms) for rule in self.program.rules}
+
     # the possible atoms -------------------------------------------------------------
 
     def ground(self, history: History, t: int) -> GroundProgram:
