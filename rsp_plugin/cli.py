@@ -1,6 +1,7 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
     rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
+                      [--semantics stream|answer-stream] [--models 1|all]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
                      [--dialect auto|csparql|rspql|cqels|sparqlstream]
     rsp-plugin bench lars [...]
@@ -56,6 +57,16 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
+    reason.add_argument("--max-derivations", type=int, default=None, metavar="N",
+                        help="new atoms one time point may derive before the run stops with an error "
+                             "(default 1000000)")
+    reason.add_argument("--semantics", choices=["stream", "answer-stream"], default="stream",
+                        help="stream (default): what is derived stays in the stream; answer-stream: the LARS "
+                             "papers' Def. 5, each time point alone, loops through `not` allowed")
+    reason.add_argument("--models", choices=["1", "all"], default="1",
+                        help="--semantics answer-stream: the first answer set per time point (default) or all")
+    reason.add_argument("--solver-timeout", type=float, metavar="SECONDS",
+                        help="--semantics answer-stream: seconds one time point may take (default 60)")
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
@@ -144,6 +155,12 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    if options.semantics == "answer-stream":
+        from .asp.cli import reason_answer_streams
+
+        return reason_answer_streams(options, UserError)
+    if options.models != "1" or options.solver_timeout is not None:
+        raise UserError("--models and --solver-timeout are for --semantics answer-stream")
     from .formats import format_fact, read_stream_file
     from .lars.engine import IncrementalEngine
     from .lars.syntax import parse_program_file
@@ -166,7 +183,8 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning)
+    limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
+    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **limits)
     shown: dict = {}
     out = sys.stdout
     with handle:

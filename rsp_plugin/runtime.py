@@ -309,11 +309,15 @@ class RSPEngine:
     def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
                        filename: str = "<query>", base: str | None = None,
                        report: ReportPolicy | None = None, dialect: str = "auto",
-                       on_result: Callable[[QueryResult], None] | None = None) -> RegisteredQuery:
+                       on_result: Callable[[QueryResult], None] | None = None,
+                       semantics: str = "stream") -> RegisteredQuery:
         """Parse and register a query; it reports from the next instant after its first element.
 
         `report` None: the policy of the query's dialect (on-content-change for CQELS-QL,
-        on-window-close for the others); `dialect` as `parse_query`'s."""
+        on-window-close for the others); `dialect` as `parse_query`'s. `semantics` is that
+        of the query's RULES program: "stream" (default) or "answer-stream" (the LARS papers'
+        Def. 5, loops through `not` allowed; the query sees the first answer at each time
+        point, in the order of `rsp_plugin.asp.engine`)."""
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base,
                                                                            dialect=dialect)
         report = report or query.report
@@ -338,7 +342,7 @@ class RSPEngine:
             raise QuerySyntaxError("[NOW] needs COMPUTE EVERY (or a time window's STEP) to know how long now is",
                                    query.filename, clause.place.line, clause.place.column)
         background = self._background_triples(query)
-        rules_program = self._rules_program(query)
+        rules_program = self._rules_program(query, semantics)
         static_default, static_named = self._static_graphs(query, background)
         shared_windows = []
         for clause in query.windows:
@@ -385,7 +389,8 @@ class RSPEngine:
 
     def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program):
         reasoning = (query.entailment, tuple(background) if query.entailment else (),
-                     query.rules if rules_program is not None else None)
+                     query.rules if rules_program is not None else None,
+                     rules_program.semantics if rules_program is not None else None)
         key = (stream, spec, reasoning)
         shared = self._windows.get(key)
         if shared is not None:
@@ -395,7 +400,7 @@ class RSPEngine:
             view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
                                     rules=rules_program.source if rules_program is not None else None)
         elif rules_program is not None:
-            view = RulesView(window, rules_program.program)
+            view = RulesView(window, rules_program.program, semantics=rules_program.semantics)
         else:
             view = PlainView(window)
         shared = self._windows[key] = _SharedWindow(key, stream, view)
@@ -467,22 +472,25 @@ class RSPEngine:
             found = self._graphs[str(key)] = TripleIndex(tuple(t) for t in materializer.holding())
         return found
 
-    def _rules_program(self, query: ContinuousQuery):
+    def _rules_program(self, query: ContinuousQuery, semantics: str = "stream"):
         if query.rules is None:
             return None
         from .lars.syntax import parse_program
 
         place = query.places.get("rules")
-        given = getattr(self, "_rules_sources", {}).get(query.rules)
-        if given is not None:
-            return _Rules(given, parse_program(given, query.rules, terms=self.terms))
-        path = _local_path(query.rules)
-        if path is None or not path.exists():
-            raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
-                                   place.line if place else 1, place.column if place else 1)
-        source = path.read_text(encoding="utf-8")
-        program = parse_program(source, str(path), terms=self.terms)
-        return _Rules(source, program)
+        if semantics != "stream" and query.entailment is not None:
+            raise QuerySyntaxError("RULES under answer-stream semantics cannot be combined with ENTAILMENT",
+                                   query.filename, place.line if place else 1, place.column if place else 1)
+        source = self._rules_sources.get(query.rules)
+        filename = query.rules
+        if source is None:
+            path = _local_path(query.rules)
+            if path is None or not path.exists():
+                raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
+                                       place.line if place else 1, place.column if place else 1)
+            source, filename = path.read_text(encoding="utf-8"), str(path)
+        program = parse_program(source, filename, terms=self.terms, semantics=semantics)
+        return _Rules(source, program, semantics)
 
     # input ------------------------------------------------------------------------------------
 
@@ -731,6 +739,7 @@ class RSPEngine:
 class _Rules:
     source: str
     program: object
+    semantics: str = "stream"
 
 
 def _local_path(iri: str) -> Path | None:

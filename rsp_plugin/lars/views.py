@@ -243,9 +243,10 @@ class AtView(View):
 class CountView(View):
     """A view over `[COUNT n]`: rebuilt from the last n data atoms at every time point."""
 
-    def __init__(self, predicate: int, constant_filter, size, terms, modality):
+    def __init__(self, predicate: int, constant_filter, size, terms, modality, arity: int):
         super().__init__(None, constant_filter, size)
         self.predicate = predicate
+        self.arity = arity
         self.terms = terms
         self.modality = modality
 
@@ -257,8 +258,8 @@ class CountView(View):
         self._expiring.clear()
         self.delta = {}
         self.recent = {}
-        predicate = self.predicate
-        matching = [(t, args) for t, p, args in window if p == predicate and self.accepts(args)]
+        predicate, arity = self.predicate, self.arity
+        matching = [(t, args) for t, p, args in window if p == predicate and len(args) == arity and self.accepts(args)]
         if self.modality == DIAMOND:
             for _, args in matching:
                 self.hold(args, now)
