@@ -1,6 +1,6 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
-    rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
+    rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning] [--language lars|datalogmtl]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
     rsp-plugin bench lars [...]
 
@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
+    reason.add_argument("--language", choices=["lars", "datalogmtl"],
+                        help="the program's language (default: by its extension, .mtl / .lars, or its content)")
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL / RSP-QL) over streams; one JSON line per evaluation")
@@ -107,6 +109,12 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    from .mtl.run import DATALOGMTL, detect_language
+
+    if (options.language or detect_language(options.program, options.stream)) == DATALOGMTL:
+        from .mtl.run import reason
+
+        return reason(options, UserError)
     from .formats import format_fact, read_stream_file
     from .lars.engine import IncrementalEngine
     from .lars.syntax import parse_program_file
