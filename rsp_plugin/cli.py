@@ -149,14 +149,15 @@ def _reason(options) -> int:
         ):
             report = engine.advance_to(point, facts)
             for fact in report.stopped:
-                del shown[fact]
+                shown.pop(fact, None)
             for fact in report.started:
-                shown[fact] = format_fact(fact, terms)
+                if fact[0] not in program.hidden:  # DatalogMTL's auxiliary predicates
+                    shown[fact] = format_fact(fact, terms)
             if options.changes:
                 line = {
                     "t": point,
-                    "started": sorted(shown[f] for f in report.started),
-                    "stopped": sorted(format_fact(f, terms) for f in report.stopped),
+                    "started": sorted(shown[f] for f in report.started if f in shown),
+                    "stopped": sorted(format_fact(f, terms) for f in report.stopped if f[0] not in program.hidden),
                 }
             else:
                 line = {"t": point, "atoms": sorted(shown.values())}

@@ -69,13 +69,24 @@ def _reach(end: int, high: int | None) -> int:
 
 
 class _Scheduled(View):
-    """A view whose groundings may start holding at a later time point than the one that learned them."""
+    """A view that finds, for a grounding, the interval it holds on around now, and acts on it:
+
+    - starting later: it is kept in `scheduled` and looked at again then;
+    - holding now: it holds until the interval's end, but promises at most
+      `reach` time points ahead. A longer promise is cut and looked at again
+      when it runs out. Recursion through these windows (`p :- Diamondminus[1,1] q`,
+      `q :- Diamondminus[1,1] p` with q present at two consecutive points)
+      makes presence grow without end; each time point then adds a bounded
+      amount, and the fixpoint of a time point ends.
+    """
 
     def __init__(self, relation, constant_filter, window: PastWindow):
         super().__init__(relation, constant_filter, window.size)
         self.low = window.low
         self.high = window.high
-        #: time point -> groundings that start to hold then (a dict: one entry per grounding)
+        #: How far ahead a horizon may be promised.
+        self.reach = 2 * (window.high if window.high is not None else window.low) + 16
+        #: time point -> groundings to look at again then (a dict: one entry per grounding)
         self.scheduled: dict[int, dict[tuple, None]] = {}
 
     def schedule(self, point: int, args: tuple) -> None:
@@ -85,8 +96,35 @@ class _Scheduled(View):
         else:
             bucket[args] = None
 
+    def announce(self, args: tuple, horizon: int, now: int) -> None:
+        """`args` holds from now until `horizon` (promised up to `reach` ahead, then renewed)."""
+        if horizon < NEVER_EXPIRES and horizon > now + self.reach:
+            horizon = now + self.reach
+            self.schedule(horizon, args)
+        self.hold(args, horizon)
+
+    def act(self, args: tuple, intervals, now: int) -> None:
+        """Hold or schedule `args` by the first of its intervals (start, end) that does not end before now."""
+        for start, end in intervals:
+            if end < now:
+                continue
+            if start <= now:
+                self.announce(args, end, now)
+            else:
+                self.schedule(start, args)
+            return
+
+    def on_time(self, now):
+        due = self.scheduled.pop(now, None)
+        if due:
+            for args in due:
+                self.recompute(args, now)
+
+    def recompute(self, args: tuple, now: int) -> None:
+        raise NotImplementedError
+
     def pending(self) -> int:
-        """Groundings waiting for their start (memory the view holds beyond `horizon`)."""
+        """Groundings waiting to be looked at again (memory the view holds beyond `horizon`)."""
         return sum(len(bucket) for bucket in self.scheduled.values())
 
 
@@ -101,20 +139,15 @@ class PastDiamondView(_Scheduled):
             return
         start = change[0] + self.low
         if start <= now:
-            self.hold(args, horizon)
+            self.announce(args, horizon, now)
         else:
             self.schedule(start, args)
 
-    def on_time(self, now):
-        due = self.scheduled.pop(now, None)
-        if not due:
-            return
-        run_containing = self.relation.run_containing
-        low, high = self.low, self.high
-        for args in due:
-            run = run_containing(args, now - low)
-            if run is not None:
-                self.hold(args, _reach(run[1], high))
+    def recompute(self, args, now):
+        runs = self.relation.runs.get(args)
+        if runs:
+            low, high = self.low, self.high
+            self.act(args, _merged((runs[i] + low, _reach(runs[i + 1], high)) for i in range(0, len(runs), 2)), now)
 
 
 class PastBoxView(_Scheduled):
@@ -128,20 +161,26 @@ class PastBoxView(_Scheduled):
         if end < now or start > end:
             return
         if start <= now:
-            self.hold(args, end)
+            self.announce(args, end, now)
         else:
             self.schedule(start, args)
 
-    def on_time(self, now):
-        due = self.scheduled.pop(now, None)
-        if not due:
-            return
-        run_containing = self.relation.run_containing
-        low, high = self.low, self.high
-        for args in due:
-            run = run_containing(args, now - high)
-            if run is not None and run[1] + low >= now:
-                self.hold(args, run[1] + low)
+    def recompute(self, args, now):
+        run = self.relation.run_containing(args, now - self.high)
+        if run is not None and run[1] + self.low >= now:
+            self.announce(args, run[1] + self.low, now)
+
+
+def _merged(intervals) -> list[tuple[int, int]]:
+    """Sorted, with overlapping or adjacent intervals joined."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1] + 1:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
 
 
 class SinceView(_Scheduled):
@@ -193,6 +232,7 @@ class SinceView(_Scheduled):
                 self.recompute(args, now)
 
     def on_time(self, now):
+        super().on_time(now)
         gone = self._forgetting.pop(now, None)
         if gone:
             runs_of = self.relation.runs
@@ -205,10 +245,6 @@ class SinceView(_Scheduled):
                         users.pop(args, None)
                         if not users:
                             del self.users[left]
-        due = self.scheduled.pop(now, None)
-        if due:
-            for args in due:
-                self.recompute(args, now)
 
     def recompute(self, args: tuple, now: int) -> None:
         right = self.relation.runs.get(args)
@@ -216,15 +252,9 @@ class SinceView(_Scheduled):
             return
         left = self.left_relation.runs.get(self.left_of(args))
         intervals = since_intervals(right, left or (), self.low, self.high, now)
-        if not intervals:
-            return
-        start, end = intervals[0]
-        if start <= now:
-            self.hold(args, end)
-            if len(intervals) > 1:
-                self.schedule(intervals[1][0], args)
-        else:
-            self.schedule(start, args)
+        self.act(args, intervals, now)
+        if len(intervals) > 1 and intervals[0][0] <= now:
+            self.schedule(intervals[1][0], args)
 
     def pending(self) -> int:
         return super().pending() + sum(len(users) for users in self.users.values())
@@ -287,16 +317,7 @@ def since_intervals(right: list[int], left, low: int, high: int | None, first: i
             _uncovered(cursor, e2, low, high, add)
     if not found:
         return found
-    found.sort()
-    merged = [found[0]]
-    for start, end in found[1:]:
-        last_start, last_end = merged[-1]
-        if start <= last_end + 1:
-            if end > last_end:
-                merged[-1] = (last_start, end)
-        else:
-            merged.append((start, end))
-    return [(s, e) for s, e in merged if e >= first]
+    return [(s, e) for s, e in _merged(found) if e >= first]
 
 
 def _uncovered(u: int, v: int, low: int, high: int | None, add) -> None:

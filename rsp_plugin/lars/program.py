@@ -170,6 +170,8 @@ class Program:
     tick_ms: int | None = None
     filename: str = "<program>"
     strata: list[list[Rule]] = field(default_factory=list)
+    #: Auxiliary predicates (DatalogMTL's normal form, `mtl/lower.py`): derived, never reported.
+    hidden: set[int] = field(default_factory=set)
 
     @property
     def triple(self) -> int:

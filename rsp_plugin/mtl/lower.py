@@ -5,8 +5,7 @@ Each metric operator becomes a bound on the annotations of an extended atom
 auxiliary predicates (named `P#...`, hidden from the output), following the
 normal form of Walega et al. (Prop. 6):
 
-    Diamondminus[0,n] p      [RANGE n] DIAMOND p            (LARS's own window)
-    Diamondminus[a,b] p      DIAMOND p over PastWindow(a, b)
+    Diamondminus[a,b] p      DIAMOND p over PastWindow(a, b)  (a = 0: [RANGE b] DIAMOND's window)
     Boxminus[a,a] p          the same as Diamondminus[a,a] p (one point)
     Boxminus[a,b] p          BOX p over PastWindow(a, b)
     q Since[a,b] p           SINCE p over PastWindow(a, b, left=q)
@@ -36,14 +35,12 @@ from ..lars.metric import SINCE, PastWindow
 from ..lars.program import (
     BOX,
     DIAMOND,
-    RANGE,
     Atom,
     Comparison,
     ExtendedAtom,
     Program,
     Rule,
     Var,
-    Window,
     stratify,
 )
 from ..terms import Dictionary
@@ -109,8 +106,6 @@ def lower_rules(rules: list, terms: Dictionary) -> tuple[list[Rule], set[int]]:
 def _diamond(atom: Atom, low: int, high: int | None, location) -> ExtendedAtom:
     if (low, high) == (0, 0):
         return ExtendedAtom(atom, location=location)
-    if low == 0 and high is not None:
-        return ExtendedAtom(atom, DIAMOND, Window(RANGE, high), location=location)
     return ExtendedAtom(atom, DIAMOND, PastWindow(low, high), location=location)
 
 
@@ -177,13 +172,16 @@ class _Lowering:
         atom = self.atom_text(literal.atom)
         window = literal.window
         if window is None:
-            return atom
+            return f"not {atom}" if literal.negated else atom
         if isinstance(window, PastWindow):
+            interval = _interval_text(window.low, window.high)
             if literal.modality == SINCE:
-                return f"... Since{_interval_text(window.low, window.high)} {atom}"
-            name = "Boxminus" if literal.modality == BOX else "Diamondminus"
-            return f"{name}{_interval_text(window.low, window.high)} {atom}"
-        return f"Diamondminus[0,{window.size}] {atom}" if literal.modality == DIAMOND else str(literal)
+                predicate, projection = window.left
+                args = tuple(literal.atom.args[value] if kind == 0 else value for kind, value in projection)
+                return f"{self.atom_text(Atom(predicate, args))} Since{interval} {atom}"
+            return f"{'Boxminus' if literal.modality == BOX else 'Diamondminus'}{interval} {atom}"
+        modality = literal.modality.upper() if literal.modality != "at" else f"@{literal.time}"
+        return f"{'not ' if literal.negated else ''}[{window.kind.upper()} {window.size}] {modality} {atom}"
 
     def emit(self, head: Atom, body: list) -> None:
         source = self._source

@@ -27,7 +27,7 @@ checks of a forward-propagating program are in `check.py`.
 ...     parse_mtl("H(X):-Boxminus[1,1(X)", "p.mtl")
 ... except RuleSyntaxError as error:
 ...     print(error)
-p.mtl:1:18: expected ',' or a closing ']' / ')' in the interval
+p.mtl:1:19: expected ',' or a closing ']' / ')' in the interval
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ class _Reader:
         if operator is None:
             return left
         name, interval, location = operator
-        right = self.unary(s)
+        right = self.literal(s)  # `A Since B Since C` is A Since (B Since C), as MeTeoR reads it
         return Binary(name, interval, left, right, location)
 
     def unary(self, s: Scanner):
