@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     query.set_defaults(run=_query)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark"], help="which benchmark suite")
+    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "datalogmtl"], help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")

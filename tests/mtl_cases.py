@@ -1,21 +1,26 @@
-"""Generated DatalogMTL programs and streams, and a runner for both evaluators (the engine and the reference).
+"""Generated DatalogMTL programs and streams, and a runner for the engine and the reference evaluator.
 
 A program uses every operator and bound kind the language has: Boxminus,
-Diamondminus, Since (with a left operand whose variables the right one
-lacks, too), nested operators, Boxplus / Diamondplus heads, recursion; bounds
-closed, open on either side, decimal, one point, unbounded. Streams are
-MeTeoR dataset lines, punctual and over intervals (open ones too).
+Diamondminus, Since (also with a left operand whose variables the right one
+lacks), nested operators, Boxplus / Diamondplus heads, recursion; bounds
+closed, open on either side, decimal, one point (`[2]`), unbounded. It is
+built as a small tree and written in MeTeoR's syntax and, where it can be,
+in the LARS rule language (`[1,1] BOXMINUS p(X)`). Streams are MeTeoR
+dataset lines, punctual and over intervals (open and decimal ones too).
 """
 
 from __future__ import annotations
 
 import random
+import re
 
 from rsp_plugin.formats import format_fact
+from rsp_plugin.lars.syntax import parse_program
 from rsp_plugin.mtl.data import fact_timeline, read_dataset
-from rsp_plugin.mtl.lower import lower_program
+from rsp_plugin.mtl.lower import Lowered, lower_program
 from rsp_plugin.mtl.run import engine_outputs, reference_outputs
 from rsp_plugin.mtl.syntax import parse_mtl
+from rsp_plugin.terms import Dictionary
 
 PREDICATES = {"P": 1, "Q": 1, "R": 2, "S": 1, "Go": 0}
 CONSTANTS = ("a", "b", "c")
@@ -30,6 +35,7 @@ class ProgramGenerator:
         self.nesting = nesting
         self.since = since
         self.heads = heads
+        self._tree = None
 
     # intervals ------------------------------------------------------------------------
 
@@ -59,87 +65,90 @@ class ProgramGenerator:
             return f"[{a},inf)" if rng.random() < 0.5 else f"({a},+inf)"
         return f"[{a},{b}]"
 
-    # formulas ----------------------------------------------------------------------------
+    # formulas: ("atom", predicate, args) | ("op", name, interval, operand) | ("since", interval, left, right)
 
-    def atom(self, variables: list[str], predicate: str | None = None) -> str:
-        predicate = predicate or self.rng.choice(list(PREDICATES))
-        arity = PREDICATES[predicate]
-        if arity == 0:
-            return predicate
+    def atom(self, variables: list[str], constants_only: bool = False):
+        predicate = self.rng.choice(list(PREDICATES))
         args = []
-        for _ in range(arity):
-            if self.rng.random() < 0.15:
+        for _ in range(PREDICATES[predicate]):
+            if constants_only or not variables or self.rng.random() < 0.15:
                 args.append(self.rng.choice(CONSTANTS))
             else:
                 args.append(self.rng.choice(variables))
-        return f"{predicate}({','.join(args)})"
+        return ("atom", predicate, tuple(args))
 
-    def formula(self, variables: list[str], depth: int = 0) -> str:
+    def formula(self, variables: list[str], depth: int = 0):
         rng = self.rng
-        roll = rng.random()
-        if depth >= 2 or roll > self.nesting * (2 if depth == 0 else 1):
+        if depth >= 2 or rng.random() > self.nesting * (2 if depth == 0 else 1):
             return self.atom(variables)
         operator = rng.choice(["Diamondminus", "Boxminus", "Since"])
         if operator == "Since":
             right = self.formula(variables, depth + 1)
-            right_vars = _variables_of(right) or ["X"]
-            left = self.formula(right_vars, depth + 1) if _variables_of(right) else self.atom_without_variables()
-            return f"({left})Since{self.interval()}({right})" if depth > 0 else f"{left}Since{self.interval()}{right}"
-        interval = self.interval(unbounded=operator == "Diamondminus")
-        return f"{operator}{interval}{self.formula(variables, depth + 1)}"
+            right_vars = _variables(right)
+            left = self.formula(right_vars, depth + 1) if right_vars else self.atom([], constants_only=True)
+            return ("since", self.interval(), left, right)
+        return ("op", operator, self.interval(unbounded=operator == "Diamondminus"), self.formula(variables, depth + 1))
 
-    def atom_without_variables(self) -> str:
-        predicate = self.rng.choice(list(PREDICATES))
-        arity = PREDICATES[predicate]
-        if arity == 0:
-            return predicate
-        return f"{predicate}({','.join(self.rng.choice(CONSTANTS) for _ in range(arity))})"
-
-    def body(self) -> list[str]:
+    def body(self) -> list:
         rng = self.rng
         literals = []
         for _ in range(rng.randint(1, 3)):
             if rng.random() < self.since:
                 right = self.atom(["X", "Y"])
-                right_vars = _variables_of(right)
+                right_vars = _variables(right)
                 if right_vars and rng.random() < 0.6:
                     left = self.atom(right_vars)
                 else:
                     left = self.atom(["X", "Y", "Z"])  # may have variables the right operand lacks
-                literals.append(f"{left}Since{self.interval()}{right}")
+                literals.append(("since", self.interval(), left, right))
             else:
                 literals.append(self.formula(["X", "Y"]))
         return literals
 
-    def rule(self) -> str:
+    def rule(self):
         rng = self.rng
         body = self.body()
         bound = set()
         for literal in body:
-            if "Since" in literal and "(" in literal and not literal.startswith(("Diamond", "Box")):
-                bound |= set(_variables_of(literal.split("Since", 1)[1]))
-            else:
-                bound |= set(_variables_of(literal))
+            bound |= set(_variables(literal[3] if literal[0] == "since" else literal))
         predicate = rng.choice(list(PREDICATES))
-        arity = PREDICATES[predicate]
-        choices = sorted(bound) or None
-        if arity and choices is None:
-            args = [rng.choice(CONSTANTS) for _ in range(arity)]
-        else:
-            args = [rng.choice(choices) if rng.random() < 0.85 else rng.choice(CONSTANTS) for _ in range(arity)]
-        head = f"{predicate}({','.join(args)})" if arity else predicate
+        choices = sorted(bound)
+        args = tuple(rng.choice(choices) if choices and rng.random() < 0.85 else rng.choice(CONSTANTS)
+                     for _ in range(PREDICATES[predicate]))
+        operators = []
         if rng.random() < self.heads:
             kind = rng.random()
             if kind < 0.6:
-                head = f"Boxplus{self.interval(unbounded=rng.random() < 0.2)}{head}"
+                operators = [("Boxplus", self.interval(unbounded=rng.random() < 0.2))]
             elif kind < 0.8:
-                head = f"Diamondplus{self.interval(single=True)}{head}"
+                operators = [("Diamondplus", self.interval(single=True))]
             else:
-                head = f"Boxplus[0,{rng.randint(0, 2)}]Boxplus{self.interval(unbounded=False)}{head}"
-        return f"{head}:-{', '.join(body)}"
+                operators = [("Boxplus", f"[0,{rng.randint(0, 2)}]"), ("Boxplus", self.interval(unbounded=False))]
+        return operators, ("atom", predicate, args), body
+
+    def tree(self):
+        if self._tree is None:
+            self._tree = [self.rule() for _ in range(self.rules)]
+        return self._tree
 
     def program(self) -> str:
-        return "\n".join(self.rule() for _ in range(self.rules)) + "\n"
+        """The program in MeTeoR's syntax."""
+        lines = []
+        for operators, head, body in self.tree():
+            ops = "".join(f"{name}{interval}" for name, interval in operators)
+            lines.append(f"{ops}{_meteor(head)}:-{', '.join(_meteor(b, top=True) for b in body)}")
+        return "\n".join(lines) + "\n"
+
+    def lars_program(self) -> str | None:
+        """The same program in the LARS rule language, or None if a formula has no LARS form there."""
+        lines = []
+        for operators, head, body in self.tree():
+            literals = [_lars(b, top=True) for b in body]
+            if any(literal is None for literal in literals):
+                return None
+            ops = " ".join(f"{interval} {name.upper()}" for name, interval in operators)
+            lines.append(f"{ops + ' ' if ops else ''}{_lars(head)} :- {', '.join(literals)} .")
+        return "\n".join(lines) + "\n"
 
     # streams ------------------------------------------------------------------------------
 
@@ -157,35 +166,50 @@ class ProgramGenerator:
             elif shape < 0.75:
                 starts.append((first, f"{atom}@{first}"))
             elif shape < 0.9:
-                last = first + rng.randint(1, 4)
-                starts.append((first, f"{atom}@[{first},{last}]"))
+                starts.append((first, f"{atom}@[{first},{first + rng.randint(1, 4)}]"))
             else:
-                last = first + rng.randint(2, 4)
-                starts.append((first, f"{atom}@[{first}.5,{last}]"))  # covers first + 1 .. last
-        starts.sort(key=lambda item: item[0] + (1 if ".5" in item[1] else 0))
+                starts.append((first + 1, f"{atom}@({first},{first + rng.randint(2, 4)}.5]"))  # from first + 1
+        starts.sort(key=lambda item: item[0])
         return [line for _, line in starts]
 
 
-def _variables_of(text: str) -> list[str]:
-    found = []
-    word = ""
-    depth = 0
-    for ch in text + " ":
-        if ch in "([":
-            depth += 1
-        if ch.isalnum() or ch == "_":
-            word += ch
-        else:
-            if word and depth > 0 and word[0].isupper() and word not in found and not word.isdigit():
-                found.append(word)
-            word = ""
-        if ch in ")]":
-            depth -= 1
-    return [w for w in found if w in ("X", "Y", "Z")]
+def _variables(node) -> list[str]:
+    if node[0] == "atom":
+        found = [a for a in node[2] if a[0].isupper()]
+    elif node[0] == "op":
+        found = _variables(node[3])
+    else:
+        found = _variables(node[2]) + _variables(node[3])
+    return list(dict.fromkeys(found))
+
+
+def _meteor(node, top: bool = False) -> str:
+    kind = node[0]
+    if kind == "atom":
+        return f"{node[1]}({','.join(node[2])})" if node[2] else node[1]
+    if kind == "op":
+        return f"{node[1]}{node[2]}{_meteor(node[3])}"
+    left, right = _meteor(node[2]), _meteor(node[3])
+    text = f"({left})Since{node[1]}({right})"
+    return text if not top else f"{left}Since{node[1]}({right})"
+
+
+def _lars(node, top: bool = False) -> str | None:
+    kind = node[0]
+    if kind == "atom":
+        name = node[1].lower()
+        return f"{name}({','.join(node[2])})" if node[2] else name
+    if kind == "op":
+        operand = _lars(node[3])
+        return None if operand is None or node[3][0] == "since" else f"{node[2]} {node[1].upper()} {operand}"
+    if not top or node[2][0] == "since" or node[3][0] == "since":
+        return None
+    left, right = _lars(node[2]), _lars(node[3])
+    return None if left is None or right is None else f"{left} SINCE {node[1]} {right}"
 
 
 def run(program_text: str, lines: list[str], *, engine: str = "engine", first: int = 0, last: int = 14):
-    """{t: set of atoms as text} for every time point first..last."""
+    """{t: set of atoms as text} for every time point first..last (MeTeoR syntax)."""
     program = parse_mtl(program_text, "<generated>")
     terms = program.terms
     timeline = list(fact_timeline(read_dataset(lines, terms), first=first, last=last))
@@ -194,3 +218,20 @@ def run(program_text: str, lines: list[str], *, engine: str = "engine", first: i
     else:
         outputs = engine_outputs(lower_program(program), timeline, start=first)
     return {t: {format_fact(f, terms) for f in facts} for t, facts in outputs}
+
+
+def run_lars_form(program_text: str, lines: list[str], *, first: int = 0, last: int = 14):
+    """The same for a program in the LARS rule language, atoms written with MeTeoR's upper-case names."""
+    terms = Dictionary()
+    program = parse_program(program_text, "<generated.lars>", terms)
+    lowered = Lowered(program, set(program.hidden), {r.head.predicate for r in program.rules} - program.hidden)
+    upper = {name.lower(): name for name in PREDICATES}
+    renamed = [_rename(line, {v: k for k, v in upper.items()}) for line in lines]
+    timeline = list(fact_timeline(read_dataset(renamed, terms), first=first, last=last))
+    outputs = engine_outputs(lowered, timeline, start=first)
+    return {t: {_rename(format_fact(f, terms), upper) for f in facts} for t, facts in outputs}
+
+
+def _rename(text: str, names: dict[str, str]) -> str:
+    name = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text).group(0)
+    return names.get(name, name) + text[len(name):]

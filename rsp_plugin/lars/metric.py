@@ -98,7 +98,9 @@ class _Scheduled(View):
 
     def announce(self, args: tuple, horizon: int, now: int) -> None:
         """`args` holds from now until `horizon` (promised up to `reach` ahead, then renewed)."""
-        if horizon < NEVER_EXPIRES and horizon > now + self.reach:
+        if horizon >= NEVER_EXPIRES:  # what never ends stays there (NEVER_EXPIRES + a is still never)
+            horizon = NEVER_EXPIRES
+        elif horizon > now + self.reach:
             horizon = now + self.reach
             self.schedule(horizon, args)
         self.hold(args, horizon)

@@ -74,6 +74,12 @@ def parse_program(
     text: str, filename: str = "<program>", terms: Dictionary | None = None
 ) -> Program:
     """Parse and check a LARS program; raises `RuleSyntaxError`."""
+    from ..mtl.run import is_datalogmtl
+
+    if is_datalogmtl(filename, text):  # a DatalogMTL program in MeTeoR's syntax (rsp_plugin/mtl)
+        from ..mtl import load_program
+
+        return load_program(text, filename, terms).program
     try:
         tree = _PARSER.parse(text)
     except UnexpectedInput as error:

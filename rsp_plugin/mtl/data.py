@@ -11,8 +11,8 @@ interval (`(2.5,4]` covers 3 and 4). The facts of a stream come in the order
 of their first time point; one that starts before a fact read earlier is late
 and set aside, as is a line that cannot be read or covers no time point: each
 is a `Rejected` record (`FILE:LINE: reason`) and the stream goes on. Atom
-streams (`TIMESTAMP atom`, `.stream`) and timestamped N-Triples (`.tnt`) are
-read too, as punctual facts.
+streams (`TIMESTAMP atom`, `.stream`, atoms as in the datasets) and
+timestamped N-Triples (`.tnt`) are read too, as punctual facts.
 
 >>> from rsp_plugin.terms import Dictionary
 >>> terms = Dictionary()
@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..errors import RuleSyntaxError
-from ..formats import Rejected, format_fact, read_atom_stream, read_tnt
+from ..formats import Rejected, format_fact, read_tnt
 from ..terms import Dictionary
-from .syntax import Scanner, _Reader
+from .syntax import _PREFIX, STANDARD_PREFIXES, Scanner, _Reader
 
 Fact = tuple[int, tuple[int, ...]]
 
@@ -60,8 +60,25 @@ def read_dataset(
 ) -> Iterator[TimedFact | Rejected]:
     """MeTeoR dataset lines -> `TimedFact`s, or `Rejected` records for the lines that cannot be used."""
     reader = _Reader(filename, terms)
-    reader.prefixes = dict(prefixes or {})
+    reader.prefixes = {**STANDARD_PREFIXES, **(prefixes or {})}
+    fast = _FAST_FACT.match
+    names: dict[str, tuple[int, bool]] = {}  # predicate as written -> (id, is an IRI)
+    intern = terms.intern
     for number, raw in enumerate(lines, 1):
+        simple = fast(raw)
+        if simple is not None:  # `Pred(a,b)@[1,2]` with plain names and integers: no need to scan
+            predicate_text, arguments, first, last, point = simple.groups()
+            first, last = (int(point), int(point)) if point is not None else (int(first), int(last))
+            known = names.get(predicate_text)
+            if known is None:
+                key, is_iri = reader.name_key(predicate_text, None, 0)
+                known = names[predicate_text] = (intern(key), is_iri)
+            args = () if not arguments else tuple(
+                intern(reader.name_key(a, None, 0)[0] if ":" in a else a) for a in arguments.replace(" ", "").split(",")
+            )
+            if first <= last and not (known[1] and len(args) == 2):
+                yield TimedFact(first, last, (known[0], args), number, terms)
+                continue
         line = raw.rstrip("\n")
         stripped = line.strip()
         if not stripped or stripped[0] in "#%":
@@ -72,6 +89,12 @@ def read_dataset(
             yield Rejected(filename, number, problem.msg)
 
 
+_SIMPLE_NAME = r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)?"
+_SIMPLE_TERM = rf"\s*(?:{_SIMPLE_NAME}|-?\d+)\s*"
+_FAST_FACT = re.compile(
+    rf"\s*({_SIMPLE_NAME})\s*(?:\(((?:{_SIMPLE_TERM},)*{_SIMPLE_TERM})\))?\s*@\s*"
+    rf"(?:\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]|(-?\d+))\s*\Z"
+)
 _POINT = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -110,7 +133,7 @@ def read_facts(
     if suffix in (".tnt", ".nt"):
         return _punctual(read_tnt(lines, terms, filename=name))
     if suffix == ".stream":
-        return _punctual(read_atom_stream(lines, terms, prefixes=prefixes, filename=name))
+        return read_atom_lines(lines, terms, prefixes=prefixes, filename=name)
     lines = iter(lines)
     head = []
     for line in lines:
@@ -119,8 +142,42 @@ def read_facts(
             break
     rest = itertools.chain(head, lines)
     if head and _ATOM_LINE.match(head[-1]):
-        return _punctual(read_atom_stream(rest, terms, prefixes=prefixes, filename=name))
+        return read_atom_lines(rest, terms, prefixes=prefixes, filename=name)
     return read_dataset(rest, terms, prefixes=prefixes, filename=name)
+
+
+def read_atom_lines(
+    lines: Iterable[str], terms: Dictionary, *, prefixes: dict[str, str] | None = None, filename: str = "<stream>"
+) -> Iterator[TimedFact | Rejected]:
+    """`TIMESTAMP atom` lines (`36 Pos(veh1)`), atoms written as in MeTeoR's datasets: punctual facts."""
+    reader = _Reader(filename, terms)
+    reader.prefixes = {**STANDARD_PREFIXES, **(prefixes or {})}
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\n")
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#%":
+            continue
+        declared = _PREFIX.match(line)
+        if declared:
+            reader.prefixes[declared.group(1) or ""] = declared.group(2)
+            continue
+        s = Scanner(line, filename, number)
+        try:
+            point = s.match(_TIME_POINT)
+            if point is None:
+                s.error("expected 'TIMESTAMP atom', e.g. '36 Pos(veh1)'")
+            atom = reader.atom(s, constants=True)
+            s.take(".")
+            if not s.at_end():
+                s.error(f"unexpected text after the atom: {s.rest()!r}")
+        except RuleSyntaxError as problem:
+            yield Rejected(filename, number, problem.msg)
+            continue
+        t = int(point.group(0))
+        yield TimedFact(t, t, (atom.predicate, atom.args), number, terms)
+
+
+_TIME_POINT = re.compile(r"-?\d+(?=\s)")
 
 
 #: `36 a(x1,y)`: a time point, a space, then an atom with no '@' after it

@@ -76,6 +76,7 @@ def lower_program(program) -> Lowered:
     rules, hidden = lower_rules(program.rules, program.terms)
     lars_program = Program(rules, program.terms, dict(program.prefixes), None, program.filename)
     lars_program.strata = stratify(rules, _stratify_error)
+    lars_program.hidden = hidden
     lowered = Lowered(lars_program, hidden)
     triple = lars_program.triple
     for rule in program.rules:

@@ -25,18 +25,28 @@ _METEOR_OPERATOR = re.compile(r"\b(Boxminus|Diamondminus|Boxplus|Diamondplus|Sin
 _DATASET_LINE = re.compile(r"\s*[^\s@]+\)?\s*@\s*[\[(]?\s*-?\d")
 
 
+def is_datalogmtl(filename: str, text: str) -> bool:
+    """Is this program text DatalogMTL in MeTeoR's syntax? (`.mtl`, or MeTeoR's operators in it)
+
+    >>> is_datalogmtl("<rules>", "A(X):-Boxminus[1,1]B(X)"), is_datalogmtl("p.lars", "a :- [1,1] BOXMINUS b .")
+    (True, False)
+    """
+    suffix = Path(filename).suffix
+    if suffix in (".mtl", ".lars"):
+        return suffix == ".mtl"
+    return _METEOR_OPERATOR.search(text) is not None
+
+
 def detect_language(program: str | Path, stream: str | Path | None = None) -> str:
     """`datalogmtl` or `lars`, from the program's extension, its content, or the stream's first line."""
     program = Path(program)
-    if program.suffix == ".mtl":
-        return DATALOGMTL
-    if program.suffix == ".lars":
-        return LARS
+    if program.suffix in (".mtl", ".lars"):
+        return DATALOGMTL if program.suffix == ".mtl" else LARS
     try:
         text = program.read_text(encoding="utf-8")
     except OSError:
         return LARS  # the parser will say it cannot read it
-    if _METEOR_OPERATOR.search(text):
+    if is_datalogmtl(str(program), text):
         return DATALOGMTL
     rules = [line.strip() for line in text.splitlines() if ":-" in line and not line.lstrip().startswith(("%", "#"))]
     if rules and not any(rule.endswith(".") for rule in rules):
@@ -52,15 +62,30 @@ def detect_language(program: str | Path, stream: str | Path | None = None) -> st
     return LARS
 
 
-def engine_outputs(lowered, timeline, *, start: int | None = None):
-    """(t, the atoms of head predicates holding at t) for each (t, facts) of `timeline`, on the engine.
-
-    `lowered`: a compiled program (`lower.py`). The engine is the LARS one,
-    run over the metric windows of `lars/metric.py`.
-    """
+def new_engine(lowered, *, start: int | None = None):
+    """The one engine (`lars/engine.py`) for a compiled program; its metric windows are `lars/metric.py`'s."""
     from ..lars.engine import IncrementalEngine
 
-    engine = IncrementalEngine(lowered.program, start=start, pruning=False)
+    return IncrementalEngine(lowered.program, start=start, pruning=False)
+
+
+def held_facts(engine) -> int:
+    """What the engine keeps in memory, counted in facts: every run of every relation (an atom over an
+    interval), every grounding a window holds or has scheduled, every derived fact that holds now."""
+    runs = sum(len(r) // 2 for relation in engine.relations.values() for r in relation.runs.values())
+    views = sum(len(view.horizon) + (view.pending() if hasattr(view, "pending") else 0)
+                for view in engine.views.values())
+    return runs + views + len(engine.output)
+
+
+def engine_outputs(lowered, timeline, *, start: int | None = None, engine=None):
+    """(t, the atoms of head predicates holding at t) for each (t, facts) of `timeline`, on the engine.
+
+    `lowered`: a compiled program (`lower.py`); `engine`: one made by `new_engine`, if the caller wants
+    to look at it meanwhile.
+    """
+    if engine is None:
+        engine = new_engine(lowered, start=start)
     reports = lowered.reports
     derived: set = set()
     for point, facts in timeline:

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from ..errors import RuleSyntaxError
 from ..lars.program import Atom, Location, Var
+from ..terms import RDF, XSD
 from ..terms import TRIPLE, Dictionary, canonical_literal
 from .model import (
     BINARY_NAMES,
@@ -67,7 +68,16 @@ class MetricProgram:
         return f"<MetricProgram {self.filename!r} rules={len(self.rules)}>"
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*)?")
+#: Prefixes every program knows without declaring them (as in the LARS language).
+STANDARD_PREFIXES = {
+    "rdf": RDF,
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": XSD,
+    "owl": "http://www.w3.org/2002/07/owl#",
+}
+
+#: A name: letters, digits, `_`, `-`, dots inside (`Department0.University0`), one colon (`a1:Lecturer`).
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)?")
 _IRI = re.compile(r'<[^<>"{}|^`\\\s]*>')
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
@@ -171,7 +181,7 @@ class _Reader:
     def __init__(self, filename: str, terms: Dictionary):
         self.filename = filename
         self.terms = terms
-        self.prefixes: dict[str, str] = {}
+        self.prefixes: dict[str, str] = dict(STANDARD_PREFIXES)
         self.triple = terms.intern(TRIPLE)
 
     def rule(self, s: Scanner) -> MetricRule:
