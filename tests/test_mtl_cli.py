@@ -130,3 +130,19 @@ def test_query_rules_accept_a_datalogmtl_program(tmp_path):
     #  hot at 1 and 2: an alarm at 2; cooled one or two points after a hot one with cold in between:
     #  at 2 (hot at 1), 3 (hot at 2), 4 (hot at 2, cold at 3), not 5 (hot too far back)
     assert seen == {1000: [], 2000: [], 3000: ["Alarm", "Cooled"], 4000: ["Cooled"], 5000: ["Cooled"], 6000: []}
+
+
+def test_the_bundled_example_prints_what_the_reference_evaluator_gives():
+    from pathlib import Path
+
+    from mtl_cases import run
+
+    examples = Path(__file__).parent.parent / "examples"
+    done = rsp("reason", examples / "short-stop.mtl", "--stream", examples / "short-stop.txt")
+    assert done.returncode == 0, done.stderr
+    expected = lines((examples / "short-stop.expected.jsonl").read_text())
+    assert lines(done.stdout) == expected
+    program = (examples / "short-stop.mtl").read_text()
+    data = (examples / "short-stop.txt").read_text().splitlines()
+    reference = run(program, data, engine="reference", first=1, last=12)
+    assert {line["t"]: sorted(line["atoms"]) for line in expected} == {t: sorted(a) for t, a in reference.items()}

@@ -136,7 +136,8 @@ class PastDiamondView(_Scheduled):
     modality = DIAMOND
 
     def on_learn(self, args, change, now):
-        horizon = _reach(change[1], self.high)
+        high = self.high
+        horizon = NEVER_EXPIRES if high is None else change[1] + high
         if horizon < now:
             return
         start = change[0] + self.low
@@ -147,9 +148,15 @@ class PastDiamondView(_Scheduled):
 
     def recompute(self, args, now):
         runs = self.relation.runs.get(args)
-        if runs:
-            low, high = self.low, self.high
-            self.act(args, _merged((runs[i] + low, _reach(runs[i + 1], high)) for i in range(0, len(runs), 2)), now)
+        if not runs:
+            return
+        low, high = self.low, self.high
+        if len(runs) == 2:  # one run: one interval
+            self.act(args, ((runs[0] + low, _reach(runs[1], high)),), now)
+            return
+        # runs are sorted and apart, so their intervals come sorted by start
+        self.act(args, _merged([(runs[i] + low, _reach(runs[i + 1], high)) for i in range(0, len(runs), 2)],
+                               presorted=True), now)
 
 
 class PastBoxView(_Scheduled):
@@ -173,10 +180,10 @@ class PastBoxView(_Scheduled):
             self.announce(args, run[1] + self.low, now)
 
 
-def _merged(intervals) -> list[tuple[int, int]]:
+def _merged(intervals, presorted: bool = False) -> list[tuple[int, int]]:
     """Sorted, with overlapping or adjacent intervals joined."""
     merged: list[tuple[int, int]] = []
-    for start, end in sorted(intervals):
+    for start, end in (intervals if presorted else sorted(intervals)):
         if merged and start <= merged[-1][1] + 1:
             if end > merged[-1][1]:
                 merged[-1] = (merged[-1][0], end)

@@ -59,16 +59,15 @@ class Lowered:
     heads: set[int] = field(default_factory=set)
     head_triples: set[int] = field(default_factory=set)
 
+    def __post_init__(self) -> None:
+        self.triple = self.program.triple
+
     def reports(self, fact) -> bool:
         """Is `fact` an atom of one of the program's head predicates?"""
         predicate, args = fact
         if predicate == self.triple and len(args) == 3:
             return args[1] in self.head_triples
         return predicate in self.heads
-
-    @property
-    def triple(self) -> int:
-        return self.program.triple
 
 
 def lower_program(program) -> Lowered:
