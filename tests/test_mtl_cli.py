@@ -59,7 +59,7 @@ def test_bad_fact_lines_are_reported_counted_and_set_aside(tmp_path):
     program = tmp_path / "p.mtl"
     program.write_text("Seen(X):-Diamondminus[0,1]P(X)\n")
     data = tmp_path / "d.txt"
-    data.write_text("P(a)@[1,1]\nP(b)@[2\nnonsense\nP(c)@(3,4)\nP(d)@4\nP(e)@3\nP(f)@5\n")
+    data.write_text("P(a)@[1,1]\nP(b)@[2\nnonsense\nP(c)@(3,4)\nP(d)@4\nP(e)@3\nP(f)@5\nP(g,h)@5\n")
     done = rsp("reason", program, "--stream", data)
     assert done.returncode == 0
     assert lines(done.stdout) == [
@@ -71,7 +71,8 @@ def test_bad_fact_lines_are_reported_counted_and_set_aside(tmp_path):
         f"{data}:3: expected '@' and the time, e.g. Pred(a,b)@[1,2]",
         f"{data}:4: the interval (3,4) covers no time point of the integer timeline",
         f"{data}:6: starts at time point 3, before time point 4 read earlier; set aside (a stream is read in time order)",
-        "rsp-plugin: 4 stream lines set aside (see above)",
+        f"{data}:8: P has 1 argument in the program, 2 here; set aside",
+        "rsp-plugin: 5 stream lines set aside (see above)",
     ]
 
 

@@ -22,7 +22,6 @@ from ..lars.program import Comparison, ExtendedAtom, Location, Var, expression_v
 from .model import (
     BOXMINUS,
     BOXPLUS,
-    DIAMONDMINUS,
     DIAMONDPLUS,
     FUTURE_OPERATORS,
     SINCE,
@@ -161,5 +160,3 @@ def _check_safety(rule: MetricRule) -> None:
                   "may hold with nothing to bind it; bind it in another body atom", rule.head_location, rule)
         _fail(f"unsafe variable {names} in the head: bind it in a body atom", rule.head_location, rule)
 
-
-__all__ = ["check_program", "check_rule", "head_offsets", "bound_variables", "DIAMONDMINUS"]

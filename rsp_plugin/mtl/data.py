@@ -192,6 +192,22 @@ def _punctual(elements) -> Iterator[TimedFact | Rejected]:
             yield TimedFact(element.time_point, element.time_point, element.fact, element.line, element.terms)
 
 
+def with_arities(items: Iterable[TimedFact | Rejected], arities: dict[int, set[int]], terms: Dictionary,
+                 filename: str = "<stream>") -> Iterator[TimedFact | Rejected]:
+    """Set aside facts whose predicate the program uses with another number of arguments."""
+    for item in items:
+        if isinstance(item, TimedFact):
+            predicate, args = item.fact
+            used = arities.get(predicate)
+            if used is not None and len(args) not in used:
+                wanted = " or ".join(str(n) for n in sorted(used))
+                yield Rejected(filename, item.line, f"{terms.key(predicate)} has {wanted} argument"
+                                                    f"{'s' if wanted != '1' else ''} in the program, "
+                                                    f"{len(args)} here; set aside")
+                continue
+        yield item
+
+
 def fact_timeline(
     items: Iterable[TimedFact | Rejected],
     *,

@@ -58,6 +58,8 @@ class Lowered:
     #: the predicates of the user's heads (for a triple head: its RDF predicate, in `head_triples`)
     heads: set[int] = field(default_factory=set)
     head_triples: set[int] = field(default_factory=set)
+    #: predicate -> the numbers of arguments the program uses it with
+    arities: dict[int, set[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.triple = self.program.triple
@@ -77,6 +79,12 @@ def lower_program(program) -> Lowered:
     lars_program.strata = stratify(rules, _stratify_error)
     lars_program.hidden = hidden
     lowered = Lowered(lars_program, hidden)
+    for rule in rules:
+        atoms = [rule.head] + [b.atom for b in rule.body if isinstance(b, ExtendedAtom)]
+        atoms += [Atom(b.window.left[0], b.window.left[1]) for b in rule.body
+                  if isinstance(b, ExtendedAtom) and b.modality == SINCE]
+        for atom in atoms:
+            lowered.arities.setdefault(atom.predicate, set()).add(len(atom.args))
     triple = lars_program.triple
     for rule in program.rules:
         if rule.head.predicate == triple and len(rule.head.args) == 3 and not isinstance(rule.head.args[1], Var):

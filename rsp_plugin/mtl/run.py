@@ -34,7 +34,9 @@ def is_datalogmtl(filename: str, text: str) -> bool:
     suffix = Path(filename).suffix
     if suffix in (".mtl", ".lars"):
         return suffix == ".mtl"
-    return _METEOR_OPERATOR.search(text) is not None
+    if _METEOR_OPERATOR.search(text) is None:
+        return False
+    return any(_METEOR_OPERATOR.search(line) for line in text.splitlines() if not line.lstrip().startswith(("%", "#")))
 
 
 def detect_language(program: str | Path, stream: str | Path | None = None) -> str:
@@ -119,7 +121,7 @@ def reference_outputs(program, timeline, *, start: int | None = None, horizon: i
 def reason(options, user_error) -> int:
     """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
     from ..formats import format_fact
-    from .data import fact_timeline, read_facts
+    from .data import fact_timeline, read_facts, with_arities
     from .lower import lower_program
     from .syntax import parse_mtl_file
 
@@ -144,7 +146,8 @@ def reason(options, user_error) -> int:
     out = sys.stdout
     shown: dict = {}
     with handle:
-        items = read_facts(stream, handle, terms, prefixes=program.prefixes)
+        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes), lowered.arities, terms,
+                             str(stream))
         timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
                                  filename=str(stream))
         for point, facts in engine_outputs(lowered, timeline, start=options.first):
