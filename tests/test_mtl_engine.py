@@ -131,3 +131,31 @@ def test_memory_stays_flat_as_the_stream_grows():
     long, long_facts = most_held(600)
     assert long_facts > 3.5 * short_facts
     assert long <= 1.1 * short
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_diamondminus_from_zero_is_a_range_diamond(seed):
+    #  Diamondminus[0,n] p and LARS's [RANGE n] DIAMOND p: the same window, the same horizons.
+    import random
+
+    from rsp_plugin.formats import format_fact
+    from rsp_plugin.lars.engine import IncrementalEngine
+    from rsp_plugin.lars.syntax import parse_program
+
+    rng = random.Random(seed)
+    n = rng.randint(0, 4)
+    stream = {t: [("p", (rng.choice("abc"),)) for _ in range(rng.randint(0, 2))] for t in range(25)}
+
+    def outputs(text):
+        program = parse_program(text)
+        engine = IncrementalEngine(program, start=0)
+        terms = program.terms
+        seen = {}
+        for t, atoms in stream.items():
+            engine.advance_to(t, [(terms.intern(p), tuple(terms.intern(a) for a in args)) for p, args in atoms])
+            seen[t] = sorted(format_fact(fact, terms) for fact in engine.holding())
+        return seen
+
+    expected = outputs(f"h(X) :- [RANGE {n}] DIAMOND p(X) .")
+    assert outputs(f"h(X) :- [0,{n}] DIAMONDMINUS p(X) .") == expected
+    assert any(expected.values())
