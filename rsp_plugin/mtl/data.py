@@ -71,10 +71,10 @@ def read_dataset(
             first, last = (int(point), int(point)) if point is not None else (int(first), int(last))
             known = names.get(predicate_text)
             if known is None:
-                key, is_iri = reader.name_key(predicate_text, None, 0)
+                key, is_iri = reader.name_key(predicate_text)
                 known = names[predicate_text] = (intern(key), is_iri)
             args = () if not arguments else tuple(
-                intern(reader.name_key(a, None, 0)[0] if ":" in a else a) for a in arguments.replace(" ", "").split(",")
+                intern(reader.name_key(a)[0] if ":" in a else a) for a in arguments.replace(" ", "").split(",")
             )
             if first <= last and not (known[1] and len(args) == 2):
                 yield TimedFact(first, last, (known[0], args), number, terms)

@@ -320,7 +320,7 @@ class _Reader:
                         and s.text[name.end()] in "[(" and _looks_like_interval(s.text, name.end()):
                     text = text[: -len(keyword)]
             s.pos = start + len(text)
-            predicate_key, is_iri = self.name_key(text, s, start)
+            predicate_key, is_iri = self.name_key(text)
         args = []
         if s.text.startswith("(", s.pos):
             s.pos += 1
@@ -334,7 +334,7 @@ class _Reader:
             return Atom(self.triple, (args[0], predicate, args[1]))
         return Atom(predicate, tuple(args))
 
-    def name_key(self, text: str, s: Scanner, start: int) -> tuple[str, bool]:
+    def name_key(self, text: str) -> tuple[str, bool]:
         """A predicate or constant name: the IRI if its prefix is declared, else as written."""
         if ":" in text:
             prefix, _, local = text.partition(":")
@@ -365,7 +365,7 @@ class _Reader:
         text = name.group(0)
         if (text[0].isupper() or text[0] == "_") and not constants:
             return Var(text)
-        return self.terms.intern(self.name_key(text, s, start)[0])
+        return self.terms.intern(self.name_key(text)[0])
 
 
 def _looks_like_interval(text: str, at: int) -> bool:
