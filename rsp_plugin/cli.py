@@ -1,6 +1,6 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
-    rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
+    rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning] [--language lars|datalogmtl]
                       [--semantics stream|answer-stream] [--models 1|all]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
                      [--dialect auto|csparql|rspql|cqels|sparqlstream]
@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="--semantics answer-stream: the first answer set per time point (default) or all")
     reason.add_argument("--solver-timeout", type=float, metavar="SECONDS",
                         help="--semantics answer-stream: seconds one time point may take (default 60)")
+    reason.add_argument("--language", choices=["lars", "datalogmtl"],
+                        help="the program's language (default: by its extension, .mtl / .lars, or its content)")
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
@@ -125,7 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve"], help="which benchmark suite")
+    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl"],
+                       help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
@@ -155,6 +158,14 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    from .mtl.run import DATALOGMTL, detect_language
+
+    if (options.language or detect_language(options.program, options.stream)) == DATALOGMTL:
+        if options.semantics != "stream":
+            raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
+        from .mtl.run import reason
+
+        return reason(options, UserError)
     if options.semantics == "answer-stream":
         from .asp.cli import reason_answer_streams
 
@@ -196,14 +207,15 @@ def _reason(options) -> int:
         ):
             report = engine.advance_to(point, facts)
             for fact in report.stopped:
-                del shown[fact]
+                shown.pop(fact, None)
             for fact in report.started:
-                shown[fact] = format_fact(fact, terms)
+                if fact[0] not in program.hidden:  # DatalogMTL's auxiliary predicates
+                    shown[fact] = format_fact(fact, terms)
             if options.changes:
                 line = {
                     "t": point,
-                    "started": sorted(shown[f] for f in report.started),
-                    "stopped": sorted(format_fact(f, terms) for f in report.stopped),
+                    "started": sorted(shown[f] for f in report.started if f in shown),
+                    "stopped": sorted(format_fact(f, terms) for f in report.stopped if f[0] not in program.hidden),
                 }
             else:
                 line = {"t": point, "atoms": sorted(shown.values())}

@@ -20,6 +20,10 @@ def run_suite(options) -> int:
         from .query import run
 
         return run(options)
+    if options.suite == "datalogmtl":
+        from .datalogmtl import run
+
+        return run(options)
     if options.suite == "spark":
         from .spark import run
 

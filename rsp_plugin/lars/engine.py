@@ -30,6 +30,7 @@ from typing import Iterable, Mapping
 from ..timeline import NEVER_EXPIRES
 from .facts import Relation
 from .limits import DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, too_many_derivations
+from .metric import TIMED_VIEWS, PastWindow, metric_view
 from .output import Output
 from .plan import RulePlan, compile_rule
 from .pruning import DEFAULT_THRESHOLD, Pruning
@@ -122,7 +123,7 @@ class IncrementalEngine:
             for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
-        self._box_views = [v for v in self._time_views if isinstance(v, BoxView)]
+        self._box_views = [v for v in self._time_views if isinstance(v, (BoxView, *TIMED_VIEWS))]
         self._at_relations = [r for r in self.relations.values() if r.keeps_ongoing]
         for relation in self.relations.values():
             relation.keeps_runs = not all(isinstance(v, (PlainView, DiamondView)) for v in relation.views)
@@ -178,6 +179,8 @@ class IncrementalEngine:
                     self.views[literal.view_key] = self._view(literal)
 
     def _view(self, literal: ExtendedAtom) -> View:
+        if isinstance(literal.window, PastWindow):  # DatalogMTL's past operators (metric.py)
+            return metric_view(literal, self.relation)
         predicate = literal.atom.predicate
         window = literal.window
         if window is not None and window.kind == COUNT:

@@ -172,6 +172,8 @@ class Program:
     strata: list[list[Rule]] = field(default_factory=list)
     #: False when a loop goes through `not` (accepted under answer-stream semantics only)
     stratified: bool = True
+    #: Auxiliary predicates (DatalogMTL's normal form, `mtl/lower.py`): derived, never reported.
+    hidden: set[int] = field(default_factory=set)
 
     @property
     def triple(self) -> int:

@@ -66,6 +66,7 @@ _TOKEN_NAMES = {
     "NUMBER": "a number", "STRING": "a string", "COMPARE": "a comparison", "NOT": "'not'",
     "DIAMOND": "DIAMOND", "BOX": "BOX", "RANGE": "RANGE", "COUNT": "COUNT", "AT": "'@'",
     "$END": "end of file",
+    "METRIC_INTERVAL": "an interval such as [1,2]", "METRIC_OP": "BOXMINUS or DIAMONDMINUS", "SINCE": "SINCE",
 }
 _COMPARE_ALIASES = {"≤": "<=", "≥": ">=", "≠": "!="}
 
@@ -78,19 +79,29 @@ SEMANTICS = ("stream", "answer-stream")
 def parse_program(
     text: str, filename: str = "<program>", terms: Dictionary | None = None, *, semantics: str = "stream"
 ) -> Program:
-    """Parse and check a LARS program; raises `RuleSyntaxError`.
+    """Parse and check a LARS program (or a DatalogMTL one in MeTeoR's syntax); raises `RuleSyntaxError`.
 
     A loop through `not` is an error under the default semantics; under
     `semantics="answer-stream"` it is accepted and `program.stratified` is False.
     """
     if semantics not in SEMANTICS:
         raise ValueError(f"unknown semantics {semantics!r}; expected 'stream' or 'answer-stream'")
+    from ..mtl.run import is_datalogmtl
+
+    if is_datalogmtl(filename, text):  # a DatalogMTL program in MeTeoR's syntax (rsp_plugin/mtl)
+        from ..mtl import load_program
+
+        return load_program(text, filename, terms).program
     try:
         tree = _PARSER.parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename) from None
     builder = _Builder(text, filename, terms if terms is not None else Dictionary())
     program = builder.build(tree)
+    if any(not isinstance(rule, Rule) for rule in program.rules):  # DatalogMTL operators (mtl/larsform.py)
+        from ..mtl.larsform import lower_metric_rules
+
+        lower_metric_rules(program)
     _check(program, builder.error)
     if semantics == "stream":
         program.strata = stratify(program.rules, builder.error)
@@ -196,6 +207,10 @@ class _Builder:
     def rule(self, tree: Tree) -> Rule:
         head_tree = tree.children[0]
         body = tuple(self.literal(child) for child in tree.children[1].children) if len(tree.children) > 1 else ()
+        from ..mtl.larsform import is_metric, metric_rule  # DatalogMTL operators (mtl/larsform.py)
+
+        if is_metric(head_tree, body):
+            return metric_rule(self, tree, body)
         head_time = None
         if head_tree.children[0].data == "head_time":
             head_time = self.time_term(head_tree.children[0].children[0])
@@ -204,6 +219,10 @@ class _Builder:
         return Rule(head, body, head_time, text, self.location(tree))
 
     def literal(self, tree: Tree):
+        if tree.data == "literal":  # a DatalogMTL metric literal (mtl/larsform.py)
+            from ..mtl.larsform import metric_formula
+
+            return metric_formula(self, tree.children[0])
         if tree.data == "comparison":
             left, op, right = tree.children
             return Comparison(
