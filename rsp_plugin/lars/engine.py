@@ -34,7 +34,7 @@ from .metric import TIMED_VIEWS, PastWindow, metric_view
 from .output import Output
 from .plan import RulePlan, compile_rule
 from .pruning import DEFAULT_THRESHOLD, Pruning
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, ExtendedAtom, Producers, Program
+from .program import AT, BOX, COUNT, DIAMOND, PLAIN, RANGE, Arithmetic, ExtendedAtom, Producers, Program
 from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
 
 #: A fact: (predicate id, argument ids). RDF triples are (triple id, (s, p, o)).
@@ -123,7 +123,11 @@ class IncrementalEngine:
             for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
-        self._box_views = [v for v in self._time_views if isinstance(v, (BoxView, *TIMED_VIEWS))]
+        for key in _diamonds_in_loops(program.rules):
+            if type(self.views[key]) is DiamondView:
+                self.views[key].cap()
+        self._box_views = [v for v in self._time_views if isinstance(v, (BoxView, *TIMED_VIEWS))
+                           or getattr(v, "capped", False)]
         self._at_relations = [r for r in self.relations.values() if r.keeps_ongoing]
         for relation in self.relations.values():
             relation.keeps_runs = not all(isinstance(v, (PlainView, DiamondView)) for v in relation.views)
@@ -435,3 +439,35 @@ def _overflow(rule, overflow: NumericOverflow, now: int) -> LimitError:
     if where is None:
         return LimitError(message)
     return LimitError(message, where.filename, where.line, where.column)
+
+
+def _diamonds_in_loops(rules) -> set[tuple]:
+    """The keys of DIAMOND views whose predicate depends on the head of a rule that reads them."""
+    reads: dict[tuple, set[tuple]] = {}
+    for rule in rules:
+        head = (rule.head.predicate, len(rule.head.args))
+        for literal in rule.body:
+            if isinstance(literal, ExtendedAtom):
+                reads.setdefault(head, set()).add((literal.atom.predicate, len(literal.atom.args)))
+
+    def depends(start: tuple, goal: tuple) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(reads.get(node, ()))
+        return False
+
+    keys = set()
+    for rule in rules:
+        head = (rule.head.predicate, len(rule.head.args))
+        for literal in rule.body:
+            if (isinstance(literal, ExtendedAtom) and literal.modality == DIAMOND and literal.window is not None
+                    and literal.window.kind == RANGE
+                    and depends((literal.atom.predicate, len(literal.atom.args)), head)):
+                keys.add(literal.view_key)
+    return keys
+

@@ -180,11 +180,37 @@ class PlainView(View):
 
 class DiamondView(View):
     modality = DIAMOND
+    #: In a loop through DIAMOND (`p :- [RANGE 1] ◇ q .  q :- [RANGE 1] ◇ p .`) the promised end of
+    #: a derived atom would grow by n at every round of one fixpoint, for ever. A view in such a
+    #: loop counts presence only up to now, and renews its promise at each time point (`on_time`).
+    capped = False
+
+    def cap(self) -> None:
+        """Mark this view as read inside a loop through DIAMOND (the engine's set-up)."""
+        self.capped = True
+        #: args -> the end of presence known beyond now
+        self.beyond: dict[tuple, int] = {}
 
     def on_learn(self, args, change, now):
-        horizon = min(change[1] + self.size, NEVER_EXPIRES)
+        end = change[1]
+        if self.capped and end > now:
+            if end > self.beyond.get(args, now):
+                self.beyond[args] = end
+            end = now
+        horizon = min(end + self.size, NEVER_EXPIRES)
         if horizon >= now:
             self.hold(args, horizon)
+
+    def on_time(self, now):
+        if not self.capped or not self.beyond:
+            return
+        beyond, size = self.beyond, self.size
+        for args, end in list(beyond.items()):
+            if end <= now:
+                del beyond[args]
+                self.hold(args, min(end + size, NEVER_EXPIRES))
+            else:
+                self.hold(args, now + size)
 
 
 class BoxView(View):
