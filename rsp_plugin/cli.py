@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from . import limits
 from .errors import LocatedError
 
 EXIT_USER_ERROR = 2
@@ -54,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
+    reason.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_TIME_POINTS, metavar="N",
+                        help="set aside a line more than N time points ahead of the stream "
+                             f"(default {limits.MAX_GAP_TIME_POINTS:,}; 'none': no bound)")
+    _line_bound(reason)
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL / RSP-QL) over streams; one JSON line per evaluation")
@@ -74,6 +79,17 @@ def _parser() -> argparse.ArgumentParser:
                        help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}; sparql-json: W3C SPARQL 1.1 JSON results with \"t\"")
     query.add_argument("--report", choices=["on-window-close", "non-empty-content"], default="on-window-close",
                        help="report every window (default) or only windows with content")
+    query.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
+                       help="set aside an element more than N windows (of the smallest STEP) ahead of the stream "
+                            f"(default {limits.MAX_GAP_WINDOWS:,}; 'none': no bound)")
+    _line_bound(query)
+    query.add_argument("--allow-service", action="extend", nargs="+", default=[], metavar="URL",
+                       help="SERVICE endpoints the query may send requests to (an IRI, or a prefix ending in *); "
+                            "by default SERVICE is refused")
+    query.add_argument("--allow-graph", action="extend", nargs="+", default=[], metavar="URL",
+                       help="remote FROM graphs that may be fetched (once, at registration); by default refused")
+    query.add_argument("--jsonld-context", action="append", default=[], metavar="IRI=FILE",
+                       help="read the JSON-LD context IRI from a local file (remote contexts are never fetched)")
     query.set_defaults(run=_query)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
@@ -90,6 +106,33 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.set_defaults(run=_bench)
     return parser
+
+
+def _line_bound(command) -> None:
+    command.add_argument("--max-line-bytes", type=_size, default=limits.MAX_LINE_BYTES, metavar="SIZE",
+                         help="set aside a stream line longer than this, unread (e.g. 16M; default "
+                              f"{limits.MAX_LINE_BYTES // (1 << 20)}M; 'none': no bound)")
+
+
+def _bound(text: str) -> int | None:
+    if text.lower() in ("none", "off", "unbounded"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
+    return value
+
+
+def _size(text: str) -> int | None:
+    if text.lower() in ("none", "off", "unbounded"):
+        return None
+    try:
+        return limits.parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _ints(text: str) -> list[int]:
@@ -115,7 +158,7 @@ def _reason(options) -> int:
     program = parse_program_file(options.program)
     stream = Path(options.stream)
     try:
-        handle = stream.open(encoding="utf-8")
+        handle = stream.open("rb")
     except OSError as error:
         raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
@@ -134,10 +177,12 @@ def _reason(options) -> int:
     out = sys.stdout
     with handle:
         elements = read_stream_file(
-            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle
+            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle,
+            max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
         )
         for point, facts in timeline(
-            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream)
+            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream),
+            max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
         ):
             report = engine.advance_to(point, facts)
             for fact in report.stopped:

@@ -2,7 +2,10 @@
 
 Readers yield, per line, either a `StreamElement` (a fact at a time point) or
 a `Rejected` record (file, line, reason) for a line they cannot read: bad
-input is a side output, never an exception, and the stream goes on.
+input is a side output, never an exception, and the stream goes on. Given a
+binary file (or bytes), a reader cuts its lines itself (`rsp_plugin.lines`):
+a line that is not UTF-8, or longer than `max_line_bytes`, is set aside there
+and never reaches the parser; text lines (a list, a text file) are read as they are.
 
     .tnt      TIMESTAMP <s> <p> <o> .      timestamped N-Triples
     .stream   TIMESTAMP atom               atom streams for rule programs, e.g. `36 a(x1,y)`
@@ -24,8 +27,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import BinaryIO, Iterable, Iterator, TextIO
 
+from . import limits
+from .lines import Rejected, lines_of, read_document
 from .terms import TRIPLE, Dictionary, canonical_literal
 from .timeline import datetime_time_point, time_point
 
@@ -46,18 +51,6 @@ class StreamElement:
         return f"{self.time_point} {shown}"
 
 
-@dataclass(frozen=True)
-class Rejected:
-    """A line set aside: where it is, and why."""
-
-    filename: str
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.filename}:{self.line}: {self.reason}"
-
-
 class StreamFormatError(ValueError):
     pass
 
@@ -66,7 +59,8 @@ class StreamFormatError(ValueError):
 
 _IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
 _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
-_LITERAL = r'"(?:[^"\\\n\r]|\\.)*"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
+# possessive (`++`, `*+`): no backtracking state per character, so a 10 MB literal costs its size, not 100 times it
+_LITERAL = r'"(?:[^"\\\n\r]++|\\.)*+"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
 _TIMESTAMP = r"(?P<ts>-?\d+|\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)?)"
 _TNT_LINE = re.compile(
     rf"\s*{_TIMESTAMP}\s+(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})\s*\.\s*(?:#.*)?\Z"
@@ -86,12 +80,16 @@ def _time(text: str, tick_ms: int | None) -> int:
 
 
 def read_tnt(
-    lines: Iterable[str], terms: Dictionary, *, tick_ms: int | None = None, filename: str = "<stream>"
+    lines: Iterable[str] | BinaryIO, terms: Dictionary, *, tick_ms: int | None = None, filename: str = "<stream>",
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
     """Timestamped N-Triples: `TIMESTAMP <s> <p> <o> .` per line."""
     triple = terms.intern(TRIPLE)
     intern = terms.intern
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines_of(lines, filename=filename, max_line_bytes=max_line_bytes), 1):
+        if type(line) is not str:
+            yield line
+            continue
         match = _TNT_LINE.match(line)
         if match is None:
             if not line.strip() or line.lstrip().startswith("#"):
@@ -123,17 +121,21 @@ def _tnt_problem(line: str) -> str:
 
 
 def read_atom_stream(
-    lines: Iterable[str],
+    lines: Iterable[str] | BinaryIO,
     terms: Dictionary,
     *,
     prefixes: dict[str, str] | None = None,
     tick_ms: int | None = None,
     filename: str = "<stream>",
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
     """Atom streams: `TIMESTAMP atom` per line (`@prefix` lines allowed, `%`/`#` comments)."""
     prefixes = dict(prefixes or {})
     triple = terms.intern(TRIPLE)
-    for number, raw in enumerate(lines, 1):
+    for number, raw in enumerate(lines_of(lines, filename=filename, max_line_bytes=max_line_bytes), 1):
+        if type(raw) is not str:
+            yield raw
+            continue
         line = raw.strip()
         if not line or line[0] in "%#":
             continue
@@ -203,16 +205,21 @@ def read_stream_file(
     *,
     prefixes: dict[str, str] | None = None,
     tick_ms: int | None = None,
-    handle: TextIO | None = None,
+    handle: BinaryIO | TextIO | None = None,
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
-    """Pick the reader by the file's extension (`.tnt`, `.nt`; anything else: atom stream)."""
+    """Pick the reader by the file's extension (`.tnt`, `.nt`; anything else: atom stream).
+
+    The file is read in binary (or from `handle`, best opened with "rb"), its lines cut
+    and checked by `rsp_plugin.lines`."""
     path = Path(path)
-    lines = handle if handle is not None else path.open(encoding="utf-8")
+    lines = handle if handle is not None else path.open("rb")
     try:
         if path.suffix in (".tnt", ".nt"):
-            yield from read_tnt(lines, terms, tick_ms=tick_ms, filename=str(path))
+            yield from read_tnt(lines, terms, tick_ms=tick_ms, filename=str(path), max_line_bytes=max_line_bytes)
         else:
-            yield from read_atom_stream(lines, terms, prefixes=prefixes, tick_ms=tick_ms, filename=str(path))
+            yield from read_atom_stream(lines, terms, prefixes=prefixes, tick_ms=tick_ms, filename=str(path),
+                                        max_line_bytes=max_line_bytes)
     finally:
         if handle is None:
             lines.close()
@@ -243,7 +250,8 @@ _NQUADS_LINE = re.compile(
 
 
 def read_ntriples_at(
-    lines: Iterable[str], terms: Dictionary, *, timestamp: int, filename: str = "<stream>"
+    lines: Iterable[str] | BinaryIO, terms: Dictionary, *, timestamp: int, filename: str = "<stream>",
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
     """Plain N-Triples, every triple seen at `timestamp` (ms): one document is one moment.
 
@@ -253,7 +261,10 @@ def read_ntriples_at(
     """
     triple = terms.intern(TRIPLE)
     intern = terms.intern
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines_of(lines, filename=filename, max_line_bytes=max_line_bytes), 1):
+        if type(line) is not str:
+            yield line
+            continue
         match = _NQUADS_LINE.match(line)
         if match is None or match.group("g"):
             if not line.strip() or line.lstrip().startswith("#"):
@@ -267,18 +278,26 @@ def read_ntriples_at(
 
 
 def read_rdf_document_at(
-    text: str, terms: Dictionary, *, timestamp: int, rdf_format: str = "turtle", filename: str = "<stream>"
+    text: str | bytes, terms: Dictionary, *, timestamp: int, rdf_format: str = "turtle", filename: str = "<stream>",
+    contexts: dict[str, str] | None = None,
 ) -> Iterator[StreamElement | Rejected]:
     """A Turtle (or other rdflib-readable) document, every triple seen at `timestamp` (ms).
 
-    The document is read as a whole: a syntax error sets it aside as one `Rejected`
-    record at the line rdflib names.
+    The document is read as a whole, by `rsp_plugin.documents` (no remote JSON-LD
+    context, no external or exploding XML entity: `contexts` maps context IRIs to
+    local files): a syntax error or a refusal sets it aside as one `Rejected`
+    record at the line named.
     """
     from rdflib import Graph
 
+    from .documents import DocumentRefused, parse_document
+
     graph = Graph()
     try:
-        graph.parse(data=text, format=rdf_format)
+        parse_document(text, rdf_format, filename=filename, contexts=contexts, graph=graph)
+    except DocumentRefused as refused:
+        yield Rejected(filename, refused.lineno or 1, refused.msg)
+        return
     except Exception as error:  # rdflib's parsers raise many kinds
         yield Rejected(filename, _error_line(error), f"not {rdf_format}: {_first_line(error)}")
         return
@@ -353,7 +372,7 @@ def _graph_time(literal_key: str, tick_ms: int | None) -> int:
 
 
 def _nquads_blocks(text: str, filename: str):
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         match = _NQUADS_LINE.match(line)
         if match is None:
             if line.strip() and not line.lstrip().startswith("#"):

@@ -7,6 +7,10 @@ watermark follows the timestamps read, so an out-of-order line is still taken
 while a window that will hold it is not reported yet, and is late otherwise.
 A bad or late line is reported on stderr as `FILE:LINE: reason`, counted, and
 skipped; the replay ends with the last windows that still reach the data.
+Files are read in binary and cut into lines by `rsp_plugin.lines` (a line that
+is not UTF-8 or is longer than `--max-line-bytes` is set aside); a timestamp
+too far ahead of the stream (`--max-gap`) is set aside and never moves the
+watermark.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from .. import limits
 from ..formats import (
     Rejected,
     StreamElement,
@@ -25,6 +30,7 @@ from ..formats import (
     read_timestamped_graphs,
     read_tnt,
 )
+from ..lines import read_document
 from ..runtime import RSPEngine
 from .model import ReportPolicy
 from .syntax import parse_query_file
@@ -54,19 +60,20 @@ def run_query(options, user_error) -> int:
     handles = []
     try:
         readers = []
+        max_line = getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)
         for number, (iri, path, moment) in enumerate(sources):
             try:
-                handle = path.open(encoding="utf-8")
+                handle = path.open("rb")
             except OSError as error:
                 raise user_error(f"{path}: cannot read the stream: {error.strerror}") from None
             handles.append(handle)
-            readers.append(_tagged(number, iri, path, _read(path, handle, engine, moment)))
+            readers.append(_tagged(number, iri, path, _read(path, handle, engine, moment, max_line)))
         for time_key, iri, path, batch in _batches(heapq.merge(*readers)):
             if isinstance(batch, Rejected):
                 print(batch, file=sys.stderr)
                 set_aside += 1
                 continue
-            if engine.watermark is None or time_key > engine.watermark:
+            if (engine.watermark is None or time_key > engine.watermark) and engine.gap_problem(time_key) is None:
                 engine.advance_to(time_key)
             engine.push(iri, batch, source=str(path))
             show_rejected()
@@ -87,7 +94,10 @@ def engine_for(options, user_error):
     graphs registered, the query registered; returns (engine, query, [(iri, path, moment)])."""
     query = parse_query_file(options.query)
     sources = [stream_argument(text, user_error) for text in options.stream]
-    engine = RSPEngine()
+    contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
+    engine = RSPEngine(max_gap=getattr(options, "max_gap", limits.MAX_GAP_WINDOWS),
+                       allow_service=getattr(options, "allow_service", None) or (),
+                       allow_graphs=getattr(options, "allow_graph", None) or (), jsonld_contexts=contexts)
     for iri, _, _ in sources:
         engine.register_stream(iri)
     for text in options.background:
@@ -117,18 +127,37 @@ def stream_argument(text: str, user_error) -> tuple[str, Path, int]:
     return iri.strip("<>"), path, moment
 
 
-def _read(path: Path, handle, engine: RSPEngine, moment: int) -> Iterator[StreamElement | Rejected]:
+def context_argument(text: str, user_error) -> tuple[str, str]:
+    """--jsonld-context IRI=FILE: a JSON-LD context read from a local file instead of fetched."""
+    iri, equals, file = text.rpartition("=")
+    if not equals or not iri or not file:
+        raise user_error(f"--jsonld-context {text}: expected IRI=FILE, e.g. --jsonld-context https://schema.org/=ctx.jsonld")
+    if not Path(file).is_file():
+        raise user_error(f"{file}: cannot read the JSON-LD context: no such file")
+    return iri, file
+
+
+def _read(path: Path, handle, engine: RSPEngine, moment: int,
+          max_line: int | None = limits.MAX_LINE_BYTES) -> Iterator[StreamElement | Rejected]:
     suffix = path.suffix.lower()
     name = str(path)
     if suffix in (".trig", ".nq", ".nquads"):
-        return read_timestamped_graphs(handle.read(), engine.terms, filename=name,
-                                       rdf_format="nquads" if suffix != ".trig" else "trig")
+        return _document(handle, name, max_line, lambda text: read_timestamped_graphs(
+            text, engine.terms, filename=name, rdf_format="nquads" if suffix != ".trig" else "trig"))
     if suffix == ".nt":
-        return read_ntriples_at(handle, engine.terms, timestamp=moment, filename=name)
+        return read_ntriples_at(handle, engine.terms, timestamp=moment, filename=name, max_line_bytes=max_line)
     if suffix in _PLAIN:
-        return read_rdf_document_at(handle.read(), engine.terms, timestamp=moment, rdf_format=_PLAIN[suffix],
-                                    filename=name)
-    return read_tnt(handle, engine.terms, tick_ms=1, filename=name)
+        return _document(handle, name, max_line, lambda text: read_rdf_document_at(
+            text, engine.terms, timestamp=moment, rdf_format=_PLAIN[suffix], filename=name,
+            contexts=engine.jsonld_contexts))
+    return read_tnt(handle, engine.terms, tick_ms=1, filename=name, max_line_bytes=max_line)
+
+
+def _document(handle, name: str, max_line: int | None, read) -> Iterator[StreamElement | Rejected]:
+    """A whole document: its bad lines set aside (and blanked), then its elements."""
+    text, rejected = read_document(handle, filename=name, max_line_bytes=max_line)
+    yield from rejected
+    yield from read(text)
 
 
 def _tagged(number: int, iri: str, path: Path, items) -> Iterator[tuple]:

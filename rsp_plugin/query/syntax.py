@@ -36,6 +36,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import QuerySyntaxError
+from ..lines import decode_text
 from ..timeline import parse_duration_ms
 from .model import (
     ENTAILMENT_PROFILES,
@@ -80,7 +81,7 @@ def reparse(text: str, filename: str, base: str | None) -> ContinuousQuery:
 def parse_query_file(path: str | Path) -> ContinuousQuery:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = decode_text(path.read_bytes(), str(path), QuerySyntaxError)  # bad bytes: a located error
     except OSError as error:
         raise QuerySyntaxError(f"cannot read the query: {error.strerror}", str(path), 1, 1) from None
     return parse_query(text, str(path), base=path.resolve().parent.as_uri() + "/")
