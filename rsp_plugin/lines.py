@@ -187,7 +187,18 @@ def lines_of(source, *, filename: str = "<stream>",
     """What a reader iterates: a binary file or bytes cut here; text lines (a list, a text file) as they are."""
     if _binary(source):
         return read_lines(source, filename=filename, max_line_bytes=max_line_bytes)
-    return source
+    if max_line_bytes is None:
+        return source
+    return _bounded_text(source, filename, max_line_bytes)
+
+
+def _bounded_text(lines: Iterable, filename: str, bound: int) -> Iterator[str | Rejected]:
+    """Text lines (already decoded by someone else): a line of more than `bound` characters is set aside."""
+    for number, line in enumerate(lines, 1):
+        if type(line) is str and len(line) > bound:
+            yield Rejected(filename, number, too_long(bound))
+        else:
+            yield line
 
 
 def _binary(source) -> bool:
