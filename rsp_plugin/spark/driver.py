@@ -294,8 +294,8 @@ class MicroBatchDriver:
             while stop < count and elements[stop][0] == stamp:
                 stop += 1
             target = stamp - delay
-            if engine.watermark is None or target > engine.watermark:
-                engine.advance_to(target)
+            if (engine.watermark is None or target > engine.watermark) and engine.gap_problem(stamp) is None:
+                engine.advance_to(target)  # a timestamp too far ahead is set aside by the push, never followed
             engine.push_ids(stream, elements[start:stop])
             start = stop
 
