@@ -383,12 +383,24 @@ def _nquads_blocks(text: str, filename: str):
                match.group("g"), number)
 
 
-def _trig_blocks(text: str, filename: str):
-    """TriG read block by block (directives, graphs, default-graph statements): a bad block is skipped."""
+#: how many times one document may be read again after a bad block (see `_trig_blocks`)
+_RECOVERIES = 200
+
+
+def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: list | None = None,
+                 _budget: list | None = None):
+    """TriG read block by block (directives, graphs, default-graph statements): a bad block is skipped.
+
+    A bad block that spans several lines may have swallowed good statements (a
+    stray `{` or an unterminated string makes the next lines part of it): the
+    lines after its first are read again as blocks of their own, so that one bad
+    line costs its own statement only (at most `_RECOVERIES` times a document)."""
     from rdflib import Dataset
 
-    directives: list[str] = []
+    directives: list[str] = [] if _directives is None else _directives
+    budget = [_RECOVERIES] if _budget is None else _budget
     for start_line, block in _top_level_blocks(text):
+        start_line += _offset
         stripped = block.strip()
         if re.match(r"(@prefix|@base|prefix|base)\b", stripped, re.I):
             directives.append(stripped if stripped.endswith(".") or not stripped.startswith("@") else stripped)
@@ -398,14 +410,37 @@ def _trig_blocks(text: str, filename: str):
         block = block.lstrip()
         try:
             dataset.parse(data=header + "\n" + block, format="trig")
+            quads = sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q)))
+            _check_iris(quads)
         except Exception as error:  # rdflib's parsers raise many kinds
+            rest = block.find("\n")
+            if rest >= 0 and budget[0] > 0:
+                budget[0] -= 1
+                yield Rejected(filename, start_line, f"not TriG: {_first_line(error)}; the statement starting "
+                                                     "here is set aside")
+                yield from _trig_blocks(block[rest + 1:], filename, _offset=start_line, _directives=directives,
+                                        _budget=budget)
+                continue
             line = start_line + max(_error_line(error) - (header.count("\n") + 2), 0)
             yield Rejected(filename, line, f"not TriG: {_first_line(error)}; the block is set aside")
             continue
         offset = 0
-        for s, p, o, g in sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q))):
+        for s, p, o, g in quads:
             name = None if g is None or str(g) == "urn:x-rdflib:default" else _rdf_key(g)
             yield _rdf_key(s), _rdf_key(p), _rdf_key(o), name, start_line + offset
+
+
+_IRI_KEY = re.compile(_IRI + r"\Z")
+
+
+def _check_iris(quads) -> None:
+    """rdflib's TriG parser takes `<a b>` or an IRI across lines (with a warning): not here."""
+    from rdflib import URIRef
+
+    for quad in quads:
+        for term in quad:
+            if isinstance(term, URIRef) and not _IRI_KEY.match(f"<{term}>"):
+                raise ValueError(f"not an IRI: <{str(term)[:60]}>")
 
 
 def _top_level_blocks(text: str):
@@ -430,9 +465,9 @@ def _top_level_blocks(text: str):
             while end < length and not text.startswith(quote, end):
                 if len(quote) == 1 and text[end] == "\n":
                     break  # an unterminated short string ends at the line's end
-                end += 2 if text[end] == "\\" else 1
+                end += 2 if text[end] == "\\" and text[end + 1:end + 2] != "\n" else 1
             line += text.count("\n", index, end)
-            index = end + len(quote)
+            index = end + len(quote) if text.startswith(quote, end) else end
             continue
         if not char.isspace() and block_line is None:
             block_line = line
@@ -446,7 +481,8 @@ def _top_level_blocks(text: str):
             depth += 1
         elif char == "}":
             depth -= 1
-            if depth == 0:
+            if depth <= 0:  # the end of a graph, or a stray brace: the end of a (bad) block
+                depth = 0
                 blocks.append((block_line, text[start:index + 1]))
                 start, block_line = index + 1, None
         elif char == "." and depth == 0 and not (index + 1 < length and text[index + 1].isalnum()):

@@ -555,14 +555,20 @@ class RSPEngine:
             if problem is not None:
                 self._reject(where, problem)
                 return
-        if self._latest is None or timestamp > self._latest:
-            self._latest = timestamp
         if self.watermark is not None and timestamp < self.watermark:
             takers = [shared for shared in stream.windows if shared.view.accepts(timestamp)]
             if stream.windows and not takers:
                 self._reject(where, f"late: timestamp {timestamp} is older than every window still to be "
                                     f"reported (watermark {self.watermark}); set aside")
                 return
+        if self._latest is not None and self._gap_unit is not None and timestamp < self._latest:
+            problem = self.gap_problem(timestamp)  # taken, it would move the start of the timeline back as far
+            if problem is not None:
+                self._reject(where, problem)
+                return
+        if self._latest is None or timestamp > self._latest:
+            self._latest = timestamp
+        if self.watermark is not None and timestamp < self.watermark:
             self._note(stream, timestamp)
             for shared in takers:
                 self._offer(shared, timestamp, triple)
@@ -597,9 +603,11 @@ class RSPEngine:
     # bounds -------------------------------------------------------------------------------------
 
     def gap_problem(self, timestamp: int) -> str | None:
-        """Why an element (or a watermark) at `timestamp` is too far ahead of the current time
-        (the watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows
-        of the smallest STEP or COMPUTE EVERY of the time-driven queries; `rsp_plugin.limits`).
+        """Why an element (or a watermark) at `timestamp` is too far from the current time (the
+        watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows of
+        the smallest STEP or COMPUTE EVERY of the time-driven queries; `rsp_plugin.limits`).
+        Ahead, it would make every window in between be reported; behind (while no window that
+        would hold it has been reported), it would move the start of the timeline back as far.
         A replay driver asks before it moves the watermark to a timestamp it read."""
         unit = self._gap_unit
         if self.max_gap is None or unit is None:
@@ -607,10 +615,11 @@ class RSPEngine:
         now = self._latest
         if self.watermark is not None and (now is None or self.watermark > now):
             now = self.watermark
-        if now is None or timestamp - now <= self.max_gap * unit:
+        if now is None or abs(timestamp - now) <= self.max_gap * unit:
             return None
-        return (f"timestamp {timestamp} is {timestamp - now} ms ahead of the stream (max gap {self.max_gap} windows "
-                f"of {unit} ms = {self.max_gap * unit} ms; --max-gap); set aside")
+        side = "ahead of" if timestamp > now else "behind"
+        return (f"timestamp {timestamp} is {abs(timestamp - now)} ms {side} the stream (max gap {self.max_gap} "
+                f"windows of {unit} ms = {self.max_gap * unit} ms; --max-gap); set aside")
 
     def _smallest_step(self) -> int | None:
         steps = []

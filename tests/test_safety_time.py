@@ -80,6 +80,19 @@ def test_query_sets_the_iso_date_line_aside_and_goes_on(iso_stream):
         (5000, ['"1"', '"3"']), (10000, ['"1"', '"3"'])]
 
 
+def test_a_far_first_line_does_not_drag_the_timeline_back(tmp_path, iso_stream):
+    _, query = iso_stream
+    stream = tmp_path / "first.tnt"
+    stream.write_text(f'2004-08-08T06:05:00Z <{EX}a> <{EX}p> "2" .\n'
+                      f'1000 <{EX}a> <{EX}p> "1" .\n3000 <{EX}b> <{EX}p> "3" .\n')
+    started = time.monotonic()
+    status, results, err = run("query", query, "--stream", f"{EX}s={stream}")
+    assert time.monotonic() - started < 10
+    assert status == 0 and [r["t"] for r in results] == [1091945105000, 1091945110000]
+    assert err[0] == (f"{stream}:2: timestamp 1000 is 1091945099000 ms behind the stream "
+                      "(max gap 100000 windows of 5000 ms = 500000000 ms; --max-gap); set aside")
+
+
 def test_empty_windows_cost_nothing_when_only_non_empty_ones_are_reported(iso_stream):
     stream, query = iso_stream
     started = time.monotonic()
