@@ -85,10 +85,13 @@ def parse_document(data: bytes | str, rdf_format: str, *, filename: str = "<docu
         return graph
     text = data if isinstance(data, str) else decode_text(bytes(data), filename, DocumentRefused)
     if rdf_format in ("json-ld", "jsonld"):
-        document = _json(text, filename)
-        document = inline_contexts(document, contexts or {}, base=base, filename=filename)
-        with _no_fetching():
-            graph.parse(data=json.dumps(document), format="json-ld", publicID=base)
+        try:
+            document = _json(text, filename)
+            document = inline_contexts(document, contexts or {}, base=base, filename=filename)
+            with _no_fetching():
+                graph.parse(data=json.dumps(document), format="json-ld", publicID=base)
+        except RecursionError:
+            raise DocumentRefused("JSON nested too deeply; refused", filename, 1, 1) from None
         return graph
     graph.parse(data=text, format=rdf_format, publicID=base)
     return graph

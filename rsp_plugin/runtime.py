@@ -210,12 +210,14 @@ class RSPEngine:
 
     def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
                  max_gap: int | None = limits.MAX_GAP_WINDOWS, allow_service: Iterable[str] = (),
-                 allow_graphs: Iterable[str] = (), jsonld_contexts: dict[str, str] | None = None):
+                 allow_graphs: Iterable[str] = (), jsonld_contexts: dict[str, str] | None = None,
+                 allow_files: bool = True):
         """`max_gap`: how many windows (of the smallest STEP) an element may jump ahead of the
         current time before it is set aside (None: no bound; `rsp_plugin.limits`).
         `allow_service`, `allow_graphs`: SERVICE endpoints and remote FROM graphs a query may
         reach (IRIs, or prefixes ending in `*`; `rsp_plugin.query.safety`); `jsonld_contexts`:
-        JSON-LD context IRI -> local file, for the graphs read (`rsp_plugin.documents`)."""
+        JSON-LD context IRI -> local file, for the graphs read (`rsp_plugin.documents`).
+        `allow_files=False`: a query may not name local files (FROM, RULES), only graphs given here."""
         self.terms = terms or Dictionary()
         self.cache = TermCache(self.terms)
         self.t0 = t0
@@ -224,6 +226,7 @@ class RSPEngine:
         self.allow_service = tuple(allow_service)
         self.allow_graphs = tuple(allow_graphs)
         self.jsonld_contexts = dict(jsonld_contexts or {})
+        self.allow_files = allow_files
         #: every report up to this time has been made (None before the first `advance_to`)
         self.watermark: int | None = None
         #: late or malformed input, in the order it was set aside
@@ -309,7 +312,7 @@ class RSPEngine:
         """Parse and register a query; it reports from the next instant after its first element."""
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base)
         check_query(query, allow_service=self.allow_service, allow_graphs=self.allow_graphs,
-                    given_graphs=self._graph_sources)
+                    given_graphs=self._graph_sources, allow_files=self.allow_files)
         name = name or query.name or self._fresh_name()
         if name in self._queries:
             raise QuerySyntaxError(f"a query named {name!r} is registered already", query.filename, 1, 1)
@@ -792,7 +795,7 @@ class RSPEngine:
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name, default in (("max_gap", limits.MAX_GAP_WINDOWS), ("allow_service", ()), ("allow_graphs", ()),
-                              ("jsonld_contexts", {}), ("_latest", None)):
+                              ("jsonld_contexts", {}), ("_latest", None), ("allow_files", True)):
             self.__dict__.setdefault(name, default)
         if "_gap_unit" not in self.__dict__:
             self._gap_unit = self._smallest_step()

@@ -343,3 +343,20 @@ def test_an_rdflib_graph_given_by_the_api_is_not_a_remote_graph(hostile):
     engine.register_stream(f"{EX}s")
     engine.register_query(f"SELECT ?y FROM STREAM <{EX}s> [RANGE 1s STEP 1s] FROM <{hostile.url}/g> "
                           "WHERE { ?x ?p ?y }")
+
+
+def test_an_engine_for_others_queries_reads_no_file_a_query_names(tmp_path):
+    (tmp_path / "g.ttl").write_text(f"<{EX}a> <{EX}p> <{EX}b> .\n")
+    (tmp_path / "r.lars").write_text("q(X) :- p(X) .\n")
+    base = tmp_path.as_uri() + "/"
+    for clause in ("FROM <g.ttl>", "FROM <file:///etc/hostname>", "RULES <r.lars>"):
+        engine = RSPEngine(allow_files=False)
+        engine.register_stream(f"{EX}s")
+        with pytest.raises(QuerySyntaxError, match="is refused: this engine reads"):
+            engine.register_query(f"SELECT * FROM STREAM <{EX}s> [RANGE 1s STEP 1s] {clause} WHERE {{ ?x ?p ?y }}",
+                                  base=base)
+    engine = RSPEngine(allow_files=False)
+    engine.add_graph(base + "g.ttl", tmp_path / "g.ttl")  # given by the embedding program: read
+    engine.register_stream(f"{EX}s")
+    engine.register_query(f"SELECT * FROM STREAM <{EX}s> [RANGE 1s STEP 1s] FROM <g.ttl> WHERE {{ ?x ?p ?y }}",
+                          base=base)

@@ -14,7 +14,11 @@ not make the process send requests or open files. rdflib would evaluate
   fetched once, at registration, by `fetch_graph` (a GET with a time-out and a
   size bound), its document parsed as any other (`rsp_plugin.documents`).
 
-An allow-list entry is a full IRI, or a prefix ending in `*`.
+An allow-list entry is a full IRI, or a prefix ending in `*`. A query may
+name local files (`FROM <building.ttl>`, `RULES <hot.lars>`, relative to the
+query) when it comes from the user's own command line; an engine that takes
+queries from others (a service) says `allow_files=False`, and then only the
+graphs given to it (`add_graph`, `add_background`) are read.
 
 >>> from rsp_plugin.query.syntax import parse_query
 >>> query = parse_query('SELECT ?x FROM STREAM <http://ex/s> [RANGE 1s STEP 1s]\\n'
@@ -55,7 +59,7 @@ def is_remote(iri: str) -> bool:
 
 
 def check_query(query, *, allow_service: Iterable[str] | None = (), allow_graphs: Iterable[str] | None = (),
-                given_graphs: Iterable[str] = ()) -> None:
+                given_graphs: Iterable[str] = (), allow_files: bool = True) -> None:
     """Raise `QuerySyntaxError` (at the place in the query) if it would reach what it may not."""
     allow_service = list(allow_service or ())
     for endpoint in _service_endpoints(query.algebra):
@@ -69,12 +73,21 @@ def check_query(query, *, allow_service: Iterable[str] | None = (), allow_graphs
                                    f"endpoint with --allow-service {endpoint})", query.filename, line, column)
     given = set(given_graphs)
     for iri in (*query.graphs, *query.named_graphs):
-        if iri in given or not is_remote(iri) or allowed(iri, allow_graphs):
+        if iri in given or allowed(iri, allow_graphs):
             continue
         line, column = _from_place(query, iri)
+        if not is_remote(iri):
+            if allow_files:
+                continue
+            raise QuerySyntaxError(f"FROM <{iri}> is refused: this engine reads only the graphs it is given "
+                                   "(add_graph)", query.filename, line, column)
         raise QuerySyntaxError(f"FROM <{iri}> is refused: remote graphs are not fetched (give its content with "
                                f"--background {iri}=FILE, or allow it with --allow-graph {iri})",
                                query.filename, line, column)
+    if query.rules is not None and not allow_files:
+        place = query.places.get("rules")
+        raise QuerySyntaxError(f"RULES <{query.rules}> is refused: this engine reads no file a query names",
+                               query.filename, place.line if place else 1, place.column if place else 1)
 
 
 def fetch_graph(iri: str, *, timeout: float = FETCH_TIMEOUT_S, max_bytes: int = MAX_REMOTE_GRAPH_BYTES,
