@@ -47,6 +47,13 @@ MAX_XML_ENTITY_EXPANSION = 16 MiB, or 10 times the document
     (SYSTEM / PUBLIC) are refused whatever their size: they name files or URLs
     the user did not give.
 
+MAX_REMOTE_GRAPH_BYTES = 64 MiB, FETCH_TIMEOUT_S = 30 s
+    A remote `FROM` graph the user allowed (`--allow-graph`) is fetched once, at
+    registration: at most this much, within this time, or the registration
+    fails with the reason. Why: a graph of tens of MB is a large background
+    already (it is materialized in memory), and a slow server must not hold a
+    registration for ever.
+
 Not bounds but refusals, for the same reason (no input makes the process open
 a URL or a file it was not given): SPARQL `SERVICE`, remote `FROM` graphs and
 remote JSON-LD `@context`s are refused unless the user allows them (see
@@ -60,6 +67,8 @@ MAX_GAP_TIME_POINTS: int | None = 100_000
 MAX_GAP_WINDOWS: int | None = 100_000
 MAX_XML_ENTITY_EXPANSION: int = 16 * 1024 * 1024
 XML_ENTITY_AMPLIFICATION: int = 10
+MAX_REMOTE_GRAPH_BYTES: int = 64 * 1024 * 1024
+FETCH_TIMEOUT_S: float = 30.0
 
 
 def xml_expansion_bound(document_bytes: int) -> int:

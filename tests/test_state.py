@@ -4,6 +4,7 @@ foreign, tampered, old or hostile checkpoint is refused with a clear message whi
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import pickle
@@ -127,6 +128,7 @@ def test_subscribers_are_not_state_so_a_lambda_does_not_stop_a_checkpoint():
     engine.subscribe(lambda result: None)
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         pickle.dumps(lambda: None)  # what used to stop it
+    assert copy.deepcopy(engine)._callbacks == []  # in memory (a copy, Spark shipping it) too
     restored = state.loads(state.dumps(engine))
     assert restored._callbacks == [] and restored.queries[query.name]._callbacks == []
     seen = []

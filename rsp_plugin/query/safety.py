@@ -36,11 +36,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from .. import limits
 from ..errors import QuerySyntaxError
-
-#: the largest remote graph fetched for an allowed FROM <IRI> (bytes)
-MAX_REMOTE_GRAPH_BYTES = 64 * 1024 * 1024
-FETCH_TIMEOUT_S = 30
 
 
 def allowed(iri: str, allow: Iterable[str] | None) -> bool:
@@ -90,7 +87,7 @@ def check_query(query, *, allow_service: Iterable[str] | None = (), allow_graphs
                                query.filename, place.line if place else 1, place.column if place else 1)
 
 
-def fetch_graph(iri: str, *, timeout: float = FETCH_TIMEOUT_S, max_bytes: int = MAX_REMOTE_GRAPH_BYTES,
+def fetch_graph(iri: str, *, timeout: float = limits.FETCH_TIMEOUT_S, max_bytes: int = limits.MAX_REMOTE_GRAPH_BYTES,
                 contexts: dict[str, str] | None = None):
     """An allowed remote graph: one GET (http or https only), at most `max_bytes`, parsed safely."""
     import requests
