@@ -289,6 +289,11 @@ def _is_object(value) -> bool:
     return found
 
 
+def _is_object_type(kind: type) -> bool:
+    module = kind.__module__
+    return module == _PACKAGE or module.startswith(_PACKAGE + ".")
+
+
 def _own(cls) -> set:
     names: set = set()
     for klass in cls.__mro__:
@@ -570,16 +575,19 @@ def _resolve(name: str, reader: _Reader):
         module = import_module(module_name)
     found = module
     for part in qualname.split("."):
-        found = getattr(found, part, None)
-        if found is None or part.startswith("__"):
+        if part.startswith("__"):
             reader.fail(f"{name}: no such class in this rsp_plugin")
-    if isinstance(found, type):
+        found = vars(found).get(part) if hasattr(found, "__dict__") else None
+        if found is None:
+            reader.fail(f"{name}: no such class in this rsp_plugin")
+    if isinstance(found, type) and _is_object_type(found):
         if issubclass(found, BaseException):
             reader.fail(f"{name} is an exception, not state")
         return found
-    if _name(found) in _RECONSTRUCTORS:
+    if callable(found) and f"{getattr(found, '__module__', '')}:{getattr(found, '__qualname__', '')}" \
+            in _RECONSTRUCTORS:
         return found
-    reader.fail(f"{name} is not a class")
+    reader.fail(f"{name} is not a class of rsp_plugin")
 
 
 def _arrow_back(kind: str, text: str):
