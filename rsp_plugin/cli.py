@@ -18,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from . import limits
 from .errors import LocatedError
 
 EXIT_USER_ERROR = 2
@@ -69,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="--semantics answer-stream: seconds one time point may take (default 60)")
     reason.add_argument("--language", choices=["lars", "datalogmtl"],
                         help="the program's language (default: by its extension, .mtl / .lars, or its content)")
+    reason.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_TIME_POINTS, metavar="N",
+                        help="set aside a line more than N time points ahead of the stream "
+                             f"(default {limits.MAX_GAP_TIME_POINTS:,}; 'none': no bound)")
+    _line_bound(reason)
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
@@ -106,6 +111,17 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--dialect", choices=["auto", "csparql", "rspql", "cqels", "sparqlstream"], default="auto",
                        help="the query's language: auto (default) reads every dialect; csparql (C-SPARQL), "
                             "rspql (RSP-QL), cqels (CQELS-QL), sparqlstream (SPARQLstream) read only that one's forms")
+    query.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
+                       help="set aside an element more than N windows (of the smallest STEP) ahead of the stream "
+                            f"(default {limits.MAX_GAP_WINDOWS:,}; 'none': no bound)")
+    _line_bound(query)
+    query.add_argument("--allow-service", action="extend", nargs="+", default=[], metavar="URL",
+                       help="SERVICE endpoints the query may send requests to (an IRI, or a prefix ending in *); "
+                            "by default SERVICE is refused")
+    query.add_argument("--allow-graph", action="extend", nargs="+", default=[], metavar="URL",
+                       help="remote FROM graphs that may be fetched (once, at registration); by default refused")
+    query.add_argument("--jsonld-context", action="append", default=[], metavar="IRI=FILE",
+                       help="read the JSON-LD context IRI from a local file (remote contexts are never fetched)")
     query.set_defaults(run=_query)
 
     serve = commands.add_parser("serve", help="run the HTTP service and its live page (register streams and queries, "
@@ -141,6 +157,33 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.set_defaults(run=_bench)
     return parser
+
+
+def _line_bound(command) -> None:
+    command.add_argument("--max-line-bytes", type=_size, default=limits.MAX_LINE_BYTES, metavar="SIZE",
+                         help="set aside a stream line longer than this, unread (e.g. 16M; default "
+                              f"{limits.MAX_LINE_BYTES // (1 << 20)}M; 'none': no bound)")
+
+
+def _bound(text: str) -> int | None:
+    if text.lower() in ("none", "off", "unbounded"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
+    return value
+
+
+def _size(text: str) -> int | None:
+    if text.lower() in ("none", "off", "unbounded"):
+        return None
+    try:
+        return limits.parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _ints(text: str) -> list[int]:
@@ -180,7 +223,7 @@ def _reason(options) -> int:
     program = parse_program_file(options.program)
     stream = Path(options.stream)
     try:
-        handle = stream.open(encoding="utf-8")
+        handle = stream.open("rb")
     except OSError as error:
         raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
@@ -194,16 +237,18 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
-    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **limits)
+    bounds = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
+    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **bounds)
     shown: dict = {}
     out = sys.stdout
     with handle:
         elements = read_stream_file(
-            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle
+            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle,
+            max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
         )
         for point, facts in timeline(
-            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream)
+            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream),
+            max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
         ):
             report = engine.advance_to(point, facts)
             for fact in report.stopped:
