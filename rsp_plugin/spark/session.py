@@ -18,7 +18,8 @@ LOCAL_CONF = {
     "spark.sql.shuffle.partitions": "2",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
-    "spark.driver.memory": "2g",
+    "spark.driver.memory": "1g",
+    "spark.executor.memory": "1024m",
 }
 
 

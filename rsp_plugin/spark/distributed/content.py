@@ -1,0 +1,230 @@
+"""Window content as facts with instant intervals, made on the executors as the triples arrive.
+
+A fact is a row `w, rel, c0, c1, c2, c3, k1, k2`: the window it belongs to
+(its index in the query; static graphs have negative ones), the relation
+(`triple`, or a helper relation of the OWL 2 RL rules such as `list_member`),
+its arguments in N-Triples form, and the interval of report instants
+[k1, k2] it is seen at (`plan.Grid`). Under ENTAILMENT each triple brings its
+seed closure (`closure.SeedReasoner`), instantiated from a template per
+distinct shape: per batch of rows, Python runs per shape, numpy per row.
+
+The background's closure B* is not stored with the windows: it holds at every
+instant, and the driver adds it to what the joins read (`background_facts`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .closure import LASTING, SeedReasoner, split_ntriple
+from .plan import ALWAYS, NEVER, DistributedPlan
+
+FACTS_SCHEMA = "w INT, rel STRING, c0 STRING, c1 STRING, c2 STRING, c3 STRING, k1 BIGINT, k2 BIGINT"
+ARGS = ("c0", "c1", "c2", "c3")
+TRIPLE = "triple"
+#: the number of argument columns (the widest relation of the shipped rule sets has 4... or fewer)
+WIDTH = 4
+
+_REASONERS: dict[tuple, SeedReasoner] = {}
+
+
+def reasoner_for(profile: str, background_text: str) -> SeedReasoner:
+    """The process's seed reasoner for a profile and a background (B* closed once per Python worker)."""
+    import hashlib
+
+    key = (profile, hashlib.sha256(background_text.encode("utf-8")).hexdigest())
+    found = _REASONERS.get(key)
+    if found is None:
+        lines = [line for line in background_text.split("\n") if line]
+        found = _REASONERS[key] = SeedReasoner(profile, lines)
+        if len(_REASONERS) > 8:
+            _REASONERS.clear()
+            _REASONERS[key] = found
+    return found
+
+
+def facts_arrow_schema():
+    import pyarrow as pa
+
+    return pa.schema([("w", pa.int32()), ("rel", pa.string()), ("c0", pa.string()), ("c1", pa.string()),
+                      ("c2", pa.string()), ("c3", pa.string()), ("k1", pa.int64()), ("k2", pa.int64())])
+
+
+def window_facts(plan: DistributedPlan, background=None):
+    """The executors' function (mapInArrow): admitted rows (stream, s, p, o, ts, floor) -> facts.
+
+    `background`: a Spark broadcast of the background's N-Triples text (under ENTAILMENT)."""
+    windows = [(w.index, w.stream, w.range, w.step, w.end) for w in plan.windows]
+    grid_t0, period = plan.grid.t0, plan.grid.period
+    profile = plan.entailment
+
+    def facts(batches):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        schema = facts_arrow_schema()
+        reasoner = reasoner_for(profile, background.value) if profile is not None else None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            streams = batch.column("stream")
+            stamps = batch.column("ts").to_numpy(zero_copy_only=False).astype(np.int64)
+            floors = batch.column("floor")
+            has_floor = floors.null_count < batch.num_rows
+            floor_values = pc.fill_null(floors, np.iinfo(np.int64).min).to_numpy(zero_copy_only=False) \
+                if has_floor else None
+            for index, stream, size, step, end in windows:
+                mask = pc.equal(streams, stream).to_numpy(zero_copy_only=False)
+                if not mask.any():
+                    continue
+                ts = stamps[mask]
+                low = ts + end
+                if has_floor:
+                    low = np.maximum(low, floor_values[mask])
+                high = ts + size
+                first = (low - grid_t0) // step + 1
+                last = (high - grid_t0) // step
+                k1 = -((-(first * step)) // period)
+                k2 = -((-((last + 1) * step)) // period) - 1
+                seen = k1 <= k2
+                if not seen.any():
+                    continue
+                chosen = np.nonzero(mask)[0][seen]
+                s = batch.column("s").take(pa.array(chosen))
+                p = batch.column("p").take(pa.array(chosen))
+                o = batch.column("o").take(pa.array(chosen))
+                k1, k2 = k1[seen], k2[seen]
+                if reasoner is None:
+                    count = len(chosen)
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(np.full(count, index, dtype=np.int32)), pa.array([TRIPLE] * count, pa.string()),
+                         s, p, o, pa.nulls(count, pa.string()), pa.array(k1), pa.array(k2)], schema=schema)
+                else:
+                    yield from _seed_closures(reasoner, index, s, p, o, k1, k2, schema)
+
+    return facts
+
+
+def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema):
+    """Each triple's seed closure, a template per shape (the triple's terms the rules and B* never name
+    are slots)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema_terms = reasoner.schema
+    columns = (s, p, o)
+    known = pa.array(sorted(schema_terms), pa.string()) if schema_terms else pa.array([], pa.string())
+    kinds = [pc.is_in(column, value_set=known).to_numpy(zero_copy_only=False) for column in columns]
+    values = [column.to_numpy(zero_copy_only=False) for column in columns]
+    frame = pd.DataFrame({
+        "s": np.where(kinds[0], values[0], ""), "p": np.where(kinds[1], values[1], ""),
+        "o": np.where(kinds[2], values[2], ""),
+        "sp": values[0] == values[1], "so": values[0] == values[2], "po": values[1] == values[2],
+    })
+    if reasoner.literal_predicates:
+        from ...reasoning.datatypes import literal_facts
+
+        objects = values[2]
+        codes: dict[str, str] = {}
+        frame["sig"] = [codes.setdefault(v, json.dumps(literal_facts(v))) if v[:1] == '"' else "" for v in objects]
+    pieces: list = []
+    for _, rows in frame.groupby(list(frame.columns), sort=False).indices.items():
+        first = int(rows[0])
+        triple = (str(values[0][first]), str(values[1][first]), str(values[2][first]))
+        shape = reasoner.shape(triple)
+        template, reusable = reasoner.template(shape, triple)
+        if not reusable:
+            for row in rows:
+                one = (str(values[0][row]), str(values[1][row]), str(values[2][row]))
+                for (relation, args), tag in reasoner.derive(one):
+                    pieces.append(_rows(window, relation, [np.array([a], dtype=object) for a in args],
+                                        k1[row:row + 1], k2[row:row + 1], tag))
+            continue
+        slot_position = {}
+        for position, part in enumerate(shape):
+            if part[0] == "s" and part[1] not in slot_position:
+                slot_position[part[1]] = position
+        group_k1, group_k2 = k1[rows], k2[rows]
+        for (relation, args), tag in template:
+            if all(kind == "c" for kind, _ in args):  # the same fact from every row: once per island
+                low, high = _islands(group_k1, group_k2 if tag != LASTING else np.full(len(rows), ALWAYS))
+                pieces.append(_rows(window, relation, [np.full(len(low), value, dtype=object) for _, value in args],
+                                    low, high, 0))
+                continue
+            arrays = [values[slot_position[value]][rows] if kind == "s" else np.full(len(rows), value, dtype=object)
+                      for kind, value in args]
+            pieces.append(_rows(window, relation, arrays, group_k1, group_k2, tag))
+    if not pieces:
+        return
+    merged = {name: np.concatenate([piece[name] for piece in pieces]) for name in pieces[0]}
+    yield pa.RecordBatch.from_arrays(
+        [pa.array(merged["w"], pa.int32()), pa.array(merged["rel"], pa.string()),
+         *(pa.array(merged[name], pa.string()) for name in ARGS),
+         pa.array(merged["k1"], pa.int64()), pa.array(merged["k2"], pa.int64())], schema=schema)
+
+
+def _rows(window, relation, args, k1, k2, tag) -> dict:
+    import numpy as np
+
+    count = len(k1)
+    out = {"w": np.full(count, window, dtype=np.int32), "rel": np.full(count, relation, dtype=object)}
+    for position, name in enumerate(ARGS):
+        out[name] = args[position] if position < len(args) else np.full(count, None, dtype=object)
+    out["k1"] = np.asarray(k1, dtype=np.int64)
+    out["k2"] = np.full(count, ALWAYS, dtype=np.int64) if tag == LASTING else np.asarray(k2, dtype=np.int64)
+    return out
+
+
+def _islands(k1, k2):
+    """Intervals merged where they overlap or touch: [low], [high] arrays."""
+    import numpy as np
+
+    order = np.argsort(k1, kind="stable")
+    starts, ends = k1[order], k2[order]
+    reach = np.maximum.accumulate(ends)
+    new = np.ones(len(starts), dtype=bool)
+    new[1:] = starts[1:] > reach[:-1] + 1
+    group = np.cumsum(new) - 1
+    low = starts[new]
+    high = np.zeros(len(low), dtype=np.int64)
+    np.maximum.at(high, group, ends)
+    return low, high
+
+
+def background_rows(plan: DistributedPlan, reasoner: SeedReasoner | None) -> list[tuple]:
+    """B* (under ENTAILMENT) for each window, and the static graphs read as they are: fact rows."""
+    rows = []
+    if reasoner is not None:
+        closure = reasoner.background_closure()
+        for window in plan.windows:
+            for relation, args in closure:
+                padded = list(args) + [None] * (WIDTH - len(args))
+                rows.append((window.index, relation, *padded, NEVER, ALWAYS))
+        if plan.static.get(None) == "materialized":
+            for relation, args in closure:
+                if relation == TRIPLE:
+                    rows.append((-1, TRIPLE, *args, None, NEVER, ALWAYS))
+    for position, (graph, lines) in enumerate(static_graphs(plan)):
+        for line in lines:
+            rows.append((static_code(position), TRIPLE, *split_ntriple(line), None, NEVER, ALWAYS))
+    return rows
+
+
+def static_graphs(plan: DistributedPlan) -> list[tuple]:
+    """(graph IRI or None, lines) of the graphs read as they are, with their codes -1, -2, ... by position."""
+    out = []
+    for graph, lines in plan.static.items():
+        if lines == "materialized":
+            continue
+        out.append((graph, lines))
+    return out
+
+
+def static_code(position: int) -> int:
+    return -2 - position
+
+
+__all__ = ["FACTS_SCHEMA", "window_facts", "background_rows", "reasoner_for", "static_graphs"]

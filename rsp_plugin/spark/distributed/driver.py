@@ -1,0 +1,438 @@
+"""The distributed micro-batch driver: what `foreachBatch` calls; it coordinates, the executors compute.
+
+Per micro-batch (each step a Spark job on the executors unless said):
+
+1. the batch is kept (persist) and looked over once (`admission.batch_stats`):
+   counts, time order, the gap bound's jumps, dead letters;
+2. the driver decides what is taken (`admission.Admission`: a filter, or for
+   elements out of time order a walk of their timestamps on the driver);
+3. the taken triples become facts with instant intervals, under ENTAILMENT
+   with their seed closures (`content.window_facts`), written as the batch's
+   files (`store.FactStore`);
+4. the instants the watermark passed are reported: the stored batches that
+   reach them are read, the rules with two window premises joined if the
+   window can feed them (`rules.StageB`), the query's plan run
+   (`evaluate.QueryStage`), and the few rows per instant collected;
+5. the driver finishes each instant's answer (`evaluate.Finisher`), applies
+   RSTREAM / ISTREAM / DSTREAM, writes the results and the dead letters, and
+   saves its state (plain, versioned: `rsp_plugin.state`) with the batch id.
+
+A restarted job (same checkpoint directory) reads its state back: a batch id
+seen before is a no-op, a batch that was in flight is run again (its files
+overwritten, its results cut back by the sinks' positions).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..driver import BatchReport, Progress
+from ..sinks import DeadLetters, Sink
+from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
+from .content import FACTS_SCHEMA, background_rows, window_facts
+from .evaluate import Finisher, QueryStage
+from .plan import DistributedPlan
+from .rules import JoinAnalysis, Present
+from .store import FactStore, StoredBatch
+
+
+@dataclass
+class DistributedState:
+    """What a restarted distributed driver needs (stored after each committed batch)."""
+
+    fingerprint: str
+    admission: Admission
+    stored: list = field(default_factory=list)
+    #: the last instant index evaluated (None: none yet)
+    reported: int | None = None
+    last_batch: int = -1
+    #: R2S memory: the last answer's rows (keys) with counts, or the last ASK boolean
+    previous: list | None = None
+    previous_boolean: bool = False
+    rows: int = 0
+    set_aside: int = 0
+    results: int = 0
+    finished: bool = False
+    sink_position: object = None
+    dead_position: object = None
+
+
+class DistributedDriver:
+    """`foreachBatch(driver)` for distributed mode."""
+
+    def __init__(self, spark, plan: DistributedPlan, sink: Sink, *, lanes: list[str], store: FactStore,
+                 states=None, dead_letters: DeadLetters | None = None, progress: Progress | None = None,
+                 delay_ms: int = 0):
+        from pyspark.sql import functions as F
+
+        self.spark = spark
+        self.plan = plan
+        self.sink = sink
+        self.store = store
+        self.states = states
+        self.dead_letters = dead_letters or DeadLetters()
+        self.progress = progress
+        self.delay_ms = delay_ms
+        self.reports: list[BatchReport] = []
+        self.stage = QueryStage(plan)
+        self.finisher = Finisher(plan)
+        self.reasoner = None
+        self.background = None
+        self.analysis = None
+        if plan.entailment is not None:
+            from .closure import SeedReasoner
+
+            self.reasoner = SeedReasoner(plan.entailment, plan.background)
+            self.background = spark.sparkContext.broadcast("\n".join(plan.background))
+            self.analysis = JoinAnalysis(self.reasoner.rules, self.reasoner.terms)
+        rows = background_rows(plan, self.reasoner)
+        self.base = None
+        if rows:
+            self.base = spark.createDataFrame(rows, FACTS_SCHEMA).cache()
+        self._empty = spark.createDataFrame([], FACTS_SCHEMA)
+        saved = states.load() if states is not None else None
+        if saved is not None:
+            if saved.fingerprint != plan_fingerprint(plan):
+                from ...state import StateError
+
+                raise StateError(f"{states.directory}: the checkpoint is of another query or other sources; "
+                                 "start from a new checkpoint directory")
+            self.state = saved
+            self.sink.rewind(saved.sink_position)
+            self.dead_letters.rewind(saved.dead_position)
+        else:
+            self.state = DistributedState(plan_fingerprint(plan), Admission(list(lanes)))
+        self.resumed = saved is not None
+        self._last_end = time.perf_counter()
+        self._F = F
+        self.timings: dict[str, float] = {}
+
+    def __repr__(self) -> str:
+        state = self.state
+        return (f"<DistributedDriver {self.plan.name} last_batch={state.last_batch} rows={state.rows} "
+                f"results={state.results} stored={len(state.stored)}>")
+
+    # foreachBatch ---------------------------------------------------------------------------------------
+
+    def __call__(self, batch_df, batch_id: int) -> None:
+        self.process(batch_df, batch_id)
+
+    def process(self, batch_df, batch_id: int) -> BatchReport:
+        state = self.state
+        if batch_id <= state.last_batch:
+            report = BatchReport(batch_id, skipped=True, watermark=state.admission.watermark)
+            self._done(report)
+            return report
+        if state.finished:
+            raise RuntimeError("the replay has finished; new data needs a new checkpoint location")
+        F = self._F
+        started = time.perf_counter()
+        plan = self.plan
+        admission = state.admission
+        frame = batch_df.withColumn("row", F.monotonically_increasing_id()).persist()
+        try:
+            clock = time.perf_counter()
+            stats = [row.asDict() for row in frame.mapInArrow(batch_stats(plan.gap, plan.grid.t0), STATS_SCHEMA)
+                     .collect()]
+            self._time("stats", clock)
+            dead = [row["dead"] for row in stats if row["dead"] is not None]
+            rows = sum(row["n"] for row in stats if row["dead"] is None) + len(dead)
+            good = frame.where(F.col("rejected").isNull())
+            if admission.in_order(stats):
+                decision = admission.decide_in_order(plan, stats)
+                taken = self._in_order(good, decision, stats)
+            else:
+                clock = time.perf_counter()
+                arrived = good.select("row", "lane", "ts").toArrow().sort_by("row")
+                walk = _merged(list(zip(*(arrived.column(n).to_pylist() for n in ("row", "lane", "ts")))),
+                               len(admission.lanes))
+                decision = admission.sequential(plan, walk, self.delay_ms,
+                                                materialized=plan.entailment is not None)
+                taken = self._sequential(good, decision)
+                self._time("admission", clock)
+            clock = time.perf_counter()
+            facts = (taken.select("stream", "s", "p", "o", "ts", "floor")
+                     .mapInArrow(window_facts(plan, self.background), FACTS_SCHEMA))
+            entry = self._keep(facts, batch_id)
+            self._time("facts", clock)
+        finally:
+            frame.unpersist()
+        if entry is not None:
+            state.stored.append(entry)
+        results = self._report_through(admission.done)
+        report = BatchReport(batch_id, rows=rows)
+        self._commit(batch_id, results, dead + decision.set_aside, report, started)
+        return report
+
+    def finish(self) -> list:
+        """A replay ends: every instant whose windows still reach the last elements is reported."""
+        state = self.state
+        if state.finished:
+            return []
+        started = time.perf_counter()
+        plan = self.plan
+        admission = state.admission
+        ends = []
+        for window in plan.windows:
+            last = admission.last_of_stream.get(window.stream)
+            if last is not None:
+                ends.append(plan.grid.replay_end(window, last))
+        results = []
+        if ends and admission.first_seen is not None:
+            end = plan.grid.last_at_or_before(max(ends))
+            results = self._report_through(end)
+        state.finished = True
+        report = BatchReport(state.last_batch)
+        self._commit(state.last_batch, results, [], report, started, final=True)
+        self.store_cleanup(all_of_it=True)
+        return results
+
+    # admission ------------------------------------------------------------------------------------------
+
+    def _in_order(self, good, decision: Decision, stats: list[dict]):
+        F = self._F
+        plan = self.plan
+        admission = self.state.admission
+        condition = F.col("ts") >= F.lit(plan.grid.t0)
+        if decision.cut is not None:
+            condition = condition & (F.col("ts") < F.lit(decision.cut))
+        early = any(row["dead"] is None and row["first"] is not None and row["first"] < plan.grid.t0
+                    for row in stats)
+        counts: dict[str, int] = {}
+        for row in stats:
+            if row["dead"] is None:
+                stream = admission.lanes[row["lane"]]
+                counts[stream] = counts.get(stream, 0) + row["n"]
+        if decision.cut is not None or early:
+            decision.set_aside.extend(self._name_refused(good, decision, counts))
+        for stream, count in counts.items():
+            admission.pushed[stream] = admission.pushed.get(stream, 0) + count
+        for lane, stream in enumerate(admission.lanes):
+            taken = admission.lane_taken[lane]
+            if taken is not None:
+                before = admission.last_of_stream.get(stream)
+                admission.last_of_stream[stream] = taken if before is None else max(before, taken)
+        admission.catch_up(plan, self.delay_ms)
+        return good.where(condition).withColumn("floor", F.lit(None).cast("long"))
+
+    def _name_refused(self, good, decision: Decision, counts: dict[str, int]) -> list[str]:
+        """Set-aside elements of an in-order batch, named as the driver-side mode names them."""
+        F = self._F
+        plan = self.plan
+        admission = self.state.admission
+        refused = F.col("ts") < F.lit(plan.grid.t0)
+        if decision.cut is not None:
+            refused = refused | (F.col("ts") >= F.lit(decision.cut))
+        rows = good.where(refused).select("row", "lane", "ts", "stream").collect()
+        rows.sort(key=lambda r: (r.ts, r.lane, r.row))
+        before = {}
+        if decision.cut is not None:
+            for row in good.where((F.col("ts") >= plan.grid.t0) & (F.col("ts") < decision.cut)) \
+                    .groupBy("stream").count().collect():
+                before[row.stream] = row["count"]
+        messages = []
+        seen: dict[str, int] = {}
+        now = admission.latest
+        for row in rows:
+            stream = row.stream
+            seen[stream] = seen.get(stream, 0) + 1
+            if row.ts < plan.grid.t0:
+                number = admission.pushed.get(stream, 0) + seen[stream]
+                messages.append(f"{stream}:{number}: timestamp {row.ts} is before the start of the timeline "
+                                f"({plan.grid.t0})")
+                continue
+            early = sum(1 for r in rows if r.stream == stream and r.ts < plan.grid.t0)
+            number = admission.pushed.get(stream, 0) + early + before.get(stream, 0) + seen[stream] - early
+            distance = abs(row.ts - now) if now is not None else 0
+            messages.append(f"{stream}:{number}: timestamp {row.ts} is {distance} ms ahead of the stream (max gap "
+                            f"{plan.max_gap} windows of {plan.gap_unit} ms = {plan.gap} ms; --max-gap); set aside")
+        return messages
+
+    def _sequential(self, good, decision: Decision):
+        F = self._F
+        if not decision.exceptions:
+            return good.withColumn("floor", F.lit(None).cast("long"))
+        rows = [(row, floor, floor is None) for row, floor in decision.exceptions.items()]
+        exceptions = self.spark.createDataFrame(rows, "row BIGINT, floor BIGINT, drop BOOLEAN")
+        joined = good.join(F.broadcast(exceptions), on="row", how="left")
+        return joined.where(F.col("drop").isNull() | ~F.col("drop")).drop("drop")
+
+    # the window's state ---------------------------------------------------------------------------------
+
+    def _keep(self, facts, batch_id: int) -> StoredBatch | None:
+        """Write the batch's facts; what they reach and hold (one small job over the written files)."""
+        F = self._F
+        path = self.store.write(facts, batch_id)
+        written = self.spark.read.parquet(path)
+        if self.plan.entailment is not None:
+            summary = (written.groupBy("rel", F.when(F.col("rel") == "triple", F.col("c1")).alias("pred"),
+                                       ((F.col("rel") == "triple") & (F.col("c0") == F.col("c2"))).alias("refl"))
+                       .agg(F.min("k1").alias("low"), F.max("k2").alias("high"), F.count(F.lit(1)).alias("n"))
+                       .collect())
+        else:
+            summary = (written.agg(F.min("k1").alias("low"), F.max("k2").alias("high"),
+                                   F.count(F.lit(1)).alias("n")).collect())
+        summary = [row for row in summary if row["n"]]
+        if not summary:
+            self.store.drop(batch_id)
+            return None
+        present = [[row["rel"], row["pred"], bool(row["refl"])] for row in summary] \
+            if self.plan.entailment is not None else []
+        return StoredBatch(batch_id, min(row["low"] for row in summary), max(row["high"] for row in summary),
+                           sum(row["n"] for row in summary), present)
+
+    def store_cleanup(self, all_of_it: bool = False) -> None:
+        state = self.state
+        kept = []
+        for entry in state.stored:
+            if all_of_it or (state.reported is not None and entry.high <= state.reported):
+                self.store.drop(entry.batch)
+            else:
+                kept.append(entry)
+        state.stored = kept
+
+    # reports ----------------------------------------------------------------------------------------------
+
+    def _report_through(self, last: int | None) -> list:
+        """Evaluate the instants after the last one evaluated, up to `last`; their results."""
+        state = self.state
+        admission = state.admission
+        if last is None:
+            return []
+        first = admission.first_instant(self.plan)
+        if first is None:
+            return []
+        k_lo = first if state.reported is None else max(first, state.reported + 1)
+        if last < k_lo:
+            return []
+        clock = time.perf_counter()
+        content = self._content(k_lo, last)
+        data = self.stage.collect(content, k_lo, last)
+        self._time("query", clock)
+        results = self._answers(k_lo, last, data)
+        state.reported = last
+        return results
+
+    def _content(self, k_lo: int, k_hi: int):
+        F = self._F
+        reaching = [entry for entry in self.state.stored if entry.high >= k_lo and entry.low <= k_hi]
+        stored = self.store.read(self.spark, reaching)
+        parts = [part for part in (stored, self.base) if part is not None]
+        if not parts:
+            return self._empty
+        content = parts[0]
+        for part in parts[1:]:
+            content = content.unionByName(part)
+        content = content.where((F.col("k2") >= k_lo) & (F.col("k1") <= k_hi))
+        if self.analysis is not None:
+            present = {Present(rel, pred, refl) for entry in reaching for rel, pred, refl in entry.present}
+            joining = self.analysis.joining(present)
+            if joining:
+                from .rules import StageB
+
+                content = StageB(self.spark, self.reasoner, self.analysis).close(content, joining, k_lo, k_hi)
+        return content
+
+    def _answers(self, k_lo: int, k_hi: int, data: dict) -> list:
+        from collections import Counter
+
+        from ...query.model import R2S
+        from ...query.results import QueryResult, ResultStream
+        from ...rdfterms import TermCache
+        from ...terms import Dictionary
+
+        state = self.state
+        plan = self.plan
+        terms = Dictionary()
+        cache = TermCache(terms)
+        stream = ResultStream(R2S(plan.r2s))
+        if state.previous is not None:
+            stream._previous = Counter({tuple(None if v is None else terms.intern(v) for v in row): count
+                                        for row, count in state.previous})
+        stream._previous_boolean = state.previous_boolean
+        results = []
+        for k in range(k_lo, k_hi + 1):
+            tau = plan.grid.instant(k)
+            answer = self.finisher.answer(tau, data.get(k), cache)
+            results.append(QueryResult(plan.name, tau, stream.report(answer), terms))
+        keys = terms.keys
+        if stream._previous is not None:
+            state.previous = [[[None if v is None else keys[v] for v in row], count]
+                              for row, count in stream._previous.items()]
+        state.previous_boolean = stream._previous_boolean
+        return results
+
+    # results out ------------------------------------------------------------------------------------------
+
+    def _commit(self, batch_id: int, results: list, set_aside: list[str], report: BatchReport, started: float,
+                final: bool = False) -> None:
+        state = self.state
+        self.dead_letters.write(batch_id, set_aside)
+        self.sink.write(batch_id, results)
+        state.last_batch = batch_id
+        state.rows += report.rows
+        state.set_aside += len(set_aside)
+        state.results += len(results)
+        state.sink_position = self.sink.position()
+        state.dead_position = self.dead_letters.position()
+        if not final:
+            self.store_cleanup()
+        if self.states is not None:
+            self.states.save(batch_id, state)
+        report.set_aside = len(set_aside)
+        report.results = len(results)
+        report.watermark = state.admission.watermark
+        now = time.perf_counter()
+        report.driver_seconds = now - started
+        report.seconds = now - self._last_end
+        self._last_end = now
+        if final:
+            if self.progress is not None:
+                self.progress.note(f"replay finished: {state.rows:,} rows in, {state.set_aside:,} set aside, "
+                                   f"{state.results:,} results out")
+            return
+        self._done(report)
+
+    def _done(self, report: BatchReport) -> None:
+        self.reports.append(report)
+        if self.progress is not None:
+            self.progress.report(report, self.state.rows)
+
+    def _time(self, stage: str, since: float) -> None:
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
+
+
+def _merged(rows: list[tuple], lanes: int) -> list[tuple]:
+    """(row, lane, ts) in the order the driver-side mode takes them: one lane in arrival order; several
+    merged by time as its `_release` merges them (the smallest head first, a run while it stays smallest)."""
+    if lanes <= 1:
+        return rows
+    from collections import deque
+
+    queues = [deque() for _ in range(lanes)]
+    for item in rows:
+        queues[item[1]].append(item)
+    out = []
+    while True:
+        live = [lane for lane in range(lanes) if queues[lane]]
+        if not live:
+            return out
+        heads = sorted((queues[lane][0][2], lane) for lane in live)
+        chosen = heads[0][1]
+        bound = heads[1] if len(heads) > 1 else None
+        queue = queues[chosen]
+        while queue and (bound is None or (queue[0][2], chosen) < bound):
+            out.append(queue.popleft())
+
+
+def plan_fingerprint(plan: DistributedPlan) -> str:
+    import hashlib
+    import json
+
+    data = json.dumps([plan.text, plan.streams, [vars(w) for w in plan.windows], plan.entailment,
+                       plan.background, sorted((str(k), v) for k, v in plan.static.items())], sort_keys=True)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+__all__ = ["DistributedDriver", "DistributedState"]

@@ -1,0 +1,276 @@
+"""What a query becomes in distributed mode: its windows on one grid of report instants, its body, its reasoning.
+
+Time (DESIGN.md, "Time"): a query reports at instants tau_k = t0 + k * P, P its
+COMPUTE EVERY period or its windows' common STEP. A window [RANGE r STEP s]
+(ending `end` before its boundary) shows at tau its content at the boundary
+b(tau) = t0 + floor((tau - t0) / s) * s; an element seen at t is in the window
+of boundary B when t + end < B <= t + r. So every fact carries the interval of
+instants [k1, k2] it is seen at (`Grid.k_range`), and:
+
+- a window's content at instant k: the facts with k1 <= k <= k2;
+- a join of two facts holds on the intersection of their intervals
+  (Barbieri's expiration = min, with the start = max);
+- the background holds on every instant (k1 = -inf, k2 = +inf).
+
+`plan_of` reads a query registered on an `RSPEngine` (so that its graphs,
+background and safety checks are the local engine's own) and says, in one
+line, what it cannot distribute yet (`NotDistributed`): the query then runs
+in `--mode driver`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: an instant index before / after every other (the background's interval)
+NEVER = -(1 << 60)
+ALWAYS = 1 << 60
+
+
+class NotDistributed(Exception):
+    """A query (or a part of it) distributed mode does not run yet: the reason, in the user's words."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """One window of the query: over which stream, which shape, as which graph (None: the default graph)."""
+
+    index: int
+    stream: str
+    range: int
+    step: int
+    end: int = 0
+    name: str | None = None
+
+
+def floor_div(a: int, b: int) -> int:
+    return a // b
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Report instants tau_k = t0 + k * period."""
+
+    t0: int
+    period: int
+
+    def instant(self, k: int) -> int:
+        return self.t0 + k * self.period
+
+    def first_after(self, t: int) -> int:
+        """The first k with tau_k > t."""
+        return floor_div(t - self.t0, self.period) + 1
+
+    def last_at_or_before(self, t: int) -> int:
+        """The last k with tau_k <= t."""
+        return floor_div(t - self.t0, self.period)
+
+    def boundary(self, window: Window, tau: int) -> int:
+        """The window's last boundary at or before tau."""
+        return self.t0 + floor_div(tau - self.t0, window.step) * window.step
+
+    def k_range(self, window: Window, low: int, high: int) -> tuple[int, int]:
+        """The instants k whose window boundary B is in (low, high]: [k1, k2] (empty when k1 > k2)."""
+        first = floor_div(low - self.t0, window.step) + 1   # boundary numbers m in [first, last]
+        last = floor_div(high - self.t0, window.step)
+        k1 = ceil_div(first * window.step, self.period)
+        k2 = ceil_div((last + 1) * window.step, self.period) - 1
+        return k1, k2
+
+    def element_range(self, window: Window, timestamp: int, floor_time: int | None = None) -> tuple[int, int]:
+        """The instants at which an element seen at `timestamp` is in `window`; `floor_time`: a boundary
+        the element came after (a late element enters only windows not reported yet)."""
+        low = timestamp + window.end
+        if floor_time is not None and floor_time > low:
+            low = floor_time
+        return self.k_range(window, low, timestamp + window.range)
+
+    def replay_end(self, window: Window, last: int) -> int:
+        """The last instant (time) whose window still reaches an element seen at `last` (as the local
+        engine's `RegisteredQuery.replay_end`)."""
+        boundary = self.t0 + floor_div(last + window.range - self.t0, window.step) * window.step
+        if self.period == window.step:
+            return boundary
+        return self.t0 + floor_div(boundary + window.step - 1 - self.t0, self.period) * self.period
+
+
+@dataclass
+class DistributedPlan:
+    """Everything the distributed driver and its executors need of one query (plain values)."""
+
+    name: str
+    text: str
+    filename: str
+    base: str | None
+    dialect: str
+    form: str
+    r2s: str
+    windows: list[Window]
+    grid: Grid
+    #: the materialization's profile ("rdfs", "owl-rl") or None; its background as N-Triples lines
+    entailment: str | None = None
+    background: list[str] = field(default_factory=list)
+    #: graphs read as they are (FROM / FROM NAMED without entailment): graph IRI (None: default) -> lines
+    static: dict = field(default_factory=dict)
+    ordered: bool = False
+    #: the gap bound (ms) an element may jump ahead of the stream, or None (`RSPEngine.max_gap`)
+    gap: int | None = None
+    max_gap: int | None = None
+    gap_unit: int | None = None
+    #: the streams the windows read, in the order of their windows
+    streams: list[str] = field(default_factory=list)
+    #: the registration's floor (the engine's watermark when the query was registered)
+    floor: int | None = None
+
+    def windows_of(self, graph: str | None) -> list[int]:
+        return [w.index for w in self.windows if w.name == graph]
+
+    def query(self):
+        """The query parsed again (per process: the executors' copy of the plan)."""
+        return _parsed(self.text, self.filename, self.base, self.dialect)
+
+
+_PARSED: dict[tuple, object] = {}
+
+
+def _parsed(text: str, filename: str, base, dialect: str):
+    key = (text, filename, base, dialect)
+    found = _PARSED.get(key)
+    if found is None:
+        from ...query.syntax import parse_query
+
+        found = _PARSED[key] = parse_query(text, filename, base=base, dialect=dialect)
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+            _PARSED[key] = found
+    return found
+
+
+_FAST: dict[tuple, object] = {}
+
+
+def fast_plan(plan: DistributedPlan):
+    """The fast path's plan of the query (rsp_plugin.query.fastpath), made once per process."""
+    key = (plan.text, plan.filename, plan.base, plan.dialect)
+    found = _FAST.get(key)
+    if found is None:
+        from ...query.evaluate import _translated
+        from ...query.fastpath import check_plan, compile_fast
+
+        found = _FAST[key] = check_plan(compile_fast(_translated(plan.query())))
+    return found
+
+
+def plan_of(engine, name: str | None = None) -> DistributedPlan:
+    """The distributed plan of a query registered on `engine` (the only one, or `name`); raises
+    `NotDistributed` with the reason when a part of it is not distributed yet."""
+    from ...query.model import CountWindow, NowWindow, RangeWindow, ReportPolicy
+    from ...query.windows import TimeWindow
+
+    queries = engine.queries
+    if name is None:
+        if len(queries) != 1:
+            raise NotDistributed(f"{len(queries)} queries registered on one engine (distributed mode runs one)")
+        name = next(iter(queries))
+    registered = queries[name]
+    query = registered.query
+    if registered.policy is not ReportPolicy.ON_WINDOW_CLOSE:
+        raise NotDistributed(f"the {registered.policy.value} report policy")
+    if query.output_stream is not None:
+        raise NotDistributed("a query whose results feed a stream (REGISTER STREAM)")
+    if query.rules is not None:
+        raise NotDistributed("RULES (a LARS program over the window)")
+    if not query.windows:
+        raise NotDistributed("a query without a stream window")
+    windows = []
+    for index, (clause, shared) in enumerate(registered.windows):
+        spec = clause.window
+        if isinstance(spec, CountWindow):
+            raise NotDistributed("a count window ([TRIPLES n], [ELEMENTS n]): it counts elements in arrival order")
+        if isinstance(spec, NowWindow):
+            spec = shared.window.spec
+        if not isinstance(spec, RangeWindow) or not isinstance(shared.window, TimeWindow):
+            raise NotDistributed(f"the window {clause.window!r}")
+        windows.append(Window(index, clause.stream, spec.range, spec.step, getattr(spec, "end", 0), clause.name))
+    period = registered.period
+    if period is None:
+        steps = {w.step for w in windows}
+        if len(steps) != 1:
+            raise NotDistributed("windows with different STEPs and no COMPUTE EVERY (the report instants are "
+                                 "not one grid)")
+        period = steps.pop()
+    _check_body(registered)
+    terms = engine.terms
+    keys = terms.keys
+    background, static = [], {}
+    if query.entailment is not None:
+        background = [f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in engine._background_triples(query)]
+        default_windows = [w for w in windows if w.name is None]
+        if not default_windows:  # the default graph is the background's materialization alone
+            static[None] = "materialized"
+    else:
+        lines = [f"{keys[s]} {keys[p]} {keys[o]} ." for part in registered.static_default
+                 for s, p, o in part.match(None, None, None)]
+        if lines:
+            static[None] = sorted(set(lines))
+    for iri, content in registered.static_named.items():
+        static[iri] = sorted({f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in content.match(None, None, None)})
+    unit = engine._gap_unit
+    gap = engine.max_gap * unit if engine.max_gap is not None and unit is not None else None
+    return DistributedPlan(
+        name=name, text=query.text, filename=query.filename, base=query.base, dialect=query.read_as,
+        form=query.form, r2s=query.r2s.value, windows=windows, grid=Grid(registered.t0, period),
+        entailment=query.entailment, background=background, static=static,
+        ordered=registered.evaluator._ordered, gap=gap, max_gap=engine.max_gap, gap_unit=unit,
+        streams=list(dict.fromkeys(w.stream for w in windows)), floor=registered.floor)
+
+
+def _check_body(registered) -> None:
+    """The body must be one the fast path plans (joins, filters, aggregates); say what is not."""
+    from rdflib import URIRef
+
+    from ...query.expressions import TIMESTAMP_FUNCTIONS
+    from ...query.fastpath import Unsupported, _compile, _walk, order_supported
+
+    plan = registered.evaluator.plan
+    if plan is None:
+        try:
+            _compile(registered.evaluator.algebra.algebra)
+            reason = "ORDER BY an expression"
+        except Unsupported as why:
+            reason = _readable(str(why))
+        raise NotDistributed(f"{reason} in the query body")
+    if not order_supported(plan):
+        raise NotDistributed("ORDER BY an expression")
+    if plan.aggregation is not None:
+        group_vars = set(plan.aggregation[0])
+        for aggregate in plan.aggregation[1]:
+            if aggregate.name == "Aggregate_Sample" and str(aggregate.vars) in group_vars:
+                continue  # a grouped variable's value (rdflib's way of projecting it)
+            if aggregate.name in ("Aggregate_Sample", "Aggregate_GroupConcat"):
+                word = "SAMPLE" if aggregate.name == "Aggregate_Sample" else "GROUP_CONCAT"
+                raise NotDistributed(f"{word} (its value depends on the order rows arrive in)")
+    if plan.slice is not None and not any(kind == "order" for kind, _ in plan.post):
+        raise NotDistributed("LIMIT / OFFSET without ORDER BY (which rows it keeps depends on join order)")
+    expressions = [conjunct for _, conjunct in plan.conjunction.conjuncts] + [value for _, value in plan.post]
+    for expression in expressions:
+        for node in _walk(expression):
+            if isinstance(node, URIRef) and str(node) in TIMESTAMP_FUNCTIONS:
+                raise NotDistributed("the timestamp() function (it reads the window's arrival times)")
+    for _, conjunct in plan.conjunction.conjuncts:
+        for node in _walk(conjunct):
+            if getattr(node, "name", None) == "Builtin_NOW":
+                raise NotDistributed("NOW() in a FILTER of the body")
+
+
+def _readable(name: str) -> str:
+    return {"LeftJoin": "OPTIONAL", "Union": "UNION", "Minus": "MINUS", "ToMultiSet": "a subquery",
+            "Values": "VALUES", "Extend": "BIND", "Graph": "GRAPH ?var", "Slice": "LIMIT / OFFSET",
+            "OrderBy": "ORDER BY", "Group": "GROUP BY", "AggregateJoin": "this aggregate"}.get(name, name)
+
+
+__all__ = ["DistributedPlan", "Grid", "NotDistributed", "Window", "plan_of", "fast_plan", "NEVER", "ALWAYS"]
