@@ -93,6 +93,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: offsets and engine state; a restarted run goes on from there")
     query.add_argument("--batch-lines", type=int, metavar="N",
                        help="--engine spark: stream lines per micro-batch (default 50000)")
+    query.add_argument("--mode", choices=["driver", "distributed"], default=None,
+                       help="--engine spark: driver (default): one engine on the driver, fed by Spark; "
+                            "distributed: windows, entailment, joins and aggregates as Spark plans on the "
+                            "executors (a query it does not cover yet runs in driver mode, said on stderr)")
+    query.add_argument("--partition-by", metavar="VAR",
+                       help="--engine spark: one engine per value of ?VAR on the executors (partitioned mode; "
+                            "the query must be key-local for it, else it is refused with the reason)")
     query.add_argument("--format", choices=["json", "sparql-json", "sparql-xml", "csv", "tsv", "nt", "trig"],
                        default="json",
                        help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"} per line; sparql-json, sparql-xml, "
@@ -271,6 +278,8 @@ def _reason(options) -> int:
 
 
 def _query(options) -> int:
+    if options.engine != "spark" and (getattr(options, "mode", None) or getattr(options, "partition_by", None)):
+        raise UserError(f"--{'mode' if options.mode else 'partition-by'} is read by --engine spark")
     if options.engine == "spark":
         if options.format not in ("json", "sparql-json"):
             raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes json or sparql-json")

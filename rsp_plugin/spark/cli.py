@@ -1,8 +1,17 @@
-"""`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR]`: the same replay, on Spark.
+"""`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR] [--mode driver|distributed] [--partition-by VAR]`.
 
-The stream files are read by the `rdf` source (parsed in the executors), the
-micro-batch driver feeds the same engine as `--engine local`, and the same JSON
-lines come out on stdout. Lines set aside are reported on stderr as
+The stream files are read by the `rdf` source (parsed in the executors); then
+
+- `--mode driver` (default): the micro-batch driver feeds the same engine as
+  `--engine local`, on the driver;
+- `--mode distributed`: windows, entailment, joins and aggregates run as Spark
+  plans on the executors (`rsp_plugin.spark.distributed`); a query with a part
+  it does not cover yet is said so in one line on stderr and runs in driver mode;
+- `--partition-by VAR`: one engine per key on the executors
+  (`rsp_plugin.spark.partitioned`); a query that is not key-local is refused.
+
+The same JSON lines come out on stdout (partitioned mode: one line per key and
+instant, with its "key"). Lines set aside are reported on stderr as
 `FILE:LINE: reason`; a progress line per micro-batch goes to stderr too.
 """
 
@@ -29,6 +38,19 @@ def cli_run(options, user_error) -> int:
         raise user_error("--engine spark reads stream files; standard input (IRI=-) and sockets are read by --engine local")
     sources = [(source.iri, source.path, source.moment) for source in sources]
 
+    mode = getattr(options, "mode", None) or "driver"
+    key = getattr(options, "partition_by", None)
+    if key and getattr(options, "mode", None) == "distributed":
+        raise user_error("--partition-by runs partitioned mode; --mode distributed is another: choose one")
+    plan = None
+    if mode == "distributed" and not key:
+        from .distributed import NotDistributed, plan_of
+
+        try:
+            plan = plan_of(engine)
+        except NotDistributed as why:
+            print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
+                  file=sys.stderr)
     spark = spark_session(getattr(options, "master", None))
     frames = []
     for iri, path, moment in sources:
@@ -39,12 +61,26 @@ def cli_run(options, user_error) -> int:
             reader = reader.option("timestamp", str(moment))
         frames.append((iri, reader.load(str(path.resolve()))))
     quiet = getattr(options, "quiet", False)
-    run = run_query(spark, engine, frames, ConsoleSink(fmt=options.format),
-                    checkpoint=getattr(options, "checkpoint", None),
-                    progress=None if quiet else Progress(total_rows=_lines(p for _, p, _ in sources)))
-    driver = run.wait()
-    if driver.state.set_aside:
+    progress = None if quiet else Progress(total_rows=_lines(p for _, p, _ in sources))
+    checkpoint = getattr(options, "checkpoint", None)
+    if key:
+        from .partitioned import run_partitioned_engine
+
+        state = run_partitioned_engine(spark, engine, frames, ConsoleSink(fmt=options.format), key=key,
+                                       checkpoint=checkpoint, progress=progress)
+        count = state.set_aside
+    elif plan is not None:
+        from .distributed import run_distributed
+
+        driver = run_distributed(spark, engine, frames, ConsoleSink(fmt=options.format), checkpoint=checkpoint,
+                                 progress=progress).wait()
         count = driver.state.set_aside
+    else:
+        run = run_query(spark, engine, frames, ConsoleSink(fmt=options.format), checkpoint=checkpoint,
+                        progress=progress)
+        driver = run.wait()
+        count = driver.state.set_aside
+    if count:
         print(f"rsp-plugin: {count} stream line{'s' if count != 1 else ''} set aside (see above)", file=sys.stderr)
     return 0
 

@@ -117,3 +117,154 @@ def present_of(facts) -> set[Present]:
 
 
 __all__ = ["JoinAnalysis", "Present", "present_of", "inert_reflexive", "TRIPLE_REL"]
+
+
+# the joins, as Spark plans ---------------------------------------------------------------------------------
+
+
+class StageB:
+    """Semi-naive rounds of the rules over a batch's window facts and B*, in Spark.
+
+    Round one reads the window's facts as the delta, for the rules `JoinAnalysis.joining` names (the
+    other rules' derivations are in the seed closures already); later rounds read what the round before
+    found new, for every rule. A fact is new when no known fact with its arguments covers its instant
+    interval. Stops when a round finds nothing (one small Spark job per round)."""
+
+    def __init__(self, spark, reasoner, analysis: JoinAnalysis, max_rounds: int = 100):
+        self.spark = spark
+        self.reasoner = reasoner
+        self.analysis = analysis
+        self.max_rounds = max_rounds
+        self.rounds = 0
+
+    def close(self, content, joining: list[tuple[int, list[int]]], k_lo: int, k_hi: int):
+        from pyspark.sql import functions as F
+
+        from .plan import ALWAYS, NEVER
+
+        facts = content.where(F.col("w") >= 0)
+        others = content.where(F.col("w") < 0)
+        delta = facts.where(~((F.col("k1") == NEVER) & (F.col("k2") == ALWAYS)))
+        work = [(number, positions) for number, positions in joining]
+        known = facts
+        for _ in range(self.max_rounds):
+            self.rounds += 1
+            heads = None
+            for number, positions in work:
+                for position in positions:
+                    derived = self._evaluate(number, position, delta, known)
+                    if derived is not None:
+                        heads = derived if heads is None else heads.unionByName(derived)
+            if heads is None:
+                break
+            heads = heads.distinct()
+            keys = ["w", "rel", "c0", "c1", "c2", "c3"]
+            cover = known.select(*[F.col(k).alias(f"_{k}") for k in keys], F.col("k1").alias("_k1"),
+                                 F.col("k2").alias("_k2"))
+            condition = [heads[k].eqNullSafe(cover[f"_{k}"]) for k in keys]
+            condition.append(cover["_k1"] <= heads["k1"])
+            condition.append(cover["_k2"] >= heads["k2"])
+            fresh = heads.join(cover, on=condition, how="left_anti").localCheckpoint()
+            if fresh.isEmpty():
+                break
+            known = known.unionByName(fresh).localCheckpoint()
+            delta = fresh
+            work = [(number, list(range(len(rule.atoms)))) for number, rule in enumerate(self.analysis.rules)]
+        return known.unionByName(others)
+
+    def _evaluate(self, number: int, position: int, delta, known):
+        """The heads of rule `number` with its atom `position` read from `delta`, the others from `known`."""
+        from pyspark.sql import functions as F
+
+        from ...lars.program import Var
+
+        rule = self.analysis.rules[number]
+        keys = self.reasoner.terms.keys
+        frame, bound = None, set()
+        order = [position] + [i for i in range(len(rule.atoms)) if i != position]
+        comparisons = list(rule.comparisons)
+        for index in order:
+            predicate, args = rule.atoms[index]
+            source = delta if index == position else known
+            table, names = _atom_table(source, keys[predicate], args, keys)
+            if index == position and inert_reflexive(rule, index, self.reasoner.terms):
+                table = table.where(F.col(f"x_{args[0].name}") != F.col(f"x_{args[2].name}"))
+            if frame is None:
+                frame = table
+            else:
+                shared = ["w", *sorted(f"x_{name}" for name in names & bound)]
+                right = table.withColumnRenamed("k1", "k1r").withColumnRenamed("k2", "k2r")
+                frame = (frame.join(right, on=shared, how="inner")
+                         .withColumn("k1", F.greatest("k1", "k1r")).withColumn("k2", F.least("k2", "k2r"))
+                         .drop("k1r", "k2r").where(F.col("k1") <= F.col("k2")))
+            bound |= names
+            for comparison in list(comparisons):
+                sides = [side for side in comparison[1:] if isinstance(side, Var)]
+                if all(side.name in bound for side in sides):
+                    comparisons.remove(comparison)
+                    frame = frame.where(_compare_column(comparison, keys))
+        head_predicate, head_args = rule.head
+        columns = [F.col("w"), F.lit(keys[head_predicate]).alias("rel")]
+        for slot in range(4):
+            if slot < len(head_args):
+                arg = head_args[slot]
+                value = F.col(f"x_{arg.name}") if isinstance(arg, Var) else F.lit(keys[arg])
+            else:
+                value = F.lit(None).cast("string")
+            columns.append(value.alias(f"c{slot}"))
+        return frame.select(*columns, "k1", "k2")
+
+
+def _atom_table(source, relation: str, args: tuple, keys):
+    """The facts of `source` matching an atom: w, one column per variable (x_NAME), k1, k2."""
+    from pyspark.sql import functions as F
+
+    from ...lars.program import Var
+
+    condition = F.col("rel") == relation
+    chosen: dict[str, str] = {}
+    for slot, arg in enumerate(args):
+        column = f"c{slot}"
+        if isinstance(arg, Var):
+            if arg.name in chosen:
+                condition = condition & (F.col(column) == F.col(chosen[arg.name]))
+            else:
+                chosen[arg.name] = column
+        else:
+            condition = condition & (F.col(column) == keys[arg])
+    for slot in range(len(args), 4):
+        condition = condition & F.col(f"c{slot}").isNull()
+    table = source.where(condition).select("w", *[F.col(c).alias(f"x_{n}") for n, c in chosen.items()], "k1", "k2")
+    return table, set(chosen)
+
+
+def _compare_column(comparison, keys):
+    """A rule's comparison as a Spark column, with the engine's meaning (numbers by value,
+    other terms equal only to themselves, no order among them)."""
+    from pyspark.sql import functions as F
+
+    from ...lars.program import Var
+
+    op, left, right = comparison
+
+    def side(term):
+        return F.col(f"x_{term.name}") if isinstance(term, Var) else F.lit(keys[term])
+
+    return _comparison_udf(op)(side(left), side(right))
+
+
+def _comparison_udf(op: str):
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf("boolean")
+    def compared(left, right):
+        import pandas as pd
+
+        from ...lars.builtins import compare
+        from ...terms import Dictionary
+
+        terms = Dictionary()
+        intern = terms.intern
+        return pd.Series([compare(op, intern(a), intern(b), terms.numbers) for a, b in zip(left, right)])
+
+    return compared
