@@ -85,6 +85,9 @@ class IncrementalEngine:
     every time point and fixpoint round (the baseline of the benchmarks).
     `pruning=False` switches off impossible-derivation pruning (`pruning.py`);
     `pruning_threshold` is the smallest BOX window it acts on.
+    `explain=True` keeps, for each new fact, its first derivation (`rsp_plugin/explain/`),
+    so that `explain(fact, t)` can say why it holds at now; `explain=n` also at the n time
+    points before now. Off (the default), nothing is kept.
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class IncrementalEngine:
         start: int | None = None,
         pruning: bool = True,
         pruning_threshold: int = DEFAULT_THRESHOLD,
+        explain: bool | int = False,
     ):
         self.program = program
         self.terms = program.terms
@@ -107,7 +111,7 @@ class IncrementalEngine:
         self._count_log: deque | None = None
         self._build_views()
         self.strata = [
-            _Stratum([compile_rule(rule, self.views, self.terms) for rule in stratum])
+            _Stratum([compile_rule(rule, self.views, self.terms, provenance=explain) for rule in stratum])
             for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
@@ -138,6 +142,12 @@ class IncrementalEngine:
         self.output = Output()
         self._t0 = 0
         self._background: list[Fact] = []
+        #: Explanations (`rsp_plugin/explain/`): what derived each new fact; None unless asked.
+        self.provenance = None
+        if explain:
+            from ..explain.provenance import Provenance
+
+            self.provenance = Provenance(self, keep=0 if explain is True else int(explain))
 
     def __repr__(self) -> str:
         return f"<IncrementalEngine rules={len(self.program.rules)} now={self.now} holding={len(self.output)}>"
@@ -147,7 +157,8 @@ class IncrementalEngine:
         self.__dict__.update(state)
         for stratum in self.strata:
             for plan in stratum.plans:
-                compiled = compile_rule(plan.rule, self.views, self.terms)
+                compiled = compile_rule(plan.rule, self.views, self.terms,
+                                        provenance=getattr(self, "provenance", None) is not None)
                 plan.on_delta = compiled.on_delta
                 plan.full = compiled.full
 
@@ -240,6 +251,8 @@ class IncrementalEngine:
 
     def add_background(self, facts: Iterable[Fact]) -> None:
         """Facts that hold at every time point from the next one on and never expire (LARS's B)."""
+        if self.provenance is not None:
+            facts = self.provenance.given(facts)
         self._background.extend(facts)
 
     def holding(self) -> list[Fact]:
@@ -249,6 +262,13 @@ class IncrementalEngine:
     def holds_until(self, fact: Fact) -> int | None:
         """The last time point `fact` is known to hold (None if it does not hold now)."""
         return self.output.horizon(fact)
+
+    def explain(self, fact: Fact, t: int | None = None) -> dict | None:
+        """Why `fact` holds at `t` (default: now), as a small tree of plain data; None if it
+        does not. Needs `explain=True` (`rsp_plugin/explain/lars.py`)."""
+        from ..explain.lars import explain
+
+        return explain(self, fact, self.now if t is None else t)
 
     def _step(self, now: int, arrivals: Iterable[Fact]) -> StepReport:
         self.now = now
@@ -292,6 +312,8 @@ class IncrementalEngine:
     def _ingest(self, now: int, arrivals, report: StepReport) -> None:
         """Data of `now`: facts, or a mapping predicate -> argument tuples (columnar input:
         a sleeping relation then takes a whole batch at once)."""
+        if self.provenance is not None:
+            arrivals = self.provenance.arrived(now, arrivals)
         if isinstance(arrivals, Mapping):
             grouped = arrivals
         else:
@@ -369,6 +391,8 @@ class IncrementalEngine:
 
     def _apply(self, plan: RulePlan, out: list, now: int, report: StepReport) -> None:
         """Put what a rule derived into the stream (and the output)."""
+        if self.provenance is not None:  # keeps the first derivation of each new fact, drops the bodies
+            out = self.provenance.record(plan, out, now)
         predicate = plan.rule.head.predicate
         relation = self.relations[predicate]
         stored = relation.history >= 0

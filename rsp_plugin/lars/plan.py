@@ -85,8 +85,12 @@ class _Writer:
         self.lines.append("    " * self.depth + text)
 
 
-def compile_rule(rule: Rule, views: dict, terms, counters: bool = False) -> RulePlan:
-    """Compile `rule`; `views` maps each body ExtendedAtom's view_key to its View."""
+def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provenance: bool = False) -> RulePlan:
+    """Compile `rule`; `views` maps each body ExtendedAtom's view_key to its View.
+
+    `provenance` (explanations, `rsp_plugin/explain/`): each emitted item also carries
+    its body, `(head, horizon, (a, h, a, h, ...))`: the grounding and horizon of each
+    positive body atom, in written order."""
     positives = [b for b in rule.body if isinstance(b, ExtendedAtom) and not b.negated]
     always = (
         not positives
@@ -97,16 +101,17 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False) -> Rule
     plan.positive_views = [(literal, views[literal.view_key]) for literal in positives]
     plan.negative_views = [(b, views[b.view_key]) for b in rule.negative]
     for position, literal in enumerate(positives):
-        source, fire = _compile(rule, positives, position, views, terms, plan.looked_up)
+        source, fire = _compile(rule, positives, position, views, terms, plan.looked_up, provenance)
         plan.on_delta.append((position, views[literal.view_key], fire))
         plan.sources[f"delta {position}"] = source
-    source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full)
+    source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full, provenance)
     plan.full = fire
     plan.sources["full"] = source
     return plan
 
 
-def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list):
+def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list,
+             provenance: bool = False):
     names: dict[str, object] = {
         "_compare": builtins.compare,
         "_calculate": builtins.calculate,
@@ -152,10 +157,13 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         horizon = "now"
     head_args = ", ".join(_expr(a, names, terms) for a in rule.head.args)
     head_tuple = f"({head_args},)" if rule.head.args else "()"
-    if rule.head_time is not None:
-        writer.line(f"out.append(({head_tuple}, {_expr(rule.head_time, names, terms)}))")
+    placed = _expr(rule.head_time, names, terms) if rule.head_time is not None else horizon
+    if provenance:  # the body too: each positive atom's grounding and horizon, in written order
+        steps = [order.index(i) for i in range(len(positives))]
+        body = "".join(f"a{step}, h{step}, " for step in steps)
+        writer.line(f"out.append(({head_tuple}, {placed}, ({body})))")
     else:
-        writer.line(f"out.append(({head_tuple}, {horizon}))")
+        writer.line(f"out.append(({head_tuple}, {placed}))")
     looked_up_here = [f"hz_{step}" for step in range(len(order)) if start is None or step > 0]
     if looked_up_here:  # a conjunction: one view with nothing in it, and nothing can match
         header.append(f"    if not ({' and '.join(looked_up_here)}): return")
