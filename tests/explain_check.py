@@ -134,7 +134,7 @@ class Checker:
         if rule.head_time is not None:
             assert self.terms.number(self.value(rule.head_time, binding)) == point == node["placed"], node
         else:
-            assert fired == point and node["derived_at"] <= point <= node["horizon"], node
+            assert fired == point and node["derived_at"] <= point <= (NEVER_EXPIRES if node["horizon"] is None else node["horizon"]), node
         assert self.present(fact, point, max(as_of, fired)), node
         # the body holds at fired_at, item by item
         items = node["body"]
@@ -153,15 +153,16 @@ class Checker:
                 horizons.append(node["derived_at"])
                 continue
             self.check_witness(literal, binding, fired, item, node)
-            horizons.append(item["horizon"])
-            self.literal_claims.append((literal, binding, fired, item["horizon"]))
+            horizon = NEVER_EXPIRES if item["horizon"] is None else item["horizon"]
+            horizons.append(horizon)
+            self.literal_claims.append((literal, binding, fired, horizon))
         least = min(horizons, default=NEVER_EXPIRES)
         if rule.head_time is None:
-            assert node["horizon"] == least, (node, horizons)
+            assert (NEVER_EXPIRES if node["horizon"] is None else node["horizon"]) == least, (node, horizons)
             if "bounded_by" in node:
                 bounding = items[node["bounded_by"]]
                 assert bounding.get("horizon", node["derived_at"]) == least, node
-            self.fact_claims.append((fact, point, node["horizon"]))
+            self.fact_claims.append((fact, point, least))
         self._above.append((node["fact"], point))
         for item in items:
             for child in item.get("because", ()):

@@ -117,9 +117,13 @@ def test_records_are_forgotten_with_the_windows_that_can_reach_them():
     program = parse_program("q(X) :- [RANGE 2] DIAMOND p(X) .")
     engine = IncrementalEngine(program, start=0, explain=True)
     terms = program.terms
-    for t in range(200):
-        engine.advance_to(t, [(terms.intern("p"), (terms.intern(f"a{t}"),))])
     provenance = engine.provenance
-    assert len(provenance.data) == 3                  # p: the window's 3 points
-    assert len(provenance.derived) == 3               # q: what holds now (horizons t..t+2)
-    assert engine.explain((terms.find("q"), (terms.find("a199"),)))["body"][0]["witness"] == [199]
+    for t in range(200):
+        fact = (terms.intern("p"), (terms.intern(f"a{t}"),))
+        provenance.note_sources(t, [(fact, {"line": t + 1})])
+        engine.advance_to(t, [fact])
+    assert provenance.data == {}                      # no tuple window: data atoms are not kept
+    assert len(provenance.sources) == 3               # their sources, for p's window: 3 points
+    assert sum(len(table) for table in provenance.derived.values()) == 3   # q: what holds now (horizons t..t+2)
+    (diamond,) = engine.explain((terms.find("q"), (terms.find("a198"),)))["body"]
+    assert diamond["witness"] == [198] and diamond["because"][0]["source"] == {"line": 199}

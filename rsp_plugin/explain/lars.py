@@ -42,6 +42,7 @@ from ..lars.builtins import calculate, compare
 from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Comparison, ExtendedAtom, Var
 from ..terms import TRIPLE
 from ..timeline import NEVER_EXPIRES
+from .provenance import BODY
 
 Fact = tuple[int, tuple[int, ...]]
 
@@ -74,6 +75,7 @@ class Explainer:
         self.nodes = 0
         self._seen: dict[tuple, dict] = {}
         self._triple = engine.terms.find(TRIPLE)
+        self._derived_predicates = {rule.head.predicate for rule in engine.program.rules}
 
     # nodes ------------------------------------------------------------------------------------
 
@@ -88,10 +90,10 @@ class Explainer:
                 if until is not None and until != node.get("horizon"):
                     node["holds_until"] = until
             return node
-        presence = self._present(fact, t, None)
-        if presence is None:
-            return None
-        return self._node(fact, t, None)
+        since = self.provenance.since(fact)
+        if (since is not None and since <= t) or self.provenance.is_data(t, fact):
+            return self._node(fact, t, None)
+        return None
 
     def _node(self, fact: Fact, point: int, bound: int | None) -> dict:
         """Why `fact` is on the stream at `point`, from what was there before record `bound`."""
@@ -108,7 +110,7 @@ class Explainer:
             if presence[1] is not None:
                 node["source"] = presence[1]
         elif presence[0] == "background":
-            node = {**self._head(fact, point), "by": "background", "since": presence[1]}
+            node = {**self._head(fact, point), "by": "background"}
         elif self.nodes > MAX_NODES:
             node = {**self._head(fact, point), "by": "rule", "truncated": True}
         else:
@@ -123,7 +125,9 @@ class Explainer:
         return node
 
     def _derived(self, fact: Fact, point: int, record) -> dict:
-        start, end, at, seq, plan, body = record
+        start, end, at, batch, plan = record[:BODY]
+        before = (at, batch)  # what was on the stream before this record was made
+        body = record[BODY:]
         rule = plan.rule
         self._seen[(fact, point, id(record))] = node = self._head(fact, point)
         node["by"] = "rule"
@@ -153,7 +157,7 @@ class Explainer:
                 items.append(item)
                 continue
             grounding, horizon = grounding_of[id(literal)]
-            item = self._witness(literal, grounding, horizon, fired, seq)
+            item = self._witness(literal, grounding, horizon, fired, before)
             if horizon < least:
                 least, bounded_by = horizon, len(items)
             items.append(item)
@@ -163,14 +167,14 @@ class Explainer:
             node["placed"] = start
             node["horizon"] = start
         else:
-            node["horizon"] = end
+            node["horizon"] = _shown(end)
             if bounded_by is not None and end < NEVER_EXPIRES:
                 node["bounded_by"] = bounded_by
         return node
 
     # body items ---------------------------------------------------------------------------------
 
-    def _witness(self, literal: ExtendedAtom, grounding: tuple, horizon: int, t: int, seq: int) -> dict:
+    def _witness(self, literal: ExtendedAtom, grounding: tuple, horizon: int, t: int, before: tuple) -> dict:
         """What makes the positive body atom true at t: its window and the points that witness it."""
         atom = literal.atom
         arity = len(atom.args)
@@ -181,24 +185,27 @@ class Explainer:
         if window is not None and getattr(window, "kind", None) == COUNT:
             low, points = self._count_witness(literal, fact, time, t)
         else:
-            low, points = self._time_witness(literal, fact, time, t, seq)
+            low, points = self._time_witness(literal, fact, time, t, before, horizon)
         item["window"] = [low, t]
         item["witness"] = points
-        item["horizon"] = horizon
+        item["horizon"] = _shown(horizon)
         because = []
         used = set()  # one node per record (a BOX run over a derived atom is mostly one)
         for point in sorted(points, reverse=True):
-            presence = self._present(fact, point, seq)
+            presence = self._present(fact, point, before)
             if presence is not None and presence[0] == "record":
                 if id(presence[1]) in used:
                     continue
                 used.add(id(presence[1]))
-            because.append(self._node(fact, point, seq))
+            because.append(self._node(fact, point, before))
         because.reverse()
         item["because"] = because
         return item
 
-    def _time_witness(self, literal, fact: Fact, time, t: int, seq: int) -> tuple[int, list[int]]:
+    def _time_witness(self, literal, fact: Fact, time, t: int, before: tuple, horizon: int) -> tuple[int, list[int]]:
+        """The window at t and its witness points. A DIAMOND's: the last point of the atom's
+        presence known when the rule fired (its horizon less the window), or t if that is later:
+        the horizon promised the atom on the stream up to there."""
         window = literal.window
         low = t if window is None else max(self.t0, t - window.size)
         if literal.modality == AT:
@@ -208,10 +215,13 @@ class Explainer:
             return t, [t]
         if literal.modality == BOX:
             return low, list(range(low, t + 1))
-        for point in range(t, low - 1, -1):  # DIAMOND (and a windowed plain atom): the latest point
-            if self._present(fact, point, seq) is not None:
+        if horizon < NEVER_EXPIRES:  # DIAMOND
+            return low, [min(t, horizon - window.size)]
+        for point in range(t, low - 1, -1):  # never expiring: background, or derived from it
+            presence = self._present(fact, point, before)
+            if presence is not None and presence[0] != "data":
                 return low, [point]
-        return low, []
+        return low, [t]
 
     def _count_witness(self, literal, fact: Fact, time, t: int) -> tuple[int, list[int]]:
         """A tuple window: the last n data atoms up to t (and the points from the oldest's)."""
@@ -258,36 +268,43 @@ class Explainer:
     # presence ----------------------------------------------------------------------------------
 
     def _present(self, fact: Fact, point: int, bound: int | None):
-        """How `fact` is on the stream at `point`: ("background", since), ("data", source),
-        ("record", record) made before record number `bound` (any when None), or None."""
+        """How `fact`, known to be on the stream at `point`, came there: ("background", since),
+        ("record", record) made before record number `bound` (any when None), ("data", source),
+        or None when its records may have been forgotten."""
         provenance = self.provenance
         since = provenance.since(fact)
         if since is not None and since <= point:
             return ("background", since)
-        bucket = provenance.data.get(point)
-        if bucket is not None and fact in bucket:
-            return ("data", bucket[fact])
         record = self._record(fact, point, bound)
-        return None if record is None else ("record", record)
+        if record is not None:
+            return ("record", record)
+        if fact[0] in self._derived_predicates and point < self.now - provenance.need.get(fact[0], provenance.keep):
+            return None  # older than the records kept: data, or forgotten
+        return ("data", provenance.source(point, fact))
 
     def _record(self, fact: Fact, point: int, bound: int | None):
         """The kept record that puts `fact` at `point` (made before `bound`): a plain head's
         first, with the latest horizon; else an @T head's."""
         best = None
         for record in self.provenance.records(fact):
-            start, end, at, seq = record[:4]
-            if start > point or end < point or (bound is not None and seq >= bound):
+            start, end, at, batch = record[:4]
+            if start > point or end < point or (bound is not None and (at, batch) >= bound):
                 continue
             if best is None:
                 best = record
                 continue
             plain, best_plain = not record[4].head_at, not best[4].head_at
-            if (plain, end, -seq) > (best_plain, best[1], -best[3]):
+            if (plain, end, -at, -batch) > (best_plain, best[1], -best[2], -best[3]):
                 best = record
         return best
 
 
 # text of literals --------------------------------------------------------------------------------
+
+
+def _shown(horizon: int) -> int | None:
+    """A horizon as explanations show it: None for one that never comes."""
+    return None if horizon >= NEVER_EXPIRES else horizon
 
 
 def literal_text(literal: ExtendedAtom, terms, *, fact: Fact | None = None, time=None) -> str:
@@ -318,11 +335,15 @@ def literal_text(literal: ExtendedAtom, terms, *, fact: Fact | None = None, time
         shown = [str(a) if isinstance(a, Var) else keys[a] for a in atom.args]
         name = keys[atom.predicate]
         if name == TRIPLE and len(shown) == 3:
-            parts.append(f"{shown[1]}({shown[0]},{shown[2]})")
+            parts.append(" ".join(shown))
         else:
             parts.append(f"{name}({','.join(shown)})" if shown else name)
     else:
-        parts.append(format_fact(fact, terms))
+        keys = terms.keys
+        if keys[fact[0]] == TRIPLE and len(fact[1]) == 3:
+            parts.append(" ".join(keys[term] for term in fact[1]))
+        else:
+            parts.append(format_fact(fact, terms))
     return " ".join(parts)
 
 

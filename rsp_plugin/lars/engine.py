@@ -110,8 +110,15 @@ class IncrementalEngine:
         self._count_views: list[CountView] = []
         self._count_log: deque | None = None
         self._build_views()
+        #: Explanations (`rsp_plugin/explain/`): what derived each new fact; None unless asked.
+        self.provenance = None
+        if explain:
+            from ..explain.provenance import Provenance
+
+            self.provenance = Provenance(self, keep=0 if explain is True else int(explain))
+        bodies = None if self.provenance is None else self.provenance.bodies
         self.strata = [
-            _Stratum([compile_rule(rule, self.views, self.terms, provenance=explain) for rule in stratum])
+            _Stratum([compile_rule(rule, self.views, self.terms, provenance=bodies) for rule in stratum])
             for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
@@ -142,12 +149,6 @@ class IncrementalEngine:
         self.output = Output()
         self._t0 = 0
         self._background: list[Fact] = []
-        #: Explanations (`rsp_plugin/explain/`): what derived each new fact; None unless asked.
-        self.provenance = None
-        if explain:
-            from ..explain.provenance import Provenance
-
-            self.provenance = Provenance(self, keep=0 if explain is True else int(explain))
 
     def __repr__(self) -> str:
         return f"<IncrementalEngine rules={len(self.program.rules)} now={self.now} holding={len(self.output)}>"
@@ -157,8 +158,9 @@ class IncrementalEngine:
         self.__dict__.update(state)
         for stratum in self.strata:
             for plan in stratum.plans:
+                provenance = getattr(self, "provenance", None)
                 compiled = compile_rule(plan.rule, self.views, self.terms,
-                                        provenance=getattr(self, "provenance", None) is not None)
+                                        provenance=None if provenance is None else provenance.bodies)
                 plan.on_delta = compiled.on_delta
                 plan.full = compiled.full
 
@@ -391,8 +393,8 @@ class IncrementalEngine:
 
     def _apply(self, plan: RulePlan, out: list, now: int, report: StepReport) -> None:
         """Put what a rule derived into the stream (and the output)."""
-        if self.provenance is not None:  # keeps the first derivation of each new fact, drops the bodies
-            out = self.provenance.record(plan, out, now)
+        if self.provenance is not None:  # keeps the first derivation of each new fact
+            self.provenance.record(plan, out, now)
         predicate = plan.rule.head.predicate
         relation = self.relations[predicate]
         stored = relation.history >= 0

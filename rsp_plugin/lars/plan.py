@@ -85,12 +85,12 @@ class _Writer:
         self.lines.append("    " * self.depth + text)
 
 
-def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provenance: bool = False) -> RulePlan:
+def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provenance: list | None = None) -> RulePlan:
     """Compile `rule`; `views` maps each body ExtendedAtom's view_key to its View.
 
-    `provenance` (explanations, `rsp_plugin/explain/`): each emitted item also carries
-    its body, `(head, horizon, (a, h, a, h, ...))`: the grounding and horizon of each
-    positive body atom, in written order."""
+    `provenance` (explanations, `rsp_plugin/explain/`): a list that gets, for each item
+    emitted, its body `(a, h, a, h, ...)`: the grounding and horizon of each positive
+    body atom, in written order."""
     positives = [b for b in rule.body if isinstance(b, ExtendedAtom) and not b.negated]
     always = (
         not positives
@@ -111,7 +111,7 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
 
 
 def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list,
-             provenance: bool = False):
+             provenance: list | None = None):
     names: dict[str, object] = {
         "_compare": builtins.compare,
         "_calculate": builtins.calculate,
@@ -158,12 +158,10 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
     head_args = ", ".join(_expr(a, names, terms) for a in rule.head.args)
     head_tuple = f"({head_args},)" if rule.head.args else "()"
     placed = _expr(rule.head_time, names, terms) if rule.head_time is not None else horizon
-    if provenance:  # the body too: each positive atom's grounding and horizon, in written order
-        steps = [order.index(i) for i in range(len(positives))]
-        body = "".join(f"a{step}, h{step}, " for step in steps)
-        writer.line(f"out.append(({head_tuple}, {placed}, ({body})))")
-    else:
-        writer.line(f"out.append(({head_tuple}, {placed}))")
+    writer.line(f"out.append(({head_tuple}, {placed}))")
+    if provenance is not None:  # the body too: each positive atom's grounding and horizon, in written order
+        names["_body"] = provenance.append
+        writer.line(f"_body(({''.join(f'a{order.index(i)}, h{order.index(i)}, ' for i in range(len(positives)))}))")
     looked_up_here = [f"hz_{step}" for step in range(len(order)) if start is None or step > 0]
     if looked_up_here:  # a conjunction: one view with nothing in it, and nothing can match
         header.append(f"    if not ({' and '.join(looked_up_here)}): return")
