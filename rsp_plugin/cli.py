@@ -95,6 +95,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")
     bench.add_argument("--slides", type=int, help="materialize: slides measured per setting")
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
+    bench.add_argument("--explain", action="store_true",
+                       help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
     bench.set_defaults(run=_bench)
     return parser
 

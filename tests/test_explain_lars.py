@@ -124,6 +124,6 @@ def test_records_are_forgotten_with_the_windows_that_can_reach_them():
         engine.advance_to(t, [fact])
     assert provenance.data == {}                      # no tuple window: data atoms are not kept
     assert len(provenance.sources) == 3               # their sources, for p's window: 3 points
-    assert sum(len(table) for table in provenance.derived.values()) == 3   # q: what holds now (horizons t..t+2)
+    assert sum(map(len, provenance.ending.values())) == 3   # q: what holds now (horizons t..t+2)
     (diamond,) = engine.explain((terms.find("q"), (terms.find("a198"),)))["body"]
     assert diamond["witness"] == [198] and diamond["because"][0]["source"] == {"line": 199}

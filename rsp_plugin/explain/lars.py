@@ -125,7 +125,7 @@ class Explainer:
         return node
 
     def _derived(self, fact: Fact, point: int, record) -> dict:
-        start, end, at, batch, plan = record[:BODY]
+        start, end, at, batch, plan = record[:5]
         before = (at, batch)  # what was on the stream before this record was made
         body = record[BODY:]
         rule = plan.rule

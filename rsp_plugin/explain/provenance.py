@@ -4,24 +4,29 @@
 fed by three small hooks (`engine.py`): the data of each time point, the
 background given, and each batch a rule derived. It keeps
 
-    derived    predicate -> args -> record     one per new piece of presence: the FIRST
-               (placed: ... -> point -> record  derivation that put the fact on time points
-                for @T heads)                   no earlier derivation covered
+    records    by the time point they may be forgotten at: one per new piece of
+               presence, the FIRST derivation that put the fact on time points no
+               earlier derivation covered
     background fact -> the first time point it holds from (None: from the start)
     sources    time point -> {fact: source}    where data atoms were read, when the caller
                                                 says (`note_sources`); nothing otherwise
     data       time point -> {fact: None}      the data atoms in arrival order, only when
                                                 the program has tuple windows
 
-A record is `(start, end, at, batch, plan, a1, h1, a2, h2, ...)`: the fact is
-on the stream on [start, end] because rule `plan.rule` fired at time point `at`
+A record is `(start, end, at, batch, plan, args, a1, h1, a2, h2, ...)`: the
+fact `(plan.rule.head.predicate, args)` is on the stream on [start, end]
+because rule `plan.rule` fired at time point `at`
 (a plain head: start == at, end its horizon; an `@T` head places it at
 start == end == T <= at); (at, batch) orders records as they were made (the
 derivations of one batch, one rule's firing, were all found before any was applied);
 then, per positive body atom in written order, its grounding and its horizon
 as the compiled rule saw them (`plan.py` emits them beside each derivation).
-A derivation that adds nothing (the same fact, no later horizon) is not kept:
-the cost is one dictionary lookup per derivation and one record per new fact.
+A derivation that adds nothing (the same fact, no later horizon than the
+engine's output already has) is not kept: the cost is one dictionary lookup
+per derivation and one record per new fact, appended to the list of the time
+point it will be forgotten at. Looking a fact's records up is for explaining
+only: an index over every kept record is made when asked, and kept until the
+engine moves on.
 
 Data atoms need no record: what is on the stream at a time point and is not
 put there by a kept record is data (or background), as the engine's horizons
@@ -53,10 +58,10 @@ from ..lars.program import AT, COUNT, ExtendedAtom
 from ..timeline import NEVER_EXPIRES
 
 Fact = tuple[int, tuple[int, ...]]
-#: (start, end, at, batch, plan, grounding, horizon, grounding, horizon, ...)
+#: (start, end, at, batch, plan, args, grounding, horizon, grounding, horizon, ...)
 Record = tuple
 #: where a record's body starts
-BODY = 5
+BODY = 6
 
 #: How far back (time points) records are kept beyond `keep` along a loop through windows.
 LOOP_REACH = 64
@@ -128,10 +133,9 @@ class Provenance:
         #: time point -> {fact: source}: where data atoms were read, when the caller says
         self.sources: dict[int, dict[Fact, object]] = {}
         self.background: dict[Fact, int | None] = {}
-        #: plain heads: predicate -> args -> record, or a list of records (rarely more than one)
-        self.derived: dict[int, dict[tuple, Record | list[Record]]] = {}
-        #: @T heads: predicate -> args -> time point -> record
-        self.placed: dict[int, dict[tuple, dict[int, Record]]] = {}
+        #: records of plain heads by the time point they are forgotten at (`forever`: never)
+        self.ending: dict[int, list[Record]] = {}
+        self.forever: list[Record] = []
         #: records are ordered by (time point made at, batch): each call of `record` within a time
         #: point is one batch, whose derivations were all found before any of them was applied
         self.batch = 0
@@ -143,16 +147,14 @@ class Provenance:
                   and getattr(literal.window, "kind", None) == COUNT]
         self.count_reach = max(counts, default=0)
         self.data_reach = max(self.need.values(), default=keep)
-        #: time point -> [table, args, table, args, ...] whose records may be forgotten then
-        self._ending: dict[int, list] = {}
-        self._ending_placed: dict[int, list] = {}
         #: data atoms kept
         self._counted = 0
+        #: fact -> records, made when an explanation asks (None: to be made again)
+        self._index: dict[Fact, list[Record]] | None = None
 
     def __repr__(self) -> str:
-        plain = sum(1 if isinstance(r, tuple) else len(r) for table in self.derived.values() for r in table.values())
-        placed = sum(len(points) for table in self.placed.values() for points in table.values())
-        return f"<Provenance records={plain + placed} data points={len(self.data)} background={len(self.background)}>"
+        records = sum(len(bucket) for bucket in self.ending.values()) + len(self.forever)
+        return f"<Provenance records={records} sources={len(self.sources)} background={len(self.background)}>"
 
     # hooks (called by the engine) -------------------------------------------------------------
 
@@ -160,6 +162,7 @@ class Provenance:
         """The data of `now`; returns them for the engine to ingest. Kept only for tuple windows
         (what else is on the stream the engine's horizons promise, see `lars.py`)."""
         self.bodies.clear()  # (left over only if a rule's evaluation failed)
+        self._index = None
         self._forget(now)
         if not self.count_reach:
             return arrivals
@@ -193,57 +196,82 @@ class Provenance:
         if self._batch_time != now:
             self._batch_time, self.batch = now, 0
         self.batch = batch = self.batch + 1
+        self._index = None
         if plan.head_at:
-            table = self.placed.get(predicate)
-            if table is None:
-                table = self.placed[predicate] = {}
-            numbers = self.numbers
-            t0 = self.engine._t0
-            ending = None
-            for (args, time_term), body in zip(out, bodies):
-                point = numbers[time_term]
-                if type(point) is not int or point > now or point < t0:
+            self._record_placed(plan, out, now, predicate, need, batch)
+            bodies.clear()
+            return
+        holding = self.engine.output.until.get(predicate)  # what already holds from now, until when
+        ending = self.ending
+        forever = need >= NEVER_EXPIRES
+        seen: dict[tuple, int] = {}  # in this batch (the output learns it after)
+        for (args, horizon), body in zip(out, bodies):
+            if holding is not None:
+                old = holding.get(args)
+                if old is not None and old >= horizon:
                     continue
-                points = table.get(args)
-                if points is None:
-                    points = table[args] = {}
-                elif point in points:
-                    continue
-                points[point] = (point, point, now, batch, plan) + body
-                if need < NEVER_EXPIRES:
-                    due = point + need + 1
-                    ending = self._ending_placed.get(due)
-                    if ending is None:
-                        self._ending_placed[due] = [table, args]
-                    else:
-                        ending.append(table)
-                        ending.append(args)
-        else:
-            table = self.derived.get(predicate)
-            if table is None:
-                table = self.derived[predicate] = {}
-            endings = self._ending
-            for (args, horizon), body in zip(out, bodies):
-                found = table.get(args)
-                if found is not None:
-                    if found.__class__ is tuple:
-                        if found[1] >= horizon:  # (every kept record starts at or before now)
-                            continue
-                        table[args] = [found]
-                    elif any(record[1] >= horizon for record in found):
-                        continue
-                    table[args].append((now, horizon, now, batch, plan) + body)
-                else:
-                    table[args] = (now, horizon, now, batch, plan) + body
-                if horizon < NEVER_EXPIRES and need < NEVER_EXPIRES:
-                    due = horizon + need + 1
-                    ending = endings.get(due)
-                    if ending is None:
-                        endings[due] = [table, args]
-                    else:
-                        ending.append(table)
-                        ending.append(args)
+            old = seen.get(args)
+            if old is not None and old >= horizon:
+                continue
+            seen[args] = horizon
+            record = (now, horizon, now, batch, plan, args) + body
+            if forever or horizon >= NEVER_EXPIRES:
+                self.forever.append(record)
+                continue
+            due = horizon + need + 1
+            bucket = ending.get(due)
+            if bucket is None:
+                ending[due] = [record]
+            else:
+                bucket.append(record)
         bodies.clear()
+
+    def _record_placed(self, plan, out: list, now: int, predicate: int, need: int, batch: int) -> None:
+        """An @T head's derivations: new where the head's relation (or the output, at now) did
+        not have the atom at T yet. An atom placed before now on a predicate nobody reads is
+        seen by nothing (not the output, not a window): it is not kept."""
+        relation = self._relation(plan)
+        stored = relation is not None and relation.history >= 0
+        runs = stored and relation.keeps_runs
+        holding = self.engine.output.until.get(predicate)
+        numbers = self.numbers
+        t0 = self.engine._t0
+        ending = self.ending
+        seen = set()
+        for (args, time_term), body in zip(out, self.bodies):
+            point = numbers[time_term]
+            if type(point) is not int or point > now or point < t0:
+                continue
+            if runs:
+                if relation.run_containing(args, point) is not None:
+                    continue
+            elif point == now:
+                if holding is not None and holding.get(args, -1) >= now:  # (what stopped at now - 1 is still there)
+                    continue
+            elif not stored:
+                continue
+            key = (args, point)
+            if key in seen:
+                continue
+            seen.add(key)
+            record = (point, point, now, batch, plan, args) + body
+            if need >= NEVER_EXPIRES:
+                self.forever.append(record)
+                continue
+            due = point + need + 1
+            bucket = ending.get(due)
+            if bucket is None:
+                ending[due] = [record]
+            else:
+                bucket.append(record)
+
+    def _relation(self, plan):
+        """The engine's relation of the rule's head (relations are keyed by predicate, or by
+        predicate and arity), or None."""
+        relations = self.engine.relations
+        head = plan.rule.head
+        found = relations.get((head.predicate, len(head.args)))
+        return found if found is not None else relations.get(head.predicate)
 
     # keeping and forgetting -------------------------------------------------------------------
 
@@ -258,36 +286,7 @@ class Provenance:
 
     def _forget(self, now: int) -> None:
         """Drop the records and data no explanation asked at now - keep or later can reach."""
-        due = self._ending.pop(now, None)
-        if due:
-            for k in range(0, len(due), 2):
-                table, args = due[k], due[k + 1]
-                found = table.get(args)
-                if found is None:
-                    continue
-                if found.__class__ is tuple:
-                    oldest = now - self.need.get(found[4].rule.head.predicate, self.keep)
-                    if found[1] < oldest:
-                        del table[args]
-                    continue
-                oldest = now - self.need.get(found[0][4].rule.head.predicate, self.keep)
-                kept = [record for record in found if record[1] >= oldest]
-                if not kept:
-                    del table[args]
-                else:
-                    table[args] = kept[0] if len(kept) == 1 else kept
-        due = self._ending_placed.pop(now, None)
-        if due:
-            for k in range(0, len(due), 2):
-                table, args = due[k], due[k + 1]
-                points = table.get(args)
-                if not points:
-                    continue
-                for point in [p for p, record in points.items()
-                              if p < now - self.need.get(record[4].rule.head.predicate, self.keep)]:
-                    del points[point]
-                if not points:
-                    del table[args]
+        self.ending.pop(now, None)
         reach = self.data_reach
         if reach >= NEVER_EXPIRES:
             return
@@ -312,11 +311,19 @@ class Provenance:
     # questions (asked by `lars.py`) -----------------------------------------------------------
 
     def records(self, fact: Fact) -> list[Record]:
-        """The kept records of `fact`: plain heads' first, then @T heads'."""
-        found = self.derived.get(fact[0], {}).get(fact[1])
-        plain = [] if found is None else [found] if found.__class__ is tuple else list(found)
-        points = self.placed.get(fact[0], {}).get(fact[1])
-        return plain + list(points.values()) if points else plain
+        """The kept records of `fact`, in the order they were made."""
+        if self._index is None:
+            index: dict[Fact, list[Record]] = {}
+            for bucket in (*self.ending.values(), self.forever):
+                for record in bucket:
+                    key = (record[4].rule.head.predicate, record[5])
+                    found = index.get(key)
+                    if found is None:
+                        index[key] = [record]
+                    else:
+                        found.append(record)
+            self._index = index
+        return self._index.get(fact, [])
 
     def source(self, point: int, fact: Fact):
         """Where the data atom `fact` of `point` was read (None: not said, or not data)."""
