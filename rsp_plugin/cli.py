@@ -1,6 +1,7 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
     rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
+                      [--explain ATOM [--at T] [--explain-format text|json]]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
                      [--dialect auto|csparql|rspql|cqels|sparqlstream]
     rsp-plugin bench lars [...]
@@ -55,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
+    reason.add_argument("--explain", metavar="ATOM",
+                        help="print why ATOM (written as the output writes atoms) holds at --at instead of the "
+                             "usual lines: the rule, the ground body with each window's witnesses, down to "
+                             "stream lines, and the horizon with the body atom that bounds it")
+    reason.add_argument("--at", type=int, metavar="T", help="--explain: the time point (default: the last)")
+    reason.add_argument("--explain-format", choices=["text", "json"], default="text",
+                        help="--explain: indented text (default) or the tree as JSON")
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
@@ -81,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--dialect", choices=["auto", "csparql", "rspql", "cqels", "sparqlstream"], default="auto",
                        help="the query's language: auto (default) reads every dialect; csparql (C-SPARQL), "
                             "rspql (RSP-QL), cqels (CQELS-QL), sparqlstream (SPARQLstream) read only that one's forms")
+    query.add_argument("--explain", action="store_true",
+                       help="after each report, why each row (or triple) is in it: the matches of the pattern "
+                            "down to stream lines, background graphs, entailments and rule derivations")
+    query.add_argument("--explain-format", choices=["text", "json"], default="text",
+                       help="--explain: indented text (default) or one JSON object per row")
     query.set_defaults(run=_query)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
@@ -116,6 +129,12 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    if options.explain is not None:  # why an atom holds (rsp_plugin/explain/cli.py)
+        from .explain.cli import reason_explained
+
+        return reason_explained(options, UserError)
+    if options.at is not None:
+        raise UserError("--at is the time point of --explain ATOM")
     from .formats import format_fact, read_stream_file
     from .lars.engine import IncrementalEngine
     from .lars.syntax import parse_program_file
