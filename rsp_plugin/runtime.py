@@ -222,7 +222,8 @@ class RegisteredQuery:
 class RSPEngine:
     """Streams in, continuous queries over windows, results out; time moves only when told."""
 
-    def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True):
+    def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
+                 explain: bool = False):
         self.terms = terms or Dictionary()
         self.cache = TermCache(self.terms)
         self.t0 = t0
@@ -249,6 +250,13 @@ class RSPEngine:
         self._emitted: list[QueryResult] = []
         self._anonymous = 0
         self._triple = self.terms.intern(TRIPLE)
+        #: `explain=True`: where elements came from, and materializations and rules that keep
+        #: their derivations, so that `explain(query, t, row)` can tell (`rsp_plugin/explain/query.py`)
+        self.explanations = None
+        if explain:
+            from .explain.query import ElementSources
+
+            self.explanations = ElementSources()
 
     def __repr__(self) -> str:
         return (f"<RSPEngine streams={len(self._streams)} queries={len(self._queries)} "
@@ -386,11 +394,13 @@ class RSPEngine:
         if shared is not None:
             return shared
         window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
+        explain = self.explanations is not None
         if query.entailment is not None:
             view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
-                                    rules=rules_program.source if rules_program is not None else None)
+                                    rules=rules_program.source if rules_program is not None else None,
+                                    explain=explain)
         elif rules_program is not None:
-            view = RulesView(window, rules_program.program)
+            view = RulesView(window, rules_program.program, explain=explain)
         else:
             view = PlainView(window)
         shared = self._windows[key] = _SharedWindow(key, stream, view)
@@ -535,6 +545,8 @@ class RSPEngine:
         if timestamp < self.t0:
             self._reject(where, f"timestamp {timestamp} is before the start of the timeline ({self.t0})")
             return
+        if self.explanations is not None:  # (a late element is set aside below: its source is never asked)
+            self.explanations.accepted(self, stream.iri, timestamp, triple, where)
         if self.watermark is not None and timestamp < self.watermark:
             takers = [shared for shared in stream.windows if shared.view.accepts(timestamp)]
             if stream.windows and not takers:
@@ -690,6 +702,15 @@ class RSPEngine:
         self._emitted.append(result)
 
     # observing ------------------------------------------------------------------------------------
+
+    def explain(self, query: str | RegisteredQuery, t: int, binding_or_triple=None) -> dict:
+        """Why a row ({variable: term}) or a CONSTRUCT triple is in the latest report (at `t`) of
+        `query`: the matches of its pattern down to stream elements, graphs, entailments and rule
+        derivations, as plain data. Needs `RSPEngine(explain=True)` (`rsp_plugin/explain/query.py`)."""
+        from .explain.query import explain_answer
+
+        name = query.name if isinstance(query, RegisteredQuery) else str(query)
+        return explain_answer(self, name, t, binding_or_triple)
 
     def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
         """Call `callback(result)` for every report of every query."""

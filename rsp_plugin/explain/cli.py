@@ -99,3 +99,24 @@ def reason_explained(options, user_error) -> int:
     else:
         sys.stdout.write(render(tree, fact=written, t=point) + "\n")
     return 0 if tree is not None else DOES_NOT_HOLD
+
+
+def print_explanations(engine, out, explain_format: str = "text"):
+    """A subscriber for `query --explain`: after each report, why each of its rows (or triples)
+    is there (`query.py`), as indented text or one JSON object per row."""
+
+    def explain_report(result) -> None:
+        answer = result.to_json()
+        if "error" in answer:
+            return
+        items = answer.get("bindings", answer.get("triples"))
+        if items is None:
+            items = [None] if answer.get("boolean") else []
+        for item in items:
+            tree = engine.explain(result.query, result.t, item)
+            if explain_format == "json":
+                out.write(json.dumps({"t": result.t, "explain": item, "why": tree}, ensure_ascii=False) + "\n")
+            else:
+                out.write(render(tree) + "\n")
+
+    return explain_report

@@ -85,10 +85,10 @@ class Explainer:
         record = self._record(fact, t, None)
         if record is not None:
             node = self._derived(fact, t, record)
-            if t == self.now:
+            if t == self.now and not record[4].head_at:
                 until = self.engine.holds_until(fact)
-                if until is not None and until != node.get("horizon"):
-                    node["holds_until"] = until
+                if until is not None and until > record[1]:  # a later derivation promised more
+                    node["holds_until"] = _shown(until)
             return node
         since = self.provenance.since(fact)
         if (since is not None and since <= t) or self.provenance.is_data(t, fact):

@@ -28,6 +28,20 @@ def render(tree: dict | None, *, fact: str = "", t: int | None = None) -> str:
 
 def _node(node: dict, depth: int, lines: list[str]) -> None:
     pad = INDENT * depth
+    if node.get("by") == "query":
+        answer = node.get("answer")
+        if isinstance(answer, dict):
+            answer = ", ".join(f"?{k} = {v}" for k, v in answer.items())
+        count = node.get("matches", 0)
+        shown = len(node.get("body", ()))
+        more = f", {shown} shown" if shown < count else ""
+        lines.append(f"{pad}{answer if answer is not None else 'the answer'} at {node.get('t')} in {node.get('query')}: "
+                     f"{count} match{'es' if count != 1 else ''} of the pattern{more}")
+        if node.get("note"):
+            lines.append(f"{pad}{INDENT}({node['note']})")
+        for item in node.get("body", ()):
+            _item(item, False, depth + 1, lines)
+        return
     name = node.get("triple") or node.get("fact", "?")
     head = f"{pad}{name} at {node.get('t')}"
     by = node.get("by")
@@ -51,6 +65,13 @@ def _node(node: dict, depth: int, lines: list[str]) -> None:
         return
     if by == "data":
         lines.append(f"{head}: stream element{_source(node.get('source'))}")
+    elif by == "stream":
+        seen = f" at {node['timestamp']}" if node.get("timestamp") is not None else ""
+        lines.append(f"{head}: element of <{node.get('stream')}>{seen}{_source(node.get('source'))}")
+    elif by == "graph":
+        lines.append(f"{head}: in graph {_graph(node.get('graph'))}{_source(node.get('source'))}")
+    elif by == "unknown":
+        lines.append(f"{head}: (its origin is not known)")
     elif by == "window":
         lines.append(f"{head}: in the window (arrived at {node.get('arrived')}, until {node.get('horizon')})"
                      f"{_source(node.get('source'))}")
@@ -75,10 +96,10 @@ def _item(item: dict, bounds: bool, depth: int, lines: list[str]) -> None:
     if "holds" in item:
         lines.append(f"{pad}- {literal}: {item['holds']}")
         return
-    if "matched" in item:  # a query's pattern (`query.py`)
+    if "matched" in item:  # a solution of a query's pattern (`query.py`)
         lines.append(f"{pad}- {literal}")
         for child in item.get("because", ()):
-            _node(child, depth + 2, lines)
+            _node(child, depth + 1, lines)
         return
     witness = item.get("witness", [])
     low, high = item.get("window", [None, None])
@@ -94,6 +115,12 @@ def _item(item: dict, bounds: bool, depth: int, lines: list[str]) -> None:
     lines.append(text + (" (bounds the horizon)" if bounds else ""))
     for child in item.get("because", ()):
         _node(child, depth + 2, lines)
+
+
+def _graph(graph) -> str:
+    if graph is None:
+        return "(the default graph)"
+    return graph if " " in graph else f"<{graph}>"
 
 
 def _horizon(horizon) -> str:

@@ -40,6 +40,10 @@ def run_query(options, user_error) -> int:
         registered.subscribe(lambda result: out.write(json.dumps(result.to_sparql_json(), ensure_ascii=False) + "\n"))
     else:
         registered.subscribe(lambda result: out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n"))
+    if getattr(options, "explain", False):  # why each row is there (rsp_plugin/explain/cli.py)
+        from ..explain.cli import print_explanations
+
+        registered.subscribe(print_explanations(engine, out, options.explain_format))
 
     set_aside = 0
     shown = 0
@@ -87,7 +91,7 @@ def engine_for(options, user_error):
     graphs registered, the query registered; returns (engine, query, [(iri, path, moment)])."""
     query = parse_query_file(options.query, dialect=getattr(options, "dialect", None) or "auto")
     sources = [stream_argument(text, user_error) for text in options.stream]
-    engine = RSPEngine()
+    engine = RSPEngine(explain=getattr(options, "explain", False))
     for iri, _, _ in sources:
         engine.register_stream(iri)
     for text in options.background:
