@@ -1,6 +1,7 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
-    rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning]
+    rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning] [--language lars|datalogmtl]
+                      [--semantics stream|answer-stream] [--models 1|all]
                       [--explain ATOM [--at T] [--explain-format text|json]]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
                      [--dialect auto|csparql|rspql|cqels|sparqlstream]
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rsp-plugin", description="RDF stream processing with LARS rules.")
+    parser.add_argument("--version", action="version", version=f"rsp-plugin {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     reason = commands.add_parser("reason", help="run a LARS program over a stream; one JSON line per time point")
@@ -56,6 +58,18 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
     reason.add_argument("--changes", action="store_true", help="print what started and stopped holding instead of snapshots")
+    reason.add_argument("--max-derivations", type=int, default=None, metavar="N",
+                        help="new atoms one time point may derive before the run stops with an error "
+                             "(default 1000000)")
+    reason.add_argument("--semantics", choices=["stream", "answer-stream"], default="stream",
+                        help="stream (default): what is derived stays in the stream; answer-stream: the LARS "
+                             "papers' Def. 5, each time point alone, loops through `not` allowed")
+    reason.add_argument("--models", choices=["1", "all"], default="1",
+                        help="--semantics answer-stream: the first answer set per time point (default) or all")
+    reason.add_argument("--solver-timeout", type=float, metavar="SECONDS",
+                        help="--semantics answer-stream: seconds one time point may take (default 60)")
+    reason.add_argument("--language", choices=["lars", "datalogmtl"],
+                        help="the program's language (default: by its extension, .mtl / .lars, or its content)")
     reason.add_argument("--explain", metavar="ATOM",
                         help="print why ATOM (written as the output writes atoms) holds at --at instead of the "
                              "usual lines: the rule, the ground body with each window's witnesses, down to "
@@ -67,9 +81,12 @@ def _parser() -> argparse.ArgumentParser:
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
-    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE",
+    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
-                            "(one moment: FILE@T gives its time in ms, default 0); repeatable")
+                            "(one moment: FILE@T gives its time in ms, default 0); - reads standard input, "
+                            "tcp://HOST:PORT a socket, as the lines come (--input-format); repeatable")
+    query.add_argument("--input-format", choices=["tnt", "nt", "ttl", "trig", "nq", "jsonld"], default="tnt",
+                       help="the format of standard input and sockets (default tnt: timestamped N-Triples lines)")
     query.add_argument("--background", action="append", default=[], metavar="[IRI=]FILE",
                        help="a static graph: FILE joins every query's default graph; IRI=FILE is graph <IRI> "
                             "for FROM <IRI> / FROM NAMED <IRI>; repeatable")
@@ -79,8 +96,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: offsets and engine state; a restarted run goes on from there")
     query.add_argument("--batch-lines", type=int, metavar="N",
                        help="--engine spark: stream lines per micro-batch (default 50000)")
-    query.add_argument("--format", choices=["json", "sparql-json"], default="json",
-                       help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}; sparql-json: W3C SPARQL 1.1 JSON results with \"t\"")
+    query.add_argument("--format", choices=["json", "sparql-json", "sparql-xml", "csv", "tsv", "nt", "trig"],
+                       default="json",
+                       help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"} per line; sparql-json, sparql-xml, "
+                            "csv, tsv: W3C SPARQL 1.1 results with the evaluation time (\"t\"); nt, trig: "
+                            "CONSTRUCT triples (TriG: a named graph per evaluation)")
+    query.add_argument("--from", dest="first", type=int, metavar="T",
+                       help="take the elements from time T on (ms)")
+    query.add_argument("--to", dest="last", type=int, metavar="T",
+                       help="take the elements up to time T (ms); a live source is closed after it")
+    query.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     query.add_argument("--report", choices=["on-window-close", "non-empty-content", "on-content-change"],
                        default=None,
                        help="report every window, only windows with content, or only when the windows' content "
@@ -96,8 +121,27 @@ def _parser() -> argparse.ArgumentParser:
                        help="--explain: indented text (default) or one JSON object per row")
     query.set_defaults(run=_query)
 
+    serve = commands.add_parser("serve", help="run the HTTP service and its live page (register streams and queries, "
+                                              "push data, watch results)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--token", help="the bearer token every API request must carry (needed beyond 127.0.0.1)")
+    serve.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
+                       help="a static graph queries may read with FROM <IRI>; repeatable")
+    serve.add_argument("--background", action="append", default=[], metavar="FILE",
+                       help="a graph every query sees in its default graph; repeatable")
+    serve.add_argument("--rules", action="append", default=[], metavar="IRI=FILE",
+                       help="a LARS program queries may name with RULES <IRI>; repeatable")
+    serve.add_argument("--webhook-allow", action="append", default=[], metavar="URL",
+                       help="a URL prefix webhook observers may POST to (none by default); repeatable")
+    serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
+                       help="the largest request body or WebSocket message (default 8 MiB)")
+    serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.set_defaults(run=_serve)
+
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark"], help="which benchmark suite")
+    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl"],
+                       help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
@@ -135,6 +179,20 @@ def _reason(options) -> int:
         return reason_explained(options, UserError)
     if options.at is not None:
         raise UserError("--at is the time point of --explain ATOM")
+    from .mtl.run import DATALOGMTL, detect_language
+
+    if (options.language or detect_language(options.program, options.stream)) == DATALOGMTL:
+        if options.semantics != "stream":
+            raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
+        from .mtl.run import reason
+
+        return reason(options, UserError)
+    if options.semantics == "answer-stream":
+        from .asp.cli import reason_answer_streams
+
+        return reason_answer_streams(options, UserError)
+    if options.models != "1" or options.solver_timeout is not None:
+        raise UserError("--models and --solver-timeout are for --semantics answer-stream")
     from .formats import format_fact, read_stream_file
     from .lars.engine import IncrementalEngine
     from .lars.syntax import parse_program_file
@@ -157,7 +215,8 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning)
+    limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
+    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **limits)
     shown: dict = {}
     out = sys.stdout
     with handle:
@@ -169,14 +228,15 @@ def _reason(options) -> int:
         ):
             report = engine.advance_to(point, facts)
             for fact in report.stopped:
-                del shown[fact]
+                shown.pop(fact, None)
             for fact in report.started:
-                shown[fact] = format_fact(fact, terms)
+                if fact[0] not in program.hidden:  # DatalogMTL's auxiliary predicates
+                    shown[fact] = format_fact(fact, terms)
             if options.changes:
                 line = {
                     "t": point,
-                    "started": sorted(shown[f] for f in report.started),
-                    "stopped": sorted(format_fact(f, terms) for f in report.stopped),
+                    "started": sorted(shown[f] for f in report.started if f in shown),
+                    "stopped": sorted(format_fact(f, terms) for f in report.stopped if f[0] not in program.hidden),
                 }
             else:
                 line = {"t": point, "atoms": sorted(shown.values())}
@@ -188,12 +248,55 @@ def _reason(options) -> int:
 
 def _query(options) -> int:
     if options.engine == "spark":
+        if options.format not in ("json", "sparql-json"):
+            raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes json or sparql-json")
+        if options.first is not None or options.last is not None:
+            raise UserError("--from / --to are read by --engine local")
         from .spark.cli import cli_run
 
         return cli_run(options, UserError)
-    from .query.cli import run_query
+    from .commands.query import run_query
 
     return run_query(options, UserError)
+
+
+def _serve(options) -> int:
+    from .service import ServiceSettings, serve
+
+    def pairs(values, what):
+        found = {}
+        for text in values:
+            iri, equals, path = text.partition("=")
+            if not equals or not iri or not path:
+                raise UserError(f"--{what} {text}: expected IRI=FILE")
+            if not Path(path).is_file():
+                raise UserError(f"{path}: cannot read the {what}: no such file")
+            found[iri.strip("<>")] = path
+        return found
+
+    for path in options.background:
+        if not Path(path).is_file():
+            raise UserError(f"{path}: cannot read the background graph: no such file")
+    settings = ServiceSettings(host=options.host, port=options.port, token=options.token,
+                               graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
+                               background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
+                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)))
+    try:
+        settings.check()
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
+    serve(settings)
+    return 0
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rsp_plugin")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
 
 
 def _bench(options) -> int:

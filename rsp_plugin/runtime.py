@@ -241,6 +241,7 @@ class RSPEngine:
         self._graphs: dict[str, TripleIndex] = {}
         self._graph_sources: dict[str, object] = {}
         self._default_background: list[str] = []
+        self._rules_sources: dict[str, str] = {}
         self._pending: list[tuple[int, int, str, Triple]] = []
         self._sequence = 0
         self._callbacks: list[Callable[[QueryResult], None]] = []
@@ -309,14 +310,22 @@ class RSPEngine:
         self._default_background.append(iri)
         return iri
 
+    def add_rules(self, iri: str, source: str) -> None:
+        """The LARS program `RULES <iri>` names, given as text (no file is read for it then)."""
+        self._rules_sources[str(iri)] = source
+
     def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
                        filename: str = "<query>", base: str | None = None,
                        report: ReportPolicy | None = None, dialect: str = "auto",
-                       on_result: Callable[[QueryResult], None] | None = None) -> RegisteredQuery:
+                       on_result: Callable[[QueryResult], None] | None = None,
+                       semantics: str = "stream") -> RegisteredQuery:
         """Parse and register a query; it reports from the next instant after its first element.
 
         `report` None: the policy of the query's dialect (on-content-change for CQELS-QL,
-        on-window-close for the others); `dialect` as `parse_query`'s."""
+        on-window-close for the others); `dialect` as `parse_query`'s. `semantics` is that
+        of the query's RULES program: "stream" (default) or "answer-stream" (the LARS papers'
+        Def. 5, loops through `not` allowed; the query sees the first answer at each time
+        point, in the order of `rsp_plugin.asp.engine`)."""
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base,
                                                                            dialect=dialect)
         report = report or query.report
@@ -341,7 +350,7 @@ class RSPEngine:
             raise QuerySyntaxError("[NOW] needs COMPUTE EVERY (or a time window's STEP) to know how long now is",
                                    query.filename, clause.place.line, clause.place.column)
         background = self._background_triples(query)
-        rules_program = self._rules_program(query)
+        rules_program = self._rules_program(query, semantics)
         static_default, static_named = self._static_graphs(query, background)
         shared_windows = []
         for clause in query.windows:
@@ -388,7 +397,8 @@ class RSPEngine:
 
     def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program):
         reasoning = (query.entailment, tuple(background) if query.entailment else (),
-                     query.rules if rules_program is not None else None)
+                     query.rules if rules_program is not None else None,
+                     rules_program.semantics if rules_program is not None else None)
         key = (stream, spec, reasoning)
         shared = self._windows.get(key)
         if shared is not None:
@@ -400,7 +410,7 @@ class RSPEngine:
                                     rules=rules_program.source if rules_program is not None else None,
                                     explain=explain)
         elif rules_program is not None:
-            view = RulesView(window, rules_program.program, explain=explain)
+            view = RulesView(window, rules_program.program, semantics=rules_program.semantics, explain=explain)
         else:
             view = PlainView(window)
         shared = self._windows[key] = _SharedWindow(key, stream, view)
@@ -472,19 +482,25 @@ class RSPEngine:
             found = self._graphs[str(key)] = TripleIndex(tuple(t) for t in materializer.holding())
         return found
 
-    def _rules_program(self, query: ContinuousQuery):
+    def _rules_program(self, query: ContinuousQuery, semantics: str = "stream"):
         if query.rules is None:
             return None
         from .lars.syntax import parse_program
 
-        path = _local_path(query.rules)
         place = query.places.get("rules")
-        if path is None or not path.exists():
-            raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
-                                   place.line if place else 1, place.column if place else 1)
-        source = path.read_text(encoding="utf-8")
-        program = parse_program(source, str(path), terms=self.terms)
-        return _Rules(source, program)
+        if semantics != "stream" and query.entailment is not None:
+            raise QuerySyntaxError("RULES under answer-stream semantics cannot be combined with ENTAILMENT",
+                                   query.filename, place.line if place else 1, place.column if place else 1)
+        source = self._rules_sources.get(query.rules)
+        filename = query.rules
+        if source is None:
+            path = _local_path(query.rules)
+            if path is None or not path.exists():
+                raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
+                                       place.line if place else 1, place.column if place else 1)
+            source, filename = path.read_text(encoding="utf-8"), str(path)
+        program = parse_program(source, filename, terms=self.terms, semantics=semantics)
+        return _Rules(source, program, semantics)
 
     # input ------------------------------------------------------------------------------------
 
@@ -703,6 +719,17 @@ class RSPEngine:
 
     # observing ------------------------------------------------------------------------------------
 
+    def window_graph(self, query: str | RegisteredQuery, at: int | None = None, *, window: str | None = None):
+        """What a query reads now, as a read-only rdflib Graph over the engine's indexes (no copy):
+        its windows (their materialization under ENTAILMENT / RULES) and FROM graphs, or its named
+        window / graph `window`. See `rsp_plugin.query.graphs`."""
+        from .query.graphs import window_graph
+
+        registered = query if isinstance(query, RegisteredQuery) else self._queries.get(str(query))
+        if registered is None:
+            raise KeyError(f"no query named {query!r} is registered")
+        return window_graph(registered, self.cache, self.watermark, at, window)
+
     def explain(self, query: str | RegisteredQuery, t: int, binding_or_triple=None) -> dict:
         """Why a row ({variable: term}) or a CONSTRUCT triple is in the latest report (at `t`) of
         `query`: the matches of its pattern down to stream elements, graphs, entailments and rule
@@ -733,6 +760,7 @@ class RSPEngine:
 class _Rules:
     source: str
     program: object
+    semantics: str = "stream"
 
 
 def _local_path(iri: str) -> Path | None:

@@ -131,3 +131,79 @@ def test_no_pruning_prints_the_same(tmp_path):
     without = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", "--from", 1, "--to", 15, "--no-pruning",
                   cwd=EXAMPLES)
     assert without.returncode == 0 and without.stdout == with_pruning.stdout
+
+
+# --semantics answer-stream (DESIGN.md, "Second round: contracts") ----------------------------
+
+def _choice(tmp_path):
+    program = tmp_path / "choice.lars"
+    program.write_text("% a choice while p holds; nothing can be chosen while q holds\n"
+                       "left(X) :- p(X), not right(X) .\nright(X) :- p(X), not left(X) .\n"
+                       "stop :- q, not stop .\n")
+    stream = tmp_path / "s.stream"
+    stream.write_text("0 p(a)\n1 q\n2 other\n")
+    return program, stream
+
+
+def test_answer_streams_first_model_in_the_deterministic_order(tmp_path):
+    program, stream = _choice(tmp_path)
+    done = rsp("reason", program, "--stream", stream, "--semantics", "answer-stream")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        '{"t": 0, "atoms": ["left(a)"]}',
+        '{"t": 1, "atoms": null, "inconsistent": true}',
+        '{"t": 2, "atoms": []}',
+    ]
+
+
+def test_answer_streams_every_model(tmp_path):
+    program, stream = _choice(tmp_path)
+    done = rsp("reason", program, "--stream", stream, "--semantics", "answer-stream", "--models", "all")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        '{"t": 0, "models": [["left(a)"], ["right(a)"]]}',
+        '{"t": 1, "models": []}',
+        '{"t": 2, "models": [[]]}',
+    ]
+
+
+def test_a_loop_through_not_in_the_default_mode_is_one_located_line(tmp_path):
+    program, stream = _choice(tmp_path)
+    done = rsp("reason", program, "--stream", stream)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"rsp-plugin: {program}:2:18: a loop through `not`: rule 'left(X) :- p(X), not right(X) .' depends on "
+        "itself through this negated atom; the program is not stratified (answer-stream semantics accepts it: "
+        "--semantics answer-stream)"]
+
+
+def test_stratified_programs_print_the_same_under_both_semantics_when_windows_read_data():
+    default = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", "--from", 1, "--to", 15, cwd=EXAMPLES)
+    answer = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", "--from", 1, "--to", 15,
+                 "--semantics", "answer-stream", cwd=EXAMPLES)
+    assert answer.returncode == 0, answer.stderr
+    assert answer.stdout == default.stdout
+
+
+def test_models_all_needs_answer_stream_semantics(tmp_path):
+    done = rsp("reason", EXAMPLES / "hightemp.lars", "--stream", EXAMPLES / "hightemp.stream", "--models", "all")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "rsp-plugin: --models and --solver-timeout are for --semantics answer-stream"
+
+
+def test_a_time_point_past_the_solver_timeout_is_reported_and_the_run_goes_on(tmp_path):
+    # 11 pigeons in 10 holes while go holds (hard for any solver); free choices afterwards
+    lines = [f"pigeon({p}) ." for p in range(11)] + [f"hole({h}) ." for h in range(10)] + [
+        "in(P,H) :- pigeon(P), hole(H), not out(P,H) .", "out(P,H) :- pigeon(P), hole(H), not in(P,H) .",
+        "placed(P) :- in(P,H) .", "bad :- go, pigeon(P), not placed(P), not bad .",
+        "bad :- go, in(P,H), in(Q,H), P != Q, not bad ."]
+    program = tmp_path / "pigeons.lars"
+    program.write_text("\n".join(lines) + "\n")
+    stream = tmp_path / "s.stream"
+    stream.write_text("0 go\n1 other\n")
+    done = rsp("reason", program, "--stream", stream, "--semantics", "answer-stream", "--solver-timeout", "3")
+    assert done.returncode == 0, done.stderr
+    first, second = [json.loads(line) for line in done.stdout.splitlines()]
+    assert first == {"t": 0, "atoms": None, "timeout": True}
+    assert second["t"] == 1 and "in(0,0)" in second["atoms"]  # 2^110 answers: the first, found alone
+    assert done.stderr == "rsp-plugin: time point 0: no answer within 3 s (--solver-timeout); going on\n"

@@ -264,7 +264,7 @@ def test_background_facts_hold_at_every_time_point_and_never_expire(semi_naive):
     assert seen[3] == seen[4] == {"always(room1)", "hot(room1)"}
     assert seen[5] == {"always(room1)"}
     assert seen[10] == {"always(room1)", "hot(room1)"}
-    assert engine.relations[terms.intern("locatedIn")].runs == {
+    assert engine.relations[(terms.intern("locatedIn"), 2)].runs == {
         (terms.intern("s1"), terms.intern("room1")): [0, engine_never()]}
 
 
@@ -292,8 +292,8 @@ def test_history_is_kept_only_as_long_as_the_widest_window_needs(engine):
         sizes.append(sum(len(r.runs) for r in evaluator.relations.values())
                      + sum(len(v.horizon) for v in evaluator.views.values()))
     assert max(sizes[100:]) == max(sizes[20:40])  # flat once the windows are full
-    (diamond,) = [v for v in evaluator.views.values() if v.relation is evaluator.relations[p]]
-    assert evaluator.relations[p].runs == {}  # only PLAIN and DIAMOND windows read p: the view keeps it
+    (diamond,) = [v for v in evaluator.views.values() if v.relation is evaluator.relations[(p, 1)]]
+    assert evaluator.relations[(p, 1)].runs == {}  # only PLAIN and DIAMOND windows read p: the view keeps it
     if evaluator.semi_naive:  # only data feed the view and no rule looks it up (it starts the join): nothing kept
         assert not diamond.stateful and diamond.horizon == {}
     else:  # evaluated in full every time, the rule looks up p(X) seen in the last 3 + 1 points

@@ -112,7 +112,7 @@ def test_no_message_shows_the_parsers_words(text, dialect):
 def test_lars_messages_show_the_program_words():
     cases = {
         "a(X) b(X) .": "p.lars:1:6: unexpected 'b'; expected '.' or ':-'",
-        "a(X) :- b(X)": "p.lars:1:13: unexpected end of file; expected ',' or '.'",
+        "a(X) :- b(X)": "p.lars:1:13: unexpected end of file; expected ',', '.' or SINCE",
         "p(X) :- q(X), X > .": "p.lars:1:19: unexpected '.'; expected '(', '-', a name, a number, a string or a variable",
         "p(X) :- [RANGE x] q(X).": "p.lars:1:16: unexpected 'x'; expected a duration (10s, PT10S) or a number",
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from rsp_plugin.errors import RuleSyntaxError
 from rsp_plugin.formats import read_tnt
 from rsp_plugin.query.model import ReportPolicy
 from rsp_plugin.runtime import RSPEngine
@@ -346,3 +347,28 @@ def test_window_variables_range_over_the_windows_not_the_named_graphs(tmp_path):
     assert run(query, {S: [element(500, "a")]}) == {1000: [("a", "w")]}
     graphs = query.replace("WINDOW ?w", "GRAPH ?w")
     assert run(graphs, {S: [element(500, "a")]}) == {1000: [("a", "w"), ("static", f"<{rooms.as_uri()}>")]}
+
+
+def test_rules_under_answer_stream_semantics_give_the_query_the_first_answer(tmp_path):
+    #  a choice through `not` per sensor seen in the window: left or right; the query sees the
+    #  first answer in the deterministic order (atoms sorted, models compared as lists)
+    program = tmp_path / "choice.lars"
+    program.write_text("@prefix ex: <http://ex/> .\n"
+                       "?x a ex:Left  :- [RANGE 1] DIAMOND ?x ex:state ex:on, not ?x a ex:Right .\n"
+                       "?x a ex:Right :- [RANGE 1] DIAMOND ?x ex:state ex:on, not ?x a ex:Left .\n"
+                       "?x a ex:Seen  :- [RANGE 1] DIAMOND ?x a ex:Left .\n")
+    query = (f"SELECT ?x ?c FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] RULES <{program.as_uri()}> "
+             "WHERE { ?x a ?c }")
+    stream = [element(100, "a", "<http://ex/state>", "<http://ex/on>"), element(3100, "b", "<http://ex/p>")]
+    engine = RSPEngine()
+    engine.register_stream(S)
+    engine.register_query(PREFIX + query, semantics="answer-stream")
+    engine.push(S, read_tnt(stream, engine.terms, tick_ms=1))
+    #  <a> a ex:Left sorts before <a> a ex:Right (as written <http://ex/Left>(<a>) ...)
+    assert _shown(engine.finish()) == {1000: [("a", "Left"), ("a", "Seen")], 2000: [("a", "Left"), ("a", "Seen")],
+                                       3000: [], 4000: []}
+    #  under the default semantics the loop is refused, with the mode that accepts it
+    default = RSPEngine()
+    default.register_stream(S)
+    with pytest.raises(RuleSyntaxError, match="answer-stream semantics accepts it"):
+        default.register_query(PREFIX + query)

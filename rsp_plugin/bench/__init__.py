@@ -24,8 +24,16 @@ def run_suite(options) -> int:
         from .query import run
 
         return run(options)
+    if options.suite == "datalogmtl":
+        from .datalogmtl import run
+
+        return run(options)
     if options.suite == "spark":
         from .spark import run
+
+        return run(options)
+    if options.suite == "serve":
+        from .serve import run
 
         return run(options)
     raise ValueError(f"unknown benchmark suite {options.suite!r}")

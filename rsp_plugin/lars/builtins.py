@@ -20,6 +20,7 @@ import operator
 from decimal import Decimal
 
 from ..terms import Dictionary
+from .limits import NumericOverflow, check_number
 
 _ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
@@ -40,11 +41,25 @@ def compare(op: str, left: int, right: int, numbers: list) -> bool:
 
 
 def calculate(op: str, left: int, right: int, terms: Dictionary) -> int | None:
-    """The id of `left op right`, or None when it has no value."""
+    """The id of `left op right`, or None when it has no value; `NumericOverflow` past the
+    range of numbers (`limits.py`)."""
     numbers = terms.numbers
     a, b = numbers[left], numbers[right]
     if a is None or b is None:
         return None
+    try:
+        value = _value(op, a, b)
+    except NumericOverflow:
+        raise
+    except ArithmeticError:  # float(10**400), a Decimal past its exponent range
+        shown = [key if len(key) <= 25 else key[:25] + "..." for key in (terms.key(left), terms.key(right))]
+        raise NumericOverflow(f"{shown[0]} {op} {shown[1]} is beyond the range of numbers (±1.8e308)") from None
+    if value is None:
+        return None
+    return terms.intern_number(check_number(value))
+
+
+def _value(op: str, a, b):
     if isinstance(a, float) != isinstance(b, float):
         a, b = float(a), float(b)
     if op == "+":
@@ -60,4 +75,4 @@ def calculate(op: str, left: int, right: int, terms: Dictionary) -> int | None:
             value = a // b if a % b == 0 else Decimal(a) / Decimal(b)
         else:
             value = a / b
-    return terms.intern_number(value)
+    return value

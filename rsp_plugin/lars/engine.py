@@ -29,10 +29,12 @@ from typing import Iterable, Mapping
 
 from ..timeline import NEVER_EXPIRES
 from .facts import Relation
+from .limits import DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, too_many_derivations
+from .metric import TIMED_VIEWS, PastWindow, metric_view
 from .output import Output
 from .plan import RulePlan, compile_rule
 from .pruning import DEFAULT_THRESHOLD, Pruning
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, ExtendedAtom, Producers, Program
+from .program import AT, BOX, COUNT, DIAMOND, PLAIN, RANGE, Arithmetic, ExtendedAtom, Producers, Program
 from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
 
 #: A fact: (predicate id, argument ids). RDF triples are (triple id, (s, p, o)).
@@ -84,7 +86,9 @@ class IncrementalEngine:
     `semi_naive=False` switches sSNE off: every rule is then evaluated in full at
     every time point and fixpoint round (the baseline of the benchmarks).
     `pruning=False` switches off impossible-derivation pruning (`pruning.py`);
-    `pruning_threshold` is the smallest BOX window it acts on.
+    `pruning_threshold` is the smallest BOX window it acts on. `max_derivations` bounds the
+    new atoms of one time point: a program that derives without end stops with a `LimitError`
+    naming the rule, as does arithmetic past the range of numbers.
     `explain=True` keeps, for each new fact, its first derivation (`rsp_plugin/explain/`),
     so that `explain(fact, t)` can say why it holds at now; `explain=n` also at the n time
     points before now. Off (the default), nothing is kept.
@@ -98,18 +102,26 @@ class IncrementalEngine:
         start: int | None = None,
         pruning: bool = True,
         pruning_threshold: int = DEFAULT_THRESHOLD,
+        max_derivations: int = DEFAULT_MAX_DERIVATIONS,
         explain: bool | int = False,
     ):
         self.program = program
+        #: New atoms one time point may derive (`limits.py`): past it, a `LimitError` names the rule.
+        self.max_derivations = max_derivations
         self.terms = program.terms
         self.semi_naive = semi_naive
         self.start = start
         self.now: int | None = None
-        self.relations: dict[int, Relation] = {}
+        #: (predicate, arity) -> its presence: p/1 and p/2 are two predicates, as in ASP
+        self.relations: dict[tuple[int, int], Relation] = {}
         self.views: dict[tuple, View] = {}
         self._count_views: list[CountView] = []
         self._count_log: deque | None = None
         self._build_views()
+        #: predicate -> the arities the program reads it with (data of other arities are nobody's)
+        self._arities: dict[int, tuple[int, ...]] = {}
+        for predicate, arity in self.relations:
+            self._arities[predicate] = self._arities.get(predicate, ()) + (arity,)
         #: Explanations (`rsp_plugin/explain/`): what derived each new fact; None unless asked.
         self.provenance = None
         if explain:
@@ -122,7 +134,11 @@ class IncrementalEngine:
             for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
-        self._box_views = [v for v in self._time_views if isinstance(v, BoxView)]
+        for key in _diamonds_in_loops(program.rules):
+            if type(self.views[key]) is DiamondView:
+                self.views[key].cap()
+        self._box_views = [v for v in self._time_views if isinstance(v, (BoxView, *TIMED_VIEWS))
+                           or getattr(v, "capped", False)]
         self._at_relations = [r for r in self.relations.values() if r.keeps_ongoing]
         for relation in self.relations.values():
             relation.keeps_runs = not all(isinstance(v, (PlainView, DiamondView)) for v in relation.views)
@@ -166,29 +182,32 @@ class IncrementalEngine:
 
     # set-up --------------------------------------------------------------------------
 
-    def relation(self, predicate: int) -> Relation:
-        found = self.relations.get(predicate)
+    def relation(self, predicate: int, arity: int) -> Relation:
+        found = self.relations.get((predicate, arity))
         if found is None:
-            found = self.relations[predicate] = Relation(predicate)
+            found = self.relations[(predicate, arity)] = Relation(predicate)
         return found
 
     def _build_views(self) -> None:
         for rule in self.program.rules:
-            self.relation(rule.head.predicate)
+            self.relation(rule.head.predicate, len(rule.head.args))
             for literal in rule.body:
                 if isinstance(literal, ExtendedAtom) and literal.view_key not in self.views:
                     self.views[literal.view_key] = self._view(literal)
 
     def _view(self, literal: ExtendedAtom) -> View:
+        if isinstance(literal.window, PastWindow):  # DatalogMTL's past operators (metric.py)
+            return metric_view(literal, self.relation)
         predicate = literal.atom.predicate
         window = literal.window
         if window is not None and window.kind == COUNT:
-            view = CountView(predicate, literal.constant_filter, window.size, self.terms, literal.modality)
+            view = CountView(predicate, literal.constant_filter, window.size, self.terms, literal.modality,
+                             len(literal.atom.args))
             self._count_views.append(view)
             longest = max(v.size for v in self._count_views)
             self._count_log = deque(maxlen=longest)
             return view
-        relation = self.relation(predicate)
+        relation = self.relation(predicate, len(literal.atom.args))
         size = window.size if window is not None else None
         view_class = {PLAIN: PlainView, DIAMOND: DiamondView, BOX: BoxView}.get(literal.modality)
         view = AtView(relation, literal.constant_filter, size, self.terms) if view_class is None else (
@@ -295,7 +314,7 @@ class IncrementalEngine:
             pruning.begin(now)
         if self._background:
             for predicate, args in self._background:
-                relation = self.relations.get(predicate)
+                relation = self.relations.get((predicate, len(args)))
                 if relation is not None and relation.history >= 0:
                     if relation.watched:
                         pruning.data_arrived(relation, args, now)
@@ -332,27 +351,15 @@ class IncrementalEngine:
                 arrivals, Mapping) else dict.fromkeys(arrivals)
             log.extend((now, predicate, args) for predicate, args in facts)
         relations = self.relations
+        arities = self._arities
         received = 0
         for predicate, batch in grouped.items():
             received += len(batch)
-            relation = relations.get(predicate)
-            if relation is None:
+            read_with = arities.get(predicate)
+            if read_with is None:
                 continue
-            pending = relation.pending
-            if pending is not None:  # asleep: nobody reads it now
-                pending.extend(batch)
-                continue
-            if relation.history < 0:
-                continue
-            for args in batch:
-                if relation.watched:
-                    self.pruning.data_arrived(relation, args, now)
-                    if relation.dormant:
-                        self.pruning.buffer(relation, args, now)
-                        continue
-                change = relation.learn(args, now, now, now)
-                if change is not None:
-                    relation.spread(args, change, now)
+            for arity in read_with:
+                self._ingest_relation(relations[(predicate, arity)], arity, batch, now)
         if self.pruning is not None:
             self.pruning.end_of_data(now)
         report.arrivals = received
@@ -363,30 +370,55 @@ class IncrementalEngine:
                 window_start = kept[0][0] if len(kept) >= view.size else view.start
                 view.rebuild(now, kept, window_start)
 
+    def _ingest_relation(self, relation: Relation, arity: int, batch: list, now: int) -> None:
+        pending = relation.pending
+        if pending is not None:  # asleep: nobody reads it now
+            pending.extend(args for args in batch if len(args) == arity)
+            return
+        if relation.history < 0:
+            return
+        for args in batch:
+            if len(args) != arity:
+                continue  # p(a) is not p(a,b): another predicate, read by nobody or by another relation
+            if relation.watched:
+                self.pruning.data_arrived(relation, args, now)
+                if relation.dormant:
+                    self.pruning.buffer(relation, args, now)
+                    continue
+            change = relation.learn(args, now, now, now)
+            if change is not None:
+                relation.spread(args, change, now)
+
     def _fixpoint(self, stratum: _Stratum, now: int, report: StepReport) -> None:
         """Rules of one stratum until nothing new: round 1 on everything new at `now`, then on what the last round added."""
         for view in stratum.views:
             view.recent = {}
         batches: dict[View, dict] | None = None
+        bound = self.max_derivations
         while True:
             for plan in stratum.plans:
                 if plan.disabled_until >= now:
                     continue
                 out: list = []
-                if not self.semi_naive or (batches is None and plan.every_time_point):
-                    plan.full(None, out, now)
-                    report.rule_evaluations += 1
-                    report.formula_evaluations += len(plan.rule.body)
-                else:
-                    for _, view, fire in plan.on_delta:
-                        batch = view.delta if batches is None else batches[view]
-                        if batch:
-                            fire(batch.items(), out, now)
-                            report.rule_evaluations += 1
-                            report.formula_evaluations += len(plan.rule.body)
+                try:
+                    if not self.semi_naive or (batches is None and plan.every_time_point):
+                        plan.full(None, out, now)
+                        report.rule_evaluations += 1
+                        report.formula_evaluations += len(plan.rule.body)
+                    else:
+                        for _, view, fire in plan.on_delta:
+                            batch = view.delta if batches is None else batches[view]
+                            if batch:
+                                fire(batch.items(), out, now)
+                                report.rule_evaluations += 1
+                                report.formula_evaluations += len(plan.rule.body)
+                except NumericOverflow as overflow:
+                    raise _overflow(plan.rule, overflow, now) from None
                 if out:
                     report.derivations += len(out)
                     self._apply(plan, out, now, report)
+                    if report.new_facts > bound:
+                        raise too_many_derivations(plan.rule, bound, now)
             batches = {view: view.take_recent() for view in stratum.views}
             if not any(batches.values()):
                 return
@@ -396,7 +428,7 @@ class IncrementalEngine:
         if self.provenance is not None:  # keeps the first derivation of each new fact
             self.provenance.record(plan, out, now)
         predicate = plan.rule.head.predicate
-        relation = self.relations[predicate]
+        relation = self.relations[(predicate, len(plan.rule.head.args))]
         stored = relation.history >= 0
         output = self.output
         table = output.table(predicate)
@@ -424,3 +456,44 @@ class IncrementalEngine:
                 if change is not None:
                     report.new_facts += 1
                     relation.spread(args, change, now)
+
+
+def _overflow(rule, overflow: NumericOverflow, now: int) -> LimitError:
+    computing = [c for c in rule.comparisons if Arithmetic in (type(c.left), type(c.right))]
+    where = computing[0].location if computing and computing[0].location is not None else rule.location
+    message = f"at time point {now}, {overflow} (rule '{rule.text}')"
+    if where is None:
+        return LimitError(message)
+    return LimitError(message, where.filename, where.line, where.column)
+
+
+def _diamonds_in_loops(rules) -> set[tuple]:
+    """The keys of DIAMOND views whose predicate depends on the head of a rule that reads them."""
+    reads: dict[tuple, set[tuple]] = {}
+    for rule in rules:
+        head = (rule.head.predicate, len(rule.head.args))
+        for literal in rule.body:
+            if isinstance(literal, ExtendedAtom):
+                reads.setdefault(head, set()).add((literal.atom.predicate, len(literal.atom.args)))
+
+    def depends(start: tuple, goal: tuple) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(reads.get(node, ()))
+        return False
+
+    keys = set()
+    for rule in rules:
+        head = (rule.head.predicate, len(rule.head.args))
+        for literal in rule.body:
+            if (isinstance(literal, ExtendedAtom) and literal.modality == DIAMOND and literal.window is not None
+                    and literal.window.kind == RANGE
+                    and depends((literal.atom.predicate, len(literal.atom.args)), head)):
+                keys.add(literal.view_key)
+    return keys
+

@@ -96,6 +96,7 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
         not positives
         or any(b.negated for b in rule.body if isinstance(b, ExtendedAtom))
         or any(b.window is not None and b.window.kind == "count" for b in positives)
+        or not _head_time_seen(rule, positives)
     )
     plan = RulePlan(rule, every_time_point=always, head_at=rule.head_time is not None)
     plan.positive_views = [(literal, views[literal.view_key]) for literal in positives]
@@ -108,6 +109,18 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
     plan.full = fire
     plan.sources["full"] = source
     return plan
+
+
+def _head_time_seen(rule: Rule, positives: list[ExtendedAtom]) -> bool:
+    """Is an `@U` head's time one the body saw (`@T h :- [W] @T p`), so never after now?
+
+    A head time computed (`U = T + 2`) or written (`@5 h`) may lie ahead: the atom is placed
+    when the time comes and the body still holds then, which a grounding new at an earlier
+    time point does not tell; such a rule is evaluated in full at every time point."""
+    time = rule.head_time
+    if time is None:
+        return True
+    return isinstance(time, Var) and any(b.modality == "at" and b.time == time for b in positives)
 
 
 def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list,
@@ -144,6 +157,9 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         else:
             _match(writer, names, view, tag, args, bound)
             looked_up.append(view)
+        if literal.time is not None and not isinstance(literal.time, Var):
+            # `@3 p(X)`: the view holds p at every time point; the constant picks one
+            writer.line(f"if a{tag}[{len(literal.atom.args)}] != {literal.time}: continue")
         if horizon == "NEVER":
             writer.line(f"m{tag} = h{tag}")
         else:

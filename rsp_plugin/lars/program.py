@@ -89,8 +89,8 @@ class ExtendedAtom:
 
     @property
     def view_key(self) -> tuple:
-        """What two extended atoms must share to be served by one view."""
-        return (self.atom.predicate, self.constant_filter, self.modality, self.window)
+        """What two extended atoms must share to be served by one view (p/1 and p/2 are two predicates)."""
+        return (self.atom.predicate, len(self.atom.args), self.constant_filter, self.modality, self.window)
 
     @property
     def constant_filter(self) -> tuple[tuple[int, int], ...]:
@@ -170,6 +170,10 @@ class Program:
     tick_ms: int | None = None
     filename: str = "<program>"
     strata: list[list[Rule]] = field(default_factory=list)
+    #: False when a loop goes through `not` (accepted under answer-stream semantics only)
+    stratified: bool = True
+    #: Auxiliary predicates (DatalogMTL's normal form, `mtl/lower.py`): derived, never reported.
+    hidden: set[int] = field(default_factory=set)
 
     @property
     def triple(self) -> int:
@@ -222,7 +226,8 @@ def stratify(rules: list[Rule], error) -> list[list[Rule]]:
     fact r's body reads; an edge is negative when read under `not`. A cycle with
     a negative edge is a loop through `not` and is reported by calling
     `error(message, location)`. The stratum of a rule is the largest number of
-    negative edges on a path from it.
+    negative edges on a path from it. A program with such a loop has no strata: [] when
+    `error` returns.
     """
     producers = Producers(rules)
     reads: list[list[tuple[int, bool, ExtendedAtom]]] = []
@@ -234,15 +239,20 @@ def stratify(rules: list[Rule], error) -> list[list[Rule]]:
         reads.append(edges)
 
     component = _strongly_connected(len(rules), [[j for j, _, _ in e] for e in reads])
+    looped = False
     for i, edges in enumerate(reads):
         for j, negated, literal in edges:
             if negated and component[i] == component[j]:
+                looped = True
                 error(
                     f"a loop through `not`: rule '{rules[i].text}' depends on itself "
-                    "through this negated atom; the program is not stratified",
+                    "through this negated atom; the program is not stratified (answer-stream "
+                    "semantics accepts it: --semantics answer-stream)",
                     literal.location or rules[i].location,
                 )
 
+    if looped:  # `error` let it pass (answer-stream semantics): there are no strata
+        return []
     level = [0] * len(rules)
     order = sorted(range(len(rules)), key=lambda i: component[i])  # reverse topological
     changed = True

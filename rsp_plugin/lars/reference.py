@@ -10,6 +10,11 @@ thing it shares with the engine is the program model and the meaning of
 comparisons and arithmetic (`builtins.py`).
 
 The output at t is the set of atoms derived by rules that hold at t.
+
+With `semantics="answer-stream"` (the LARS papers' Def. 5) each time point stands
+alone: the rules are applied at t over the data only, and what an evaluation
+derives (at t, or at T by an `@T` head) is gone at the next one. For stratified
+programs; `rsp_plugin.asp.check` is the reference for the others.
 """
 
 from __future__ import annotations
@@ -17,14 +22,25 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from .builtins import calculate, compare
+from .limits import DEFAULT_MAX_DERIVATIONS, too_many_derivations
 from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Atom, Comparison, ExtendedAtom, Program, Var
 
 Fact = tuple[int, tuple[int, ...]]
 
 
 class ReferenceEvaluator:
-    def __init__(self, program: Program, *, start: int | None = None):
+    def __init__(self, program: Program, *, start: int | None = None,
+                 max_derivations: int = DEFAULT_MAX_DERIVATIONS, semantics: str = "stream"):
+        if semantics not in ("stream", "answer-stream"):
+            raise ValueError(f"unknown semantics {semantics!r}")
+        if not program.stratified:
+            raise ValueError("a loop through `not`: the naive reference evaluates stratified programs; "
+                             "see rsp_plugin.asp.check for the others")
         self.program = program
+        self.semantics = semantics
+        #: the data alone, at each time point (answer-stream semantics starts from it at every t)
+        self.data: dict[int, set[Fact]] = {}
+        self.max_derivations = max_derivations
         self.terms = program.terms
         self.start = start
         self.t0: int | None = None
@@ -46,11 +62,17 @@ class ReferenceEvaluator:
         return set(self.derived.get(time_point, set()))
 
     def _evaluate(self, t: int, arrivals: Iterable[Fact]) -> None:
-        here = self.stream.setdefault(t, set())  # nothing is derived at t before t
+        data = self.data.setdefault(t, set())
         for fact in arrivals:
-            if fact not in here:
+            if fact not in data:
                 self.arrivals.append((t, fact))
-                here.add(fact)
+                data.add(fact)
+        if self.semantics == "answer-stream":  # Def. 5: nothing derived earlier is carried over
+            self.stream = {u: set(facts) for u, facts in self.data.items()}
+            self.derived = {}
+        else:
+            self.stream.setdefault(t, set()).update(data)  # nothing is derived at t before t
+        made = 0
         for stratum in self.program.strata or [self.program.rules]:
             while True:
                 derived = []
@@ -60,13 +82,16 @@ class ReferenceEvaluator:
                         if type(point) is not int or not (self.t0 <= point <= t):
                             continue
                         args = tuple(self._value(a, binding) for a in rule.head.args)
-                        derived.append((point, (rule.head.predicate, args)))
+                        derived.append((point, (rule.head.predicate, args), rule))
                 new = False
-                for point, fact in derived:
+                for point, fact, rule in derived:
                     if fact not in self.derived.setdefault(point, set()):
                         self.derived[point].add(fact)
                         self.stream.setdefault(point, set()).add(fact)
                         new = True
+                        made += 1
+                        if made > self.max_derivations:
+                            raise too_many_derivations(rule, self.max_derivations, t)
                 if not new:
                     break
 

@@ -25,8 +25,9 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import RuleSyntaxError
-from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, Dictionary, canonical_literal
+from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, Dictionary, canonical_literal, number_of_key
 from ..timeline import parse_duration_ms
+from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
 from .program import (
     AT,
     BOX,
@@ -65,32 +66,60 @@ _TOKEN_NAMES = {
     "NUMBER": "a number", "STRING": "a string", "COMPARE": "a comparison", "NOT": "'not'",
     "DIAMOND": "DIAMOND", "BOX": "BOX", "RANGE": "RANGE", "COUNT": "COUNT", "AT": "'@'",
     "$END": "end of file",
+    "METRIC_INTERVAL": "an interval such as [1,2]", "METRIC_OP": "BOXMINUS or DIAMONDMINUS", "SINCE": "SINCE",
 }
 _COMPARE_ALIASES = {"≤": "<=", "≥": ">=", "≠": "!="}
 
 
+#: The two meanings of a program (DESIGN.md, "Time"): atoms derived earlier stay in the stream
+#: ("stream", the default), or each time point stands alone (the LARS papers' Def. 5).
+SEMANTICS = ("stream", "answer-stream")
+
+
 def parse_program(
-    text: str, filename: str = "<program>", terms: Dictionary | None = None
+    text: str, filename: str = "<program>", terms: Dictionary | None = None, *, semantics: str = "stream"
 ) -> Program:
-    """Parse and check a LARS program; raises `RuleSyntaxError`."""
+    """Parse and check a LARS program (or a DatalogMTL one in MeTeoR's syntax); raises `RuleSyntaxError`.
+
+    A loop through `not` is an error under the default semantics; under
+    `semantics="answer-stream"` it is accepted and `program.stratified` is False.
+    """
+    if semantics not in SEMANTICS:
+        raise ValueError(f"unknown semantics {semantics!r}; expected 'stream' or 'answer-stream'")
+    from ..mtl.run import is_datalogmtl
+
+    if is_datalogmtl(filename, text):  # a DatalogMTL program in MeTeoR's syntax (rsp_plugin/mtl)
+        from ..mtl import load_program
+
+        return load_program(text, filename, terms).program
     try:
         tree = _PARSER.parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename) from None
     builder = _Builder(text, filename, terms if terms is not None else Dictionary())
     program = builder.build(tree)
+    if any(not isinstance(rule, Rule) for rule in program.rules):  # DatalogMTL operators (mtl/larsform.py)
+        from ..mtl.larsform import lower_metric_rules
+
+        lower_metric_rules(program)
     _check(program, builder.error)
-    program.strata = stratify(program.rules, builder.error)
+    if semantics == "stream":
+        program.strata = stratify(program.rules, builder.error)
+        return program
+    loops: list = []
+    strata = stratify(program.rules, lambda message, where: loops.append(where))
+    program.stratified = not loops
+    program.strata = strata if not loops else []
     return program
 
 
-def parse_program_file(path: str | Path, terms: Dictionary | None = None) -> Program:
+def parse_program_file(path: str | Path, terms: Dictionary | None = None, *, semantics: str = "stream") -> Program:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise RuleSyntaxError(f"cannot read the program: {error.strerror}", str(path), 1, 1) from None
-    return parse_program(text, str(path), terms)
+    return parse_program(text, str(path), terms, semantics=semantics)
 
 
 def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSyntaxError:
@@ -178,6 +207,10 @@ class _Builder:
     def rule(self, tree: Tree) -> Rule:
         head_tree = tree.children[0]
         body = tuple(self.literal(child) for child in tree.children[1].children) if len(tree.children) > 1 else ()
+        from ..mtl.larsform import is_metric, metric_rule  # DatalogMTL operators (mtl/larsform.py)
+
+        if is_metric(head_tree, body):
+            return metric_rule(self, tree, body)
         head_time = None
         if head_tree.children[0].data == "head_time":
             head_time = self.time_term(head_tree.children[0].children[0])
@@ -186,6 +219,10 @@ class _Builder:
         return Rule(head, body, head_time, text, self.location(tree))
 
     def literal(self, tree: Tree):
+        if tree.data == "literal":  # a DatalogMTL metric literal (mtl/larsform.py)
+            from ..mtl.larsform import metric_formula
+
+            return metric_formula(self, tree.children[0])
         if tree.data == "comparison":
             left, op, right = tree.children
             return Comparison(
@@ -226,18 +263,30 @@ class _Builder:
             token = str(tree.children[0]).lstrip("⊞^")
             if token.startswith("#"):
                 return self._count(int(token[1:]), tree)
-            return Window(RANGE, int(token))
+            return self._range(int(token), tree)
         if tree.data == "count_window":
             return self._count(self.integer(tree.children[1]), tree)
         size = tree.children[1].children[0]
         if size.type == "DURATION":
-            return Window(RANGE, self.ticks(size))
-        return Window(RANGE, self.integer(size))
+            return self._range(self.ticks(size), size)
+        return self._range(self.integer(size), size)
 
     def _count(self, size: int, where) -> Window:
         if size < 1:
             self.error("a tuple window holds at least one atom: [COUNT n] needs n >= 1", where)
+        if size > MAX_COUNT:
+            self.error(f"[COUNT {size}] is more than a tuple window can hold (at most {MAX_COUNT} atoms)", where)
         return Window(COUNT, size)
+
+    def _range(self, size: int, where) -> Window:
+        if size > MAX_RANGE:
+            written = str(where) if isinstance(where, Token) else str(size)
+            self.error(
+                f"[RANGE {written}] is more time points than a window can hold (at most {MAX_RANGE}); "
+                "for the whole timeline, write @T p(X) without a window",
+                where,
+            )
+        return Window(RANGE, size)
 
     def ticks(self, token: Token) -> int:
         duration = parse_duration_ms(str(token))
@@ -255,11 +304,20 @@ class _Builder:
             self.error(f"expected a whole number, found {text}", token)
         return int(text)
 
+    def number_in_range(self, text: str, token: Token) -> None:
+        value = number_of_key(text)
+        if value is not None and not (abs(value) <= MAX_NUMBER):  # inf and nan fail too
+            self.error(f"the number {text if len(text) <= 25 else text[:25] + '...'} is beyond the range "
+                       "of numbers (±1.8e308)", token)
+
     def time_term(self, node):
         token = node.children[0] if isinstance(node, Tree) else node
         if token.type == "VAR":
             return self.variable(token)
-        return self.terms.intern_int(self.integer(token))
+        point = self.integer(token)
+        if point > MAX_RANGE:
+            self.error(f"the time point {str(token)[:25]} is beyond the timeline (at most {MAX_RANGE})", token)
+        return self.terms.intern_int(point)
 
     # atoms and terms -----------------------------------------------------------
 
@@ -297,6 +355,7 @@ class _Builder:
                 text = str(number)
             else:
                 text = "-" + str(number.children[0])
+            self.number_in_range(text, number if isinstance(number, Token) else number.children[0])
             return self.terms.intern(_as_rdf_number(text) if in_triple else text)
         if kind == "literal":
             string = str(tree.children[0])
@@ -335,6 +394,7 @@ class _Builder:
         if kind == "expr_var":
             return self.variable(tree.children[0])
         if kind == "expr_number":
+            self.number_in_range(str(tree.children[0]), tree.children[0])
             return self.terms.intern(str(tree.children[0]))
         if kind in ("expr_name", "expr_string"):
             return self.terms.intern(str(tree.children[0]))

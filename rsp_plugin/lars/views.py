@@ -180,11 +180,37 @@ class PlainView(View):
 
 class DiamondView(View):
     modality = DIAMOND
+    #: In a loop through DIAMOND (`p :- [RANGE 1] ◇ q .  q :- [RANGE 1] ◇ p .`) the promised end of
+    #: a derived atom would grow by n at every round of one fixpoint, for ever. A view in such a
+    #: loop counts presence only up to now, and renews its promise at each time point (`on_time`).
+    capped = False
+
+    def cap(self) -> None:
+        """Mark this view as read inside a loop through DIAMOND (the engine's set-up)."""
+        self.capped = True
+        #: args -> the end of presence known beyond now
+        self.beyond: dict[tuple, int] = {}
 
     def on_learn(self, args, change, now):
-        horizon = min(change[1] + self.size, NEVER_EXPIRES)
+        end = change[1]
+        if self.capped and end > now:
+            if end > self.beyond.get(args, now):
+                self.beyond[args] = end
+            end = now
+        horizon = min(end + self.size, NEVER_EXPIRES)
         if horizon >= now:
             self.hold(args, horizon)
+
+    def on_time(self, now):
+        if not self.capped or not self.beyond:
+            return
+        beyond, size = self.beyond, self.size
+        for args, end in list(beyond.items()):
+            if end <= now:
+                del beyond[args]
+                self.hold(args, min(end + size, NEVER_EXPIRES))
+            else:
+                self.hold(args, now + size)
 
 
 class BoxView(View):
@@ -243,9 +269,10 @@ class AtView(View):
 class CountView(View):
     """A view over `[COUNT n]`: rebuilt from the last n data atoms at every time point."""
 
-    def __init__(self, predicate: int, constant_filter, size, terms, modality):
+    def __init__(self, predicate: int, constant_filter, size, terms, modality, arity: int):
         super().__init__(None, constant_filter, size)
         self.predicate = predicate
+        self.arity = arity
         self.terms = terms
         self.modality = modality
 
@@ -257,8 +284,8 @@ class CountView(View):
         self._expiring.clear()
         self.delta = {}
         self.recent = {}
-        predicate = self.predicate
-        matching = [(t, args) for t, p, args in window if p == predicate and self.accepts(args)]
+        predicate, arity = self.predicate, self.arity
+        matching = [(t, args) for t, p, args in window if p == predicate and len(args) == arity and self.accepts(args)]
         if self.modality == DIAMOND:
             for _, args in matching:
                 self.hold(args, now)

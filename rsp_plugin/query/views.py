@@ -124,12 +124,18 @@ class MaterializedView:
 class RulesView:
     """The window plus the triples a LARS program derives over the window's stream."""
 
-    def __init__(self, window: TimeWindow | CountingWindow, program, explain: bool = False):
+    def __init__(self, window: TimeWindow | CountingWindow, program, semantics: str = "stream",
+                 explain: bool = False):
         from ..lars.engine import IncrementalEngine
 
         self.window = window
         self.program = program
-        self.engine = IncrementalEngine(program, explain=explain)
+        if semantics == "answer-stream":  # the first answer at each time point (rsp_plugin.asp)
+            from ..asp.engine import answer_stream_engine
+
+            self.engine = answer_stream_engine(program, explain=explain)
+        else:
+            self.engine = IncrementalEngine(program, explain=explain)
         if program.tick_ms is not None:
             self.tick = program.tick_ms
         elif isinstance(window, TimeWindow):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from ..query.cli import engine_for
+from ..commands.query import engine_for
 from .sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
@@ -24,6 +24,9 @@ def cli_run(options, user_error) -> int:
     from .session import spark_session
 
     engine, _, sources = engine_for(options, user_error)
+    if any(source.live for source in sources):
+        raise user_error("--engine spark reads stream files; standard input (IRI=-) and sockets are read by --engine local")
+    sources = [(source.iri, source.path, source.moment) for source in sources]
 
     spark = spark_session(getattr(options, "master", None))
     frames = []

@@ -1,0 +1,182 @@
+"""`rsp-plugin query QUERY --stream IRI=FILE|IRI=-|IRI=tcp://HOST:PORT ...`: a continuous query over streams.
+
+One JSON object per evaluation on stdout by default (DESIGN.md, "Command line"):
+`{"t": 10000, "bindings": [{"x": "<http://ex/a>"}]}`, `{"t": ..., "triples": [...]}`
+or `{"t": ..., "boolean": true}`; `--format` picks another writer
+(`rsp_plugin.query.writers`: sparql-json, sparql-xml, csv, tsv, nt, trig).
+
+The sources are read in time order, merged; the watermark follows the
+timestamps read, so an out-of-order line is still taken while a window that
+will hold it is not reported yet, and is late otherwise. A bad or late line is
+reported on stderr as `FILE:LINE: reason`, counted, and skipped; the run ends
+with the last windows that still reach the data (standard input and sockets:
+when they close). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
+(a live source is closed at its first element after `--to`). A replay that
+takes longer than a few seconds shows a progress line on stderr unless `-q`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from ..formats import Rejected, StreamElement
+from ..query.model import ReportPolicy
+from ..query.syntax import parse_query_file
+from ..query.writers import FormatError, writer_for
+from ..runtime import RSPEngine
+from .progress import Progress, Quiet
+from .sources import OpenSource, StreamSource, stream_source
+
+
+def run_query(options, user_error) -> int:
+    engine, registered, sources = engine_for(options, user_error)
+    query = registered.query
+    variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
+    try:
+        writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables)
+    except FormatError as error:
+        raise user_error(str(error)) from None
+    first, last = getattr(options, "first", None), getattr(options, "last", None)
+    if first is not None and last is not None and first > last:
+        raise user_error(f"--from {first} is after --to {last}")
+
+    results = 0
+
+    def write(result) -> None:
+        nonlocal results
+        results += 1
+        writer.write(result)
+
+    registered.subscribe(write)
+    if getattr(options, "explain", False):  # why each row is there, after its report (rsp_plugin/explain/cli.py)
+        from ..explain.cli import print_explanations
+
+        if getattr(options, "format", "json") != "json":
+            raise user_error("--explain writes between the reports: it goes with --format json (the default)")
+        registered.subscribe(print_explanations(engine, sys.stdout, options.explain_format))
+    files = [source.path for source in sources if source.kind == "file"]
+    if getattr(options, "quiet", False):
+        progress = Quiet()
+    else:
+        progress = Progress(total_rows=(lambda: _lines(files)) if len(files) == len(sources) else None)
+    set_aside = replay(engine, sources, user_error, first=first, last=last, progress=progress,
+                       results=lambda: results)
+    writer.close()
+    progress.finish()
+    for error in engine.errors:
+        print(f"rsp-plugin: {error}", file=sys.stderr)
+    if set_aside:
+        print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)", file=sys.stderr)
+    return 0
+
+
+def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
+           last: int | None = None, progress=None, results=lambda: 0) -> int:
+    """Feed the engine from its sources, merged in time order, and end the replay; returns the number
+    of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`)."""
+    progress = progress or Quiet()
+    rows = set_aside = shown = 0
+
+    def show_rejected() -> None:
+        nonlocal set_aside, shown
+        for record in engine.rejected[shown:]:
+            progress.note(str(record))
+            set_aside += 1
+        shown = len(engine.rejected)
+
+    opened: list[OpenSource] = []
+    try:
+        readers = []
+        for number, source in enumerate(sources):
+            handle = OpenSource(source, engine.terms, user_error)
+            opened.append(handle)
+            readers.append(_tagged(number, source, handle.elements))
+        live = any(source.live for source in sources)
+        for time_key, source, batch in _batches(heapq.merge(*readers)):
+            if isinstance(batch, Rejected):
+                progress.note(str(batch))
+                rows += 1
+                set_aside += 1
+                continue
+            rows += len(batch)
+            if last is not None and time_key > last:
+                if live:
+                    break
+                continue
+            if first is not None and time_key < first:
+                continue
+            if engine.watermark is None or time_key > engine.watermark:
+                engine.advance_to(time_key)
+            engine.push(source.iri, batch, source=source.name)
+            show_rejected()
+            progress.update(rows=rows, set_aside=set_aside, results=results())
+        engine.finish()
+        show_rejected()
+    finally:
+        for handle in opened:
+            handle.close()
+    return set_aside
+
+
+def engine_for(options, user_error):
+    """The runtime the command line asks for (both engines): its streams, background and
+    graphs registered, the query registered; returns (engine, query, [StreamSource])."""
+    query = parse_query_file(options.query, dialect=getattr(options, "dialect", None) or "auto")
+    input_format = getattr(options, "input_format", None) or "tnt"
+    sources = [stream_source(text, user_error, input_format) for text in options.stream]
+    if sum(source.kind == "stdin" for source in sources) > 1:
+        raise user_error("only one --stream can read standard input (IRI=-)")
+    engine = RSPEngine(explain=getattr(options, "explain", False))
+    for source in sources:
+        engine.register_stream(source.iri)
+    for text in options.background:
+        iri, _, path = text.rpartition("=") if "=" in text and not Path(text).exists() else ("", "", text)
+        if not Path(path).is_file():
+            raise user_error(f"{path}: cannot read the background graph: no such file")
+        if iri:
+            engine.add_graph(iri, path)
+        else:
+            engine.add_background(path)
+    report = getattr(options, "report", None)
+    registered = engine.register_query(query, report=ReportPolicy(report) if report else None)
+    return engine, registered, sources
+
+
+def _tagged(number: int, source: StreamSource, items) -> Iterator[tuple]:
+    """(time, source number, line order, source, item): a rejected line travels with the time before it."""
+    last = -(1 << 62)
+    for order, item in enumerate(items):
+        if isinstance(item, StreamElement):
+            last = item.time_point
+        yield last, number, order, source, item
+
+
+def _batches(merged) -> Iterator[tuple]:
+    """(time, source, elements or a Rejected): consecutive elements of one source and one time together."""
+    batch: list[StreamElement] = []
+    key = None
+    for time_key, number, _, source, item in merged:
+        if batch and (isinstance(item, Rejected) or key[:2] != (time_key, number)):
+            yield key[0], key[2], batch
+            batch = []
+        if isinstance(item, Rejected):
+            yield time_key, source, item
+            continue
+        key = (time_key, number, source)
+        batch.append(item)
+        if len(batch) >= 10_000:  # a live source may send one timestamp for a long time
+            yield key[0], key[2], batch
+            batch = []
+    if batch:
+        yield key[0], key[2], batch
+
+
+def _lines(paths) -> int:
+    total = 0
+    for path in paths:
+        with open(path, "rb") as handle:
+            total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
+    return total

@@ -1,0 +1,224 @@
+"""Where `rsp-plugin query --stream IRI=...` reads a stream: a file, standard input or a socket.
+
+    IRI=FILE          a file; its extension names the format (.tnt, .trig, .nq, .nt, .ttl, ...)
+    IRI=FILE@T        a plain RDF document seen at T ms
+    IRI=-             standard input, read as it comes (`--input-format`, default tnt)
+    IRI=tcp://H:P     a TCP socket this command connects to, read line by line as it comes
+
+A source gives `StreamElement`s and `Rejected` records, never an exception for a
+bad line: a line that is not UTF-8 is set aside like a line that cannot be read.
+
+>>> source = stream_source("http://ex/s=tcp://localhost:9000", lambda m: ValueError(m))
+>>> source.iri, source.kind, source.address
+('http://ex/s', 'tcp', ('localhost', 9000))
+>>> stream_source("http://ex/s=-", lambda m: ValueError(m)).name
+'<stdin>'
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterable, Iterator
+
+from ..formats import (
+    Rejected,
+    StreamElement,
+    read_ntriples_at,
+    read_rdf_document_at,
+    read_timestamped_graphs,
+    read_tnt,
+)
+from ..terms import Dictionary
+
+#: --input-format values for standard input and sockets (files go by their extension)
+INPUT_FORMATS = ("tnt", "nt", "ttl", "trig", "nq", "jsonld")
+_BY_SUFFIX = {".tnt": "tnt", ".nt": "nt", ".ttl": "ttl", ".n3": "n3", ".rdf": "xml", ".owl": "xml",
+              ".jsonld": "jsonld", ".trig": "trig", ".nq": "nq", ".nquads": "nq"}
+_RDFLIB = {"ttl": "turtle", "n3": "n3", "xml": "xml"}
+
+
+@dataclass(frozen=True)
+class StreamSource:
+    """One --stream argument: the stream's IRI and where its elements come from."""
+
+    iri: str
+    kind: str                       # "file", "stdin" or "tcp"
+    path: Path | None = None
+    address: tuple[str, int] | None = None
+    moment: int = 0                 # the time (ms) of a plain RDF document's triples
+    fmt: str = "tnt"
+
+    @property
+    def name(self) -> str:
+        """How a rejected line names its source: the file, `<stdin>`, or `tcp://HOST:PORT`."""
+        if self.kind == "file":
+            return str(self.path)
+        if self.kind == "stdin":
+            return "<stdin>"
+        return f"tcp://{self.address[0]}:{self.address[1]}"
+
+    @property
+    def live(self) -> bool:
+        return self.kind != "file"
+
+
+def stream_source(text: str, user_error, input_format: str = "tnt") -> StreamSource:
+    """Read one --stream argument (IRI=FILE, IRI=FILE@T, IRI=-, IRI=tcp://HOST:PORT)."""
+    iri, equals, where = text.partition("=")
+    if not equals or not iri or not where:
+        raise user_error(f"--stream {text}: expected IRI=FILE, IRI=- or IRI=tcp://HOST:PORT, "
+                         "e.g. --stream http://ex.org/s=data/s.tnt")
+    iri = iri.strip("<>")
+    moment = 0
+    name, at, when = where.rpartition("@")
+    if at and when.lstrip("-").isdigit() and not Path(where).exists():
+        where, moment = name, int(when)
+    if where == "-":
+        return StreamSource(iri, "stdin", moment=moment, fmt=input_format)
+    if where.startswith("tcp://"):
+        host, colon, port = where[len("tcp://"):].rstrip("/").rpartition(":")
+        if not colon or not host or not port.isdigit():
+            raise user_error(f"--stream {text}: expected tcp://HOST:PORT")
+        return StreamSource(iri, "tcp", address=(host.strip("[]"), int(port)), moment=moment, fmt=input_format)
+    path = Path(where)
+    if not path.is_file():
+        raise user_error(f"{path}: cannot read the stream: no such file")
+    return StreamSource(iri, "file", path=path, moment=moment, fmt=_BY_SUFFIX.get(path.suffix.lower(), "tnt"))
+
+
+class OpenSource:
+    """An opened source: its elements (read lazily) and the handle to close."""
+
+    def __init__(self, source: StreamSource, terms: Dictionary, user_error):
+        self.source = source
+        self.handle: BinaryIO | None = None
+        self._socket = None
+        if source.kind == "file":
+            try:
+                self.handle = source.path.open("rb")
+            except OSError as error:
+                raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
+        elif source.kind == "stdin":
+            self.handle = sys.stdin.buffer
+        else:
+            try:
+                self._socket = socket.create_connection(source.address, timeout=10)
+            except OSError as error:
+                raise user_error(f"{source.name}: cannot connect: {error.strerror or error}") from None
+            self._socket.settimeout(None)
+            self.handle = self._socket.makefile("rb")
+        self.elements = read_source(self.handle, source.fmt, terms, name=source.name, moment=source.moment)
+
+    def close(self) -> None:
+        if self.source.kind == "stdin":
+            return
+        if self.handle is not None:
+            self.handle.close()
+        if self._socket is not None:
+            self._socket.close()
+
+
+def read_source(binary: BinaryIO | Iterable[bytes], fmt: str, terms: Dictionary, *, name: str,
+                moment: int = 0) -> Iterator[StreamElement | Rejected]:
+    """Elements of a byte stream in `fmt`: line formats as the lines come, documents once read whole."""
+    if fmt in ("tnt", "nt"):
+        bad: list[Rejected] = []
+        lines = _text_lines(binary, name, bad)
+        if fmt == "tnt":
+            items = read_tnt(lines, terms, tick_ms=1, filename=name)
+        else:
+            items = read_ntriples_at(lines, terms, timestamp=moment, filename=name)
+        for item in items:
+            while bad:
+                yield bad.pop(0)
+            yield item
+        yield from bad
+        return
+    data = b"".join(binary)
+    if fmt == "jsonld":
+        yield from _read_jsonld(data, terms, moment, name)
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        yield Rejected(name, data.count(b"\n", 0, error.start) + 1, "not UTF-8 text; the document is set aside")
+        return
+    if fmt in ("trig", "nq"):
+        yield from read_timestamped_graphs(text, terms, filename=name, rdf_format="nquads" if fmt == "nq" else "trig")
+        return
+    yield from read_rdf_document_at(text, terms, timestamp=moment, rdf_format=_RDFLIB.get(fmt, "turtle"),
+                                    filename=name)
+
+
+def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str):
+    """JSON-LD, nothing fetched: named graphs with prov:generatedAtTime are elements (TripleWave's
+    shape), else every triple is seen at `timestamp`."""
+    try:
+        document = json.loads(data)
+    except UnicodeDecodeError:
+        yield Rejected(name, 1, "not UTF-8 text; the document is set aside")
+        return
+    except json.JSONDecodeError as error:
+        yield Rejected(name, error.lineno, f"not JSON: {error.msg} (column {error.colno}); the document is set aside")
+        return
+    remote = _remote_context(document)
+    if remote is not None:
+        yield Rejected(name, 1, f"a remote JSON-LD context ({remote}) is not fetched: put the context in the document")
+        return
+    from rdflib import Dataset
+
+    dataset = Dataset()
+    try:
+        dataset.parse(data=json.dumps(document), format="json-ld")
+    except Exception as error:  # rdflib's JSON-LD reader raises many kinds
+        yield Rejected(name, 1, f"not JSON-LD: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+        return
+    named = [g for g in dataset.graphs() if str(g.identifier) != "urn:x-rdflib:default" and len(g)]
+    if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
+        nquads = dataset.serialize(format="nquads")
+        yield from read_timestamped_graphs(nquads, terms, rdf_format="nquads", filename=name)
+        return
+    ntriples = dataset.serialize(format="nquads")
+    yield from read_source(ntriples.encode().splitlines(keepends=True), "nt", terms, name=name, moment=timestamp)
+
+
+def _remote_context(value) -> str | None:
+    """The first remote context a JSON-LD document names (a string @context or @import), if any."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "@context":
+                for context in inner if isinstance(inner, list) else [inner]:
+                    if isinstance(context, str):
+                        return context
+                    if isinstance(context, dict) and "@import" in context:
+                        return str(context["@import"])
+                    found = _remote_context(context)
+                    if found is not None:
+                        return found
+            else:
+                found = _remote_context(inner)
+                if found is not None:
+                    return found
+    elif isinstance(value, list):
+        for inner in value:
+            found = _remote_context(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def _text_lines(binary: Iterable[bytes], name: str, bad: list[Rejected]) -> Iterator[str]:
+    """Lines as text; a line that is not UTF-8 becomes a blank line (numbering kept) and a `Rejected`."""
+    for number, raw in enumerate(binary, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(Rejected(name, number, "not UTF-8 text; set aside"))
+            yield ""
+
+
+__all__ = ["INPUT_FORMATS", "OpenSource", "StreamSource", "read_source", "stream_source"]

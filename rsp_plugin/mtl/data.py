@@ -1,0 +1,267 @@
+"""DatalogMTL data as a stream: facts over intervals, read line by line, in time order.
+
+MeTeoR's dataset format, one fact per line:
+
+    Pos(veh21)@[1,1]          a punctual fact
+    Fault(m1)@(2,5]           over the interval: the time points 3, 4, 5
+    Alarm@7                   a nullary atom at 7 (also @[7])
+
+On the integer timeline a fact holds at the integer time points of its
+interval (`(2.5,4]` covers 3 and 4). The facts of a stream come in the order
+of their first time point; one that starts before a fact read earlier is late
+and set aside, as is a line that cannot be read or covers no time point: each
+is a `Rejected` record (`FILE:LINE: reason`) and the stream goes on. Atom
+streams (`TIMESTAMP atom`, `.stream`, atoms as in the datasets) and
+timestamped N-Triples (`.tnt`) are read too, as punctual facts.
+
+>>> from rsp_plugin.terms import Dictionary
+>>> terms = Dictionary()
+>>> for item in read_dataset(["Pos(veh1)@[1,1]", "Fault(m1)@(2,5]", "Bad(x)@[3", "Gap(x)@(1,2)"], terms, filename="d.txt"):
+...     print(item)
+1..1 Pos(veh1)
+3..5 Fault(m1)
+d.txt:3: expected ',' or a closing ']' / ')' in the interval
+d.txt:4: the interval (1,2) covers no time point of the integer timeline
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ..errors import RuleSyntaxError
+from ..formats import Rejected, format_fact, read_tnt
+from ..terms import Dictionary
+from .syntax import _PREFIX, STANDARD_PREFIXES, Scanner, _Reader
+
+Fact = tuple[int, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class TimedFact:
+    """A fact over the time points first..last, and the line it was read from."""
+
+    first: int
+    last: int
+    fact: Fact
+    line: int
+    terms: Dictionary | None = None
+
+    def __str__(self) -> str:
+        shown = format_fact(self.fact, self.terms) if self.terms is not None else str(self.fact)
+        return f"{self.first}..{self.last} {shown}"
+
+
+def read_dataset(
+    lines: Iterable[str], terms: Dictionary, *, prefixes: dict[str, str] | None = None, filename: str = "<stream>"
+) -> Iterator[TimedFact | Rejected]:
+    """MeTeoR dataset lines -> `TimedFact`s, or `Rejected` records for the lines that cannot be used."""
+    reader = _Reader(filename, terms)
+    reader.prefixes = {**STANDARD_PREFIXES, **(prefixes or {})}
+    fast = _FAST_FACT.match
+    names: dict[str, tuple[int, bool]] = {}  # predicate as written -> (id, is an IRI)
+    intern = terms.intern
+    for number, raw in enumerate(lines, 1):
+        simple = fast(raw)
+        if simple is not None:  # `Pred(a,b)@[1,2]` with plain names and integers: no need to scan
+            predicate_text, arguments, first, last, point = simple.groups()
+            first, last = (int(point), int(point)) if point is not None else (int(first), int(last))
+            known = names.get(predicate_text)
+            if known is None:
+                key, is_iri = reader.name_key(predicate_text)
+                known = names[predicate_text] = (intern(key), is_iri)
+            args = () if not arguments else tuple(
+                intern(reader.name_key(a)[0] if ":" in a else a) for a in arguments.replace(" ", "").split(",")
+            )
+            if first <= last and not (known[1] and len(args) == 2):
+                yield TimedFact(first, last, (known[0], args), number, terms)
+                continue
+        line = raw.rstrip("\n")
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#%":
+            continue
+        try:
+            yield _fact(reader, Scanner(line, filename, number), terms)
+        except RuleSyntaxError as problem:
+            yield Rejected(filename, number, problem.msg)
+
+
+_SIMPLE_NAME = r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)?"
+_SIMPLE_TERM = rf"\s*(?:{_SIMPLE_NAME}|-?\d+)\s*"
+_FAST_FACT = re.compile(
+    rf"\s*({_SIMPLE_NAME})\s*(?:\(((?:{_SIMPLE_TERM},)*{_SIMPLE_TERM})\))?\s*@\s*"
+    rf"(?:\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]|(-?\d+))\s*\Z"
+)
+_POINT = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _fact(reader: _Reader, s: Scanner, terms: Dictionary) -> TimedFact:
+    atom = reader.atom(s, constants=True)
+    if not s.take("@"):
+        s.error("expected '@' and the time, e.g. Pred(a,b)@[1,2]")
+    s.skip()
+    start = s.pos
+    if s.text.startswith(("[", "("), s.pos):
+        interval = reader.interval(s, distances=False)
+    else:
+        point = s.match(_POINT)
+        if point is None:
+            s.error("expected the time after '@': a time point or an interval such as [1,2]")
+        interval = reader.point_interval(point.group(0))
+    written = s.text[start : s.pos].strip()
+    if not s.at_end():
+        s.error(f"unexpected text after the fact: {s.rest()!r}")
+    points = interval.integers()
+    if points is None:
+        s.error(f"the interval {written} covers no time point of the integer timeline", start)
+    first, last = points
+    if last is None:
+        s.error(f"the interval {written} has no end: a stream element must end", start)
+    return TimedFact(first, last, (atom.predicate, atom.args), s.line, terms)
+
+
+def read_facts(
+    path: str | Path, lines: Iterable[str], terms: Dictionary, *, prefixes: dict[str, str] | None = None
+) -> Iterator[TimedFact | Rejected]:
+    """Any stream file for a DatalogMTL program, by its name: `.tnt` / `.nt` (timestamped N-Triples),
+    `.stream` (`TIMESTAMP atom`), else a MeTeoR dataset, unless its first line is `TIMESTAMP atom`."""
+    name = str(path)
+    suffix = Path(path).suffix
+    if suffix in (".tnt", ".nt"):
+        return _punctual(read_tnt(lines, terms, filename=name))
+    if suffix == ".stream":
+        return read_atom_lines(lines, terms, prefixes=prefixes, filename=name)
+    lines = iter(lines)
+    head = []
+    for line in lines:
+        head.append(line)
+        if line.strip() and line.strip()[0] not in "#%@":
+            break
+    rest = itertools.chain(head, lines)
+    if head and _ATOM_LINE.match(head[-1]):
+        return read_atom_lines(rest, terms, prefixes=prefixes, filename=name)
+    return read_dataset(rest, terms, prefixes=prefixes, filename=name)
+
+
+def read_atom_lines(
+    lines: Iterable[str], terms: Dictionary, *, prefixes: dict[str, str] | None = None, filename: str = "<stream>"
+) -> Iterator[TimedFact | Rejected]:
+    """`TIMESTAMP atom` lines (`36 Pos(veh1)`), atoms written as in MeTeoR's datasets: punctual facts."""
+    reader = _Reader(filename, terms)
+    reader.prefixes = {**STANDARD_PREFIXES, **(prefixes or {})}
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\n")
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#%":
+            continue
+        declared = _PREFIX.match(line)
+        if declared:
+            reader.prefixes[declared.group(1) or ""] = declared.group(2)
+            continue
+        s = Scanner(line, filename, number)
+        try:
+            point = s.match(_TIME_POINT)
+            if point is None:
+                s.error("expected 'TIMESTAMP atom', e.g. '36 Pos(veh1)'")
+            atom = reader.atom(s, constants=True)
+            s.take(".")
+            if not s.at_end():
+                s.error(f"unexpected text after the atom: {s.rest()!r}")
+        except RuleSyntaxError as problem:
+            yield Rejected(filename, number, problem.msg)
+            continue
+        t = int(point.group(0))
+        yield TimedFact(t, t, (atom.predicate, atom.args), number, terms)
+
+
+_TIME_POINT = re.compile(r"-?\d+(?=\s)")
+
+
+#: `36 a(x1,y)`: a time point, a space, then an atom with no '@' after it
+_ATOM_LINE = re.compile(r"\s*-?\d+\s+[^@\s][^@]*\Z")
+
+
+def _punctual(elements) -> Iterator[TimedFact | Rejected]:
+    for element in elements:
+        if isinstance(element, Rejected):
+            yield element
+        else:
+            yield TimedFact(element.time_point, element.time_point, element.fact, element.line, element.terms)
+
+
+def with_arities(items: Iterable[TimedFact | Rejected], arities: dict[int, set[int]], terms: Dictionary,
+                 filename: str = "<stream>") -> Iterator[TimedFact | Rejected]:
+    """Set aside facts whose predicate the program uses with another number of arguments."""
+    for item in items:
+        if isinstance(item, TimedFact):
+            predicate, args = item.fact
+            used = arities.get(predicate)
+            if used is not None and len(args) not in used:
+                wanted = " or ".join(str(n) for n in sorted(used))
+                yield Rejected(filename, item.line, f"{terms.key(predicate)} has {wanted} argument"
+                                                    f"{'s' if wanted != '1' else ''} in the program, "
+                                                    f"{len(args)} here; set aside")
+                continue
+        yield item
+
+
+def fact_timeline(
+    items: Iterable[TimedFact | Rejected],
+    *,
+    first: int | None = None,
+    last: int | None = None,
+    on_rejected: Callable[[Rejected], None] = lambda rejected: None,
+    filename: str = "<stream>",
+) -> Iterator[tuple[int, list[Fact]]]:
+    """(time point, the facts that hold at it) for every time point of the timeline, in order.
+
+    The timeline runs from `first` (default: the first fact's first point) to
+    `last` (default: the last point any fact covers). A fact over an interval
+    is given again at each of its time points.
+
+    >>> items = [TimedFact(1, 3, "a", 1), TimedFact(2, 2, "b", 2), TimedFact(1, 1, "c", 3)]
+    >>> rejected = []
+    >>> list(fact_timeline(items, on_rejected=rejected.append))
+    [(1, ['a']), (2, ['a', 'b']), (3, ['a'])]
+    >>> [str(r) for r in rejected]
+    ['<stream>:3: starts at time point 1, before time point 2 read earlier; set aside (a stream is read in time order)']
+    """
+    current = first
+    active: list[TimedFact] = []
+    latest: int | None = None
+    end = last
+    for item in items:
+        if isinstance(item, Rejected):
+            on_rejected(item)
+            continue
+        if latest is not None and item.first < latest:
+            on_rejected(Rejected(filename, item.line, f"starts at time point {item.first}, before time point "
+                                                      f"{latest} read earlier; set aside (a stream is read in time order)"))
+            continue
+        latest = item.first
+        if first is not None and item.last < first:
+            continue
+        if last is not None and item.first > last:
+            break
+        if current is None:
+            current = item.first
+        while current < item.first:
+            yield current, [timed.fact for timed in active]
+            current += 1
+            active = [timed for timed in active if timed.last >= current]
+        active.append(item)
+        if last is None and (end is None or item.last > end):
+            end = item.last
+    if current is None:
+        if first is None or last is None:
+            return
+        current = first
+    if end is None:
+        end = current if last is None else last
+    while current <= end:
+        yield current, [timed.fact for timed in active]
+        current += 1
+        active = [timed for timed in active if timed.last >= current]

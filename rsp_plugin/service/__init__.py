@@ -1,0 +1,38 @@
+"""`rsp-plugin serve`: the engine as an HTTP service with a live page (Starlette, run by uvicorn).
+
+    from rsp_plugin.service import ServiceSettings, create_app
+    app = create_app(ServiceSettings(token="s3cret"))     # any ASGI server runs it
+
+Modules, one idea each:
+
+    settings.py    ServiceSettings: where it listens, its token, its bounds, what it may read
+    guard.py       the gate every request passes: token, rate, body size
+    bodies.py      pushed bodies read into stream elements (bad lines located, good ones kept)
+    live.py        LiveEngine: the RSPEngine on its own thread, streams' and queries' state, reports numbered
+    observers.py   SSE / WebSocket readers and webhook observers (bounded, retried)
+    app.py         the routes (rsp-services' resource shapes) and the page
+    openapi.py     the API's OpenAPI description
+    page/          the live page: static HTML, CSS and a script reading the same JSON the API serves
+"""
+
+from __future__ import annotations
+
+from .settings import ServiceSettings
+
+
+def create_app(settings: ServiceSettings | None = None, **options):
+    from .app import create_app as make
+
+    return make(settings, **options)
+
+
+def serve(settings: ServiceSettings) -> None:
+    """Run the service with uvicorn until interrupted."""
+    import uvicorn
+
+    settings.check()
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning",
+                ws_max_size=settings.max_body_bytes, lifespan="on", timeout_graceful_shutdown=2)
+
+
+__all__ = ["ServiceSettings", "create_app", "serve"]

@@ -1,0 +1,373 @@
+"""The HTTP API and its page: `create_app(settings)` gives the ASGI application.
+
+Resources follow rsp-services (C-SPARQL's REST service) where they fit: streams
+and queries are registered with PUT, fed / read with POST / GET, removed with
+DELETE; observers hang under their query. Stream IRIs and query names that
+hold `/` go into a path percent-encoded. The whole API is described by
+`/openapi.json` (and `/docs`); `rsp_plugin/service/openapi.py` holds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .guard import Gate, read_limited
+from .live import LiveEngine, ServiceError
+from .observers import Observers
+from .openapi import docs_page, openapi_document, package_version
+from .settings import ServiceSettings
+
+PAGE = Path(__file__).parent / "page"
+
+
+def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> Starlette:
+    """The service over a fresh engine. `explainer(engine, query, t, item)` answers GET .../explain."""
+    settings = settings or ServiceSettings()
+    settings.check()
+    live = LiveEngine(settings, explainer=explainer)
+    observers = Observers(settings)
+    live.listeners.append(observers.offer)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        live.loop = asyncio.get_running_loop()
+        yield
+        await observers.close()
+        live.close()
+
+    async def run(function, *args):
+        return await live.call(function, *args)
+
+    # the page and the description ----------------------------------------------------------
+
+    async def page(request: Request):
+        return HTMLResponse((PAGE / "index.html").read_text(encoding="utf-8"))
+
+    async def openapi(request: Request):
+        return JSONResponse(openapi_document())
+
+    async def docs(request: Request):
+        return HTMLResponse(docs_page(openapi_document()))
+
+    async def system(request: Request):
+        return JSONResponse({"version": package_version(), "watermark": live.engine.watermark, "finished": live.finished,
+                             "streams": len(live.streams), "queries": len(live.queries),
+                             "limits": {"max_body_bytes": settings.max_body_bytes, "rate": settings.rate,
+                                        "burst": settings.burst, "history": settings.history,
+                                        "queue": settings.queue},
+                             "graphs": sorted(live.graphs), "rules": sorted(live.rules),
+                             "explanations": live.explainer is not None,
+                             "errors": live.engine.errors[-20:]})
+
+    async def stats(request: Request):
+        return JSONResponse(await run(live.stats))
+
+    # streams -------------------------------------------------------------------------------
+
+    async def list_streams(request: Request):
+        return JSONResponse(await run(lambda: [state.info() for state in live.streams.values()]))
+
+    async def stream(request: Request):
+        iri = request.path_params["iri"]
+        if request.method == "GET":
+            return JSONResponse(await run(live.stream_info, iri))
+        if request.method == "PUT":
+            info, created = await run(live.register_stream, iri)
+            return JSONResponse(info, status_code=201 if created else 200)
+        if request.method == "DELETE":
+            await run(live.unregister_stream, iri)
+            return Response(status_code=204)
+        body = await read_limited(request, settings.max_body_bytes)
+        if body is None:
+            raise ServiceError(413, f"the body is larger than {settings.max_body_bytes} bytes")
+        t = _int_param(request, "t")
+        answer = await run(live.push, iri, body, request.headers.get("content-type"),
+                           request.query_params.get("format"), t)
+        return JSONResponse(answer, status_code=400 if answer["rejected"] else 200)
+
+    async def stream_socket(websocket: WebSocket):
+        """Each text (or binary) message is a body in ?format= (default tnt); each gets an answer."""
+        iri = websocket.path_params["iri"]
+        await websocket.accept()
+        fmt = websocket.query_params.get("format") or "tnt"
+        t = websocket.query_params.get("t")
+        try:
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                data = message.get("bytes") or (message.get("text") or "").encode("utf-8")
+                if len(data) > settings.max_body_bytes:
+                    await websocket.send_json({"error": f"the message is larger than {settings.max_body_bytes} bytes"})
+                    continue
+                try:
+                    answer = await run(live.push, iri, data, None, fmt, int(t) if t else None)
+                except ServiceError as error:
+                    answer = {"error": error.message}
+                await websocket.send_json(answer)
+        except WebSocketDisconnect:
+            pass
+
+    # static graphs and rules ---------------------------------------------------------------
+
+    async def graph(request: Request):
+        body = await read_limited(request, settings.max_body_bytes)
+        if body is None:
+            raise ServiceError(413, f"the body is larger than {settings.max_body_bytes} bytes")
+        return JSONResponse(await run(live.put_graph, request.path_params["iri"], body,
+                                      request.headers.get("content-type"), request.query_params.get("format")),
+                            status_code=201)
+
+    async def rules(request: Request):
+        body = await read_limited(request, settings.max_body_bytes)
+        if body is None:
+            raise ServiceError(413, f"the body is larger than {settings.max_body_bytes} bytes")
+        return JSONResponse(await run(live.put_rules, request.path_params["iri"], _text(body)), status_code=201)
+
+    # queries -------------------------------------------------------------------------------
+
+    async def list_queries(request: Request):
+        if request.method == "POST":
+            return await _register(request, None)
+        return JSONResponse(await run(lambda: [state.info() for state in live.queries.values()]))
+
+    async def query(request: Request):
+        name = request.path_params["name"]
+        if request.method == "PUT":
+            return await _register(request, name)
+        if request.method == "DELETE":
+            await run(live.unregister_query, name)
+            observers.remove_query(name)
+            return Response(status_code=204)
+        return JSONResponse(await run(live.query_info, name))
+
+    async def _register(request: Request, name: str | None):
+        body = await read_limited(request, settings.max_body_bytes)
+        if body is None:
+            raise ServiceError(413, f"the body is larger than {settings.max_body_bytes} bytes")
+        media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+        options: dict = {}
+        if media == "application/json":
+            try:
+                spec = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise ServiceError(400, f"not JSON: {error}") from None
+            if not isinstance(spec, dict) or not isinstance(spec.get("query"), str):
+                raise ServiceError(400, 'expected {"query": "...", "rules"?: "...", "graphs"?: {IRI: {"data", '
+                                        '"format"}}, "report"?: "...", "dialect"?: "..."}')
+            text = spec["query"]
+            graphs = {}
+            for iri, given in (spec.get("graphs") or {}).items():
+                if not isinstance(given, dict) or not isinstance(given.get("data"), str):
+                    raise ServiceError(400, f'graphs: <{iri}> is {{"data": "...", "format": "ttl"}}')
+                graphs[iri] = (given["data"].encode("utf-8"), given.get("format") or "ttl")
+            options = {"rules": spec.get("rules"), "graphs": graphs, "report": spec.get("report"),
+                       "dialect": spec.get("dialect")}
+        elif media in ("", "application/sparql-query", "text/plain"):
+            text = _text(body)
+        else:
+            raise ServiceError(415, f"a query is sent as application/sparql-query, text/plain or application/json, "
+                                    f"not {media}")
+        info, registered = await run(lambda: live.register_query(name, text, **options))
+        return JSONResponse(info, status_code=201, headers={"location": f"/queries/{_quote(registered)}"})
+
+    async def results(request: Request):
+        name = request.path_params["name"]
+        return JSONResponse(await run(live.results_after, name, _int_param(request, "after") or 0))
+
+    async def events(request: Request):
+        """Server-Sent Events: every report of the query (or of every query on /events), as it comes."""
+        name = request.path_params.get("name")
+        if name is not None:
+            await run(live.query_info, name)  # 404 when unknown
+        after = _int_param(request, "after")
+        last_id = request.headers.get("last-event-id")
+        if last_id and name is not None and last_id.isdigit():
+            after = int(last_id)
+        reader = observers.reader({name} if name is not None else None)
+        backlog = (await run(live.results_after, name, after))["results"] if name is not None and after is not None else []
+
+        async def stream():
+            try:
+                yield "retry: 1000\n\n"
+                last = after or 0
+                for value in backlog:
+                    last = value["seq"]
+                    yield _sse(value)
+                while True:
+                    try:
+                        value = await asyncio.wait_for(reader.queue.get(), timeout=15)
+                    except asyncio.TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if value is None:  # cut off: too far behind
+                        yield "event: overflow\ndata: {}\n\n"
+                        return
+                    if name is not None and value["seq"] <= last:
+                        continue
+                    yield _sse(value)
+            finally:
+                observers.drop(reader)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
+
+    async def results_socket(websocket: WebSocket):
+        name = websocket.path_params["name"]
+        try:
+            await run(live.query_info, name)
+        except ServiceError as error:
+            await websocket.close(code=1008, reason=error.message[:120])
+            return
+        await websocket.accept()
+        reader = observers.reader({name})
+        try:
+            while True:
+                value = await reader.queue.get()
+                if value is None:
+                    await websocket.close(code=1013, reason="too far behind: reconnect with ?after=SEQ")
+                    return
+                await websocket.send_json(value)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            observers.drop(reader)
+
+    async def window(request: Request):
+        name = request.path_params["name"]
+        answer = await run(live.window, name, _int_param(request, "at"), request.query_params.get("window"),
+                           _int_param(request, "limit"))
+        if "application/n-triples" in request.headers.get("accept", ""):
+            return PlainTextResponse("".join(line + "\n" for line in answer["triples"]),
+                                     media_type="application/n-triples")
+        return JSONResponse(answer)
+
+    async def explain(request: Request):
+        name = request.path_params["name"]
+        t = _int_param(request, "t")
+        if t is None:
+            raise ServiceError(400, "explain: give ?t=TIME and the row or triple (?item=JSON)")
+        try:
+            item = json.loads(request.query_params.get("item") or "{}")
+        except json.JSONDecodeError as error:
+            raise ServiceError(400, f"item: not JSON: {error}") from None
+        explanation = await run(live.explain, name, t, item)
+        if explanation is None:
+            return JSONResponse({"query": name, "t": t, "item": item, "explanation": None,
+                                 "reason": "this engine gives no explanations (yet)"}, status_code=501)
+        return JSONResponse({"query": name, "t": t, "item": item, "explanation": explanation})
+
+    async def observer_list(request: Request):
+        name = request.path_params["name"]
+        await run(live.query_info, name)
+        if request.method == "GET":
+            return JSONResponse([o.info() for o in observers.webhooks.values() if o.query == name])
+        body = await read_limited(request, settings.max_body_bytes)
+        try:
+            url = json.loads(body)["url"] if body and body.strip().startswith(b"{") else _text(body or b"").strip()
+        except (KeyError, json.JSONDecodeError, TypeError):
+            raise ServiceError(400, 'expected {"url": "http://..."} or the URL as text') from None
+        if not settings.webhook_allowed(url):
+            raise ServiceError(403, f"webhook <{url}> is not under an allowed prefix (serve --webhook-allow URL); "
+                                    f"allowed: {', '.join(settings.webhook_allow) or 'none'}")
+        observer = observers.add_webhook(name, url)
+        return JSONResponse(observer.info(), status_code=201,
+                            headers={"location": f"/queries/{_quote(name)}/observers/{observer.id}"})
+
+    async def observer(request: Request):
+        name, observer_id = request.path_params["name"], request.path_params["id"]
+        found = observers.webhooks.get(observer_id)
+        if found is None or found.query != name:
+            raise ServiceError(404, f"query {name!r} has no observer {observer_id}")
+        if request.method == "DELETE":
+            observers.remove_webhook(observer_id)
+            return Response(status_code=204)
+        return JSONResponse(found.info())
+
+    # time ----------------------------------------------------------------------------------
+
+    async def watermark(request: Request):
+        body = await read_limited(request, 4096)
+        try:
+            t = int(json.loads(body)["t"])
+        except (KeyError, ValueError, TypeError):
+            raise ServiceError(400, 'expected {"t": TIME}') from None
+        return JSONResponse(await run(live.advance, t))
+
+    async def finish(request: Request):
+        return JSONResponse(await run(live.finish))
+
+    async def service_error(request, error: ServiceError):
+        return JSONResponse({"error": error.message, **error.detail}, status_code=error.status)
+
+    routes = [
+        Route("/", page),
+        Route("/openapi.json", openapi),
+        Route("/docs", docs),
+        Route("/system", system),
+        Route("/stats", stats),
+        Route("/events", events),
+        Route("/watermark", watermark, methods=["POST"]),
+        Route("/finish", finish, methods=["POST"]),
+        Route("/streams", list_streams),
+        WebSocketRoute("/streams/{iri:path}/ws", stream_socket),
+        Route("/streams/{iri:path}", stream, methods=["GET", "PUT", "POST", "DELETE"]),
+        Route("/graphs/{iri:path}", graph, methods=["PUT"]),
+        Route("/rules/{iri:path}", rules, methods=["PUT"]),
+        Route("/queries", list_queries, methods=["GET", "POST"]),
+        WebSocketRoute("/queries/{name:path}/ws", results_socket),
+        Route("/queries/{name:path}/results", results),
+        Route("/queries/{name:path}/events", events),
+        Route("/queries/{name:path}/window", window),
+        Route("/queries/{name:path}/explain", explain),
+        Route("/queries/{name:path}/observers/{id}", observer, methods=["GET", "DELETE"]),
+        Route("/queries/{name:path}/observers", observer_list, methods=["GET", "POST"]),
+        Route("/queries/{name:path}", query, methods=["GET", "PUT", "DELETE"]),
+        Mount("/static", StaticFiles(directory=PAGE), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ServiceError: service_error})
+    app.state.live = live
+    app.state.observers = observers
+    app.state.settings = settings
+    app.add_middleware(Gate, settings=settings)
+    return app
+
+
+def _sse(value: dict) -> str:
+    return f"id: {value['seq']}\nevent: result\ndata: {json.dumps(value, ensure_ascii=False)}\n\n"
+
+
+def _int_param(request, name: str) -> int | None:
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ServiceError(400, f"?{name}= expects an integer (ms), got {text!r}") from None
+
+
+def _text(body: bytes) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ServiceError(400, f"the body is not UTF-8 text (byte {error.start})") from None
+
+
+def _quote(name: str) -> str:
+    from urllib.parse import quote
+
+    return quote(name, safe="")
+
+
+__all__ = ["create_app"]

@@ -1,0 +1,65 @@
+"""What a client pushes, read into stream elements: timestamped N-Triples, N-Triples, Turtle, TriG, N-Quads, JSON-LD.
+
+The media type (or `?format=`) picks the reader; line formats keep every good
+line and set the bad ones aside, each with its line number; a document format
+(Turtle, JSON-LD) is read whole, so a syntax error sets the document aside at
+the line the parser names. Documents without times of their own are seen at
+`timestamp` (the request's `?t=`, else its arrival). The readers are the command
+line's (`rsp_plugin.commands.sources`): JSON-LD is read without fetching
+anything, a remote `@context` (a URL, or `@import`) is refused.
+
+>>> from rsp_plugin.terms import Dictionary
+>>> read = read_body(b'0 <http://ex/a> <http://ex/p> <http://ex/b> .\\n0 <http://ex/a> .\\n', "tnt",
+...                  Dictionary(), timestamp=0, name="push-1")
+>>> len(read.elements), [str(r) for r in read.rejected]
+(1, ['push-1:2: not an N-Triples triple after the timestamp: expected <s> <p> <o> .'])
+>>> read_body(b'{"@context": "http://schema.org/", "name": "x"}', "jsonld", Dictionary(), 0, "push-2").rejected[0].reason
+'a remote JSON-LD context (http://schema.org/) is not fetched: put the context in the document'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..formats import Rejected, StreamElement
+from ..terms import Dictionary
+from ..commands.sources import read_source
+
+#: media type -> format name
+MEDIA_TYPES = {
+    "application/x-tnt": "tnt", "text/x-tnt": "tnt", "text/plain": "tnt",
+    "application/n-triples": "nt", "text/turtle": "ttl", "application/x-turtle": "ttl",
+    "application/trig": "trig", "application/n-quads": "nq",
+    "application/ld+json": "jsonld", "application/json": "jsonld",
+}
+FORMATS = ("tnt", "nt", "ttl", "trig", "nq", "jsonld")
+
+
+@dataclass
+class ReadBody:
+    elements: list[StreamElement] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def body_format(content_type: str | None, override: str | None) -> str:
+    """The format a request names: `?format=` first, then its Content-Type (default: tnt)."""
+    if override:
+        if override not in FORMATS:
+            raise ValueError(f"unknown format {override!r}; expected one of {', '.join(FORMATS)}")
+        return override
+    media = (content_type or "").split(";")[0].strip().lower()
+    if not media:
+        return "tnt"
+    if media not in MEDIA_TYPES:
+        raise ValueError(f"cannot read {media}; send one of {', '.join(sorted(MEDIA_TYPES))} (or ?format=)")
+    return MEDIA_TYPES[media]
+
+
+def read_body(data: bytes, fmt: str, terms: Dictionary, timestamp: int, name: str) -> ReadBody:
+    out = ReadBody()
+    for item in read_source(data.splitlines(keepends=True), fmt, terms, name=name, moment=timestamp):
+        (out.rejected if isinstance(item, Rejected) else out.elements).append(item)
+    return out
+
+
+__all__ = ["FORMATS", "MEDIA_TYPES", "ReadBody", "body_format", "read_body"]

@@ -1,0 +1,458 @@
+"""The engine behind the service: one `RSPEngine`, worked by one thread, watched by many readers.
+
+Every engine call (register, push, advance) runs on the engine's own thread, in
+the order the requests came, so the engine needs no lock and the event loop stays
+free for readers. A report is turned into its JSON value once, numbered per
+query (`seq`), kept in a short history, and handed to the readers on the loop.
+
+Time: the watermark is the oldest of the latest timestamps of the streams the
+queries read (a stream no element has reached yet holds it back too), so each
+client can push its own stream in its own time order and nothing is late;
+`advance(t)` moves it on by hand (a stream gone quiet), `finish()` ends a
+replay as the command line does.
+Documents without times of their own are seen at the request's `?t=`, else at
+their arrival (the wall clock, in ms).
+
+Nothing a client sends makes the engine read a file or open a URL: FROM and
+FROM NAMED graphs must be configured or uploaded, RULES programs likewise,
+SERVICE is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import QuerySyntaxError
+from ..formats import Rejected
+from ..query.model import ReportPolicy
+from ..query.syntax import parse_query
+from ..runtime import RSPEngine
+from .bodies import body_format, read_body
+from .settings import ServiceSettings
+
+
+class ServiceError(Exception):
+    """A client's mistake: an HTTP status and a message (one line, located when it is in their text)."""
+
+    def __init__(self, status: int, message: str, **detail):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.detail = detail
+
+
+class Meter:
+    """Counts per wall-clock second over the last `seconds` (a rate and a plot's points)."""
+
+    def __init__(self, seconds: int = 120):
+        self.seconds = seconds
+        self.buckets: deque[list] = deque()
+        self.total = 0
+
+    def add(self, count: int, now: float | None = None) -> None:
+        second = int(now if now is not None else time.time())
+        self.total += count
+        if self.buckets and self.buckets[-1][0] == second:
+            self.buckets[-1][1] += count
+        else:
+            self.buckets.append([second, count])
+            while self.buckets and self.buckets[0][0] <= second - self.seconds:
+                self.buckets.popleft()
+
+    def rate(self, now: float | None = None, over: int = 5) -> float:
+        """Per second over the last `over` complete seconds."""
+        second = int(now if now is not None else time.time())
+        return sum(count for at, count in self.buckets if second - over <= at < second) / over
+
+    def series(self, now: float | None = None) -> list[list[int]]:
+        second = int(now if now is not None else time.time())
+        return [[at, count] for at, count in self.buckets if at > second - self.seconds]
+
+
+@dataclass
+class StreamState:
+    iri: str
+    pushes: int = 0
+    latest: int | None = None
+    triples: Meter = field(default_factory=Meter)
+    rejected: int = 0
+    recent_rejected: deque = field(default_factory=lambda: deque(maxlen=20))
+
+    def info(self) -> dict:
+        return {"iri": self.iri, "triples": self.triples.total, "rate": self.triples.rate(),
+                "latest": self.latest, "rejected": self.rejected,
+                "recent_rejected": [str(record) for record in self.recent_rejected]}
+
+
+@dataclass
+class QueryState:
+    name: str
+    text: str
+    registered: object
+    seq: int = 0
+    history: deque = field(default_factory=deque)
+    results: Meter = field(default_factory=Meter)
+    latencies: deque = field(default_factory=lambda: deque(maxlen=200))
+
+    def info(self) -> dict:
+        query = self.registered.query
+        latencies = sorted(self.latencies)
+        return {
+            "name": self.name, "query": self.text, "form": query.form, "r2s": query.r2s.value,
+            "variables": [str(v) for v in (query.algebra.algebra.get("PV") or ())] if query.form == "SELECT" else [],
+            "windows": [{"stream": c.stream, "window": repr(c.window), "name": c.name} for c in query.windows],
+            "entailment": query.entailment, "rules": query.rules,
+            "evaluations": self.registered.evaluations, "results": self.seq, "rate": self.results.rate(),
+            "latency_ms": {"last": self.latencies[-1] if self.latencies else None,
+                           "p50": latencies[len(latencies) // 2] if latencies else None,
+                           "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else None},
+        }
+
+
+class LiveEngine:
+    """The service's engine: streams, queries, pushes and reports, on one worker thread."""
+
+    def __init__(self, settings: ServiceSettings, *, explainer: Callable | None = None):
+        self.settings = settings
+        self.engine = RSPEngine()
+        self.engine.subscribe(self._on_result)
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rsp-engine")
+        self.streams: dict[str, StreamState] = {}
+        self.queries: dict[str, QueryState] = {}
+        self.graphs: set[str] = set()
+        self.rules: set[str] = set()
+        self.results = Meter()
+        self.finished = False
+        #: called on the event loop with (query name, result JSON) for every report
+        self.listeners: list[Callable[[str, dict], None]] = []
+        #: `explainer(engine, query_name, t, item)` -> an explanation (a JSON value) or None
+        self.explainer = explainer
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._request_started: float | None = None
+        self._thread_check = threading.local()
+        for iri, path in settings.graphs.items():
+            self.engine.add_graph(iri, path)
+            self.graphs.add(iri)
+        for path in settings.background:
+            self.engine.add_background(path)
+        for iri, path in settings.rules.items():
+            self.engine.add_rules(iri, Path(path).read_text(encoding="utf-8"))
+            self.rules.add(iri)
+
+    async def call(self, function, *args):
+        """Run `function(*args)` on the engine's thread, after every call made before it."""
+        self.loop = asyncio.get_running_loop()
+        return await self.loop.run_in_executor(self.executor, function, *args)
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+    # streams ----------------------------------------------------------------------------------
+
+    def register_stream(self, iri: str) -> tuple[dict, bool]:
+        created = iri not in self.streams
+        if created:
+            self.engine.register_stream(iri)
+            self.streams[iri] = StreamState(iri)
+        return self.streams[iri].info(), created
+
+    def unregister_stream(self, iri: str) -> None:
+        self._stream(iri)
+        try:
+            self.engine.unregister_stream(iri)
+        except ValueError as error:
+            raise ServiceError(409, str(error)) from None
+        del self.streams[iri]
+
+    def stream_info(self, iri: str) -> dict:
+        return self._stream(iri).info()
+
+    def _stream(self, iri: str) -> StreamState:
+        state = self.streams.get(iri)
+        if state is None:
+            known = ", ".join(f"<{s}>" for s in self.streams) or "none"
+            raise ServiceError(404, f"no stream <{iri}> is registered (registered: {known})")
+        return state
+
+    def push(self, iri: str, data: bytes, content_type: str | None, fmt: str | None, t: int | None) -> dict:
+        """Read a body into elements, push the good ones, move the watermark; the bad lines, located."""
+        started = time.perf_counter()
+        self._request_started = started
+        state = self._stream(iri)
+        if self.finished:
+            raise ServiceError(409, "the replay has finished (POST /finish): the engine takes no more elements")
+        try:
+            kind = body_format(content_type, fmt)
+        except ValueError as error:
+            raise ServiceError(415, str(error)) from None
+        state.pushes += 1
+        name = f"<{iri}> push {state.pushes}"
+        timestamp = t if t is not None else int(time.time() * 1000)
+        read = read_body(data, kind, self.engine.terms, timestamp, name)
+        before = len(self.engine.rejected)
+        if read.elements:
+            self.engine.push(iri, read.elements, source=name)
+            latest = max(element.time_point for element in read.elements)
+            if state.latest is None or latest > state.latest:
+                state.latest = latest
+            state.triples.add(len(read.elements))
+        late = self.engine.rejected[before:]
+        self._advance_to(self._watermark())
+        del self.engine.rejected[:]
+        del self.engine.errors[:-100]  # evaluation failures: the last ones are enough to show
+        for record in (*read.rejected, *late):
+            state.rejected += 1
+            state.recent_rejected.append(record)
+        self._request_started = None
+        return {
+            "accepted": len(read.elements) - len(late),
+            "rejected": [{"line": r.line, "reason": r.reason} for r in read.rejected],
+            "late": [{"line": r.line, "reason": r.reason} for r in late],
+            "watermark": self.engine.watermark,
+            "took_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+
+    def _watermark(self) -> int | None:
+        """The oldest latest timestamp of the streams queries read (a stream not fed yet holds time back:
+        its elements would be late); with no query reading a pushed stream, of the streams fed."""
+        produced = {state.registered.query.output_stream for state in self.queries.values()}
+        read = {clause.stream for state in self.queries.values() for clause in state.registered.query.windows
+                if clause.stream not in produced}
+        if read:
+            latest = [self.streams[iri].latest if iri in self.streams else None for iri in read]
+            return None if None in latest else min(latest)
+        latest = [state.latest for state in self.streams.values() if state.latest is not None]
+        return min(latest) if latest else None
+
+    def _advance_to(self, watermark: int | None) -> None:
+        if watermark is None or self.finished:
+            return
+        if self.engine.watermark is None or watermark > self.engine.watermark:
+            self.engine.advance_to(watermark)
+
+    def advance(self, t: int) -> dict:
+        self._request_started = time.perf_counter()
+        if self.engine.watermark is not None and t < self.engine.watermark:
+            raise ServiceError(409, f"the watermark is at {self.engine.watermark} already; time only moves on")
+        self._advance_to(t)
+        self._request_started = None
+        return {"watermark": self.engine.watermark}
+
+    def finish(self) -> dict:
+        self._request_started = time.perf_counter()
+        if not self.finished:
+            self.engine.finish()
+            self.finished = True
+        self._request_started = None
+        return {"watermark": self.engine.watermark, "finished": True}
+
+    # static graphs and rules ----------------------------------------------------------------------
+
+    def put_graph(self, iri: str, data: bytes, content_type: str | None, fmt: str | None) -> dict:
+        from rdflib import Graph
+
+        kind = body_format(content_type, fmt) if fmt or content_type else "ttl"
+        if kind in ("tnt", "trig", "nq"):
+            raise ServiceError(415, "a static graph is Turtle, N-Triples or JSON-LD")
+        read = read_body(data, kind, self.engine.terms, 0, f"graph <{iri}>")
+        if read.rejected:
+            raise ServiceError(400, "the graph is not read: " + "; ".join(map(str, read.rejected[:5])),
+                               rejected=[{"line": r.line, "reason": r.reason} for r in read.rejected])
+        from ..rdfterms import key_term
+
+        graph = Graph()
+        keys = self.engine.terms.keys
+        for element in read.elements:
+            s, p, o = element.fact[1]
+            graph.add((key_term(keys[s]), key_term(keys[p]), key_term(keys[o])))
+        self.engine.add_graph(iri, graph)
+        self.graphs.add(iri)
+        return {"iri": iri, "triples": len(graph)}
+
+    def put_rules(self, iri: str, text: str) -> dict:
+        from ..lars.syntax import parse_program
+        from ..errors import RuleSyntaxError
+
+        try:
+            parse_program(text, f"<rules {iri}>")
+        except RuleSyntaxError as error:
+            raise ServiceError(400, str(error)) from None
+        self.engine.add_rules(iri, text)
+        self.rules.add(iri)
+        return {"iri": iri}
+
+    # queries --------------------------------------------------------------------------------------
+
+    def register_query(self, name: str | None, text: str, *, rules: str | None = None,
+                       graphs: dict[str, tuple[bytes, str]] | None = None, report: str | None = None,
+                       dialect: str | None = None) -> tuple[dict, str]:
+        filename = f"<query {name}>" if name else "<query>"
+        try:
+            query = _parse(text, filename, dialect)
+        except QuerySyntaxError as error:
+            raise ServiceError(400, str(error)) from None
+        name = name or query.name
+        if name is not None and name in self.queries:
+            raise ServiceError(409, f"a query named {name!r} is registered already")
+        for iri, (data, fmt) in (graphs or {}).items():
+            self.put_graph(iri, data, None, fmt)
+        if rules is not None:
+            if query.rules is None:
+                raise ServiceError(400, f"{filename}:1:1: rules are given but the query names no RULES <iri>")
+            self.put_rules(query.rules, rules)
+        _check_reads_nothing_unknown(query, self.graphs, self.rules)
+        try:
+            policy = ReportPolicy(report) if report else ReportPolicy.ON_WINDOW_CLOSE
+        except ValueError:
+            raise ServiceError(400, f"report: expected on-window-close or non-empty-content, got {report!r}") from None
+        try:
+            registered = self.engine.register_query(query, name=name, report=policy)
+        except QuerySyntaxError as error:
+            raise ServiceError(400, str(error)) from None
+        state = QueryState(registered.name, text, registered, history=deque(maxlen=self.settings.history))
+        self.queries[registered.name] = state
+        if query.output_stream is not None and query.output_stream not in self.streams:
+            self.streams[query.output_stream] = StreamState(query.output_stream)
+        return state.info(), registered.name
+
+    def unregister_query(self, name: str) -> None:
+        self._query(name)
+        self.engine.unregister_query(name)
+        del self.queries[name]
+
+    def query_info(self, name: str) -> dict:
+        return self._query(name).info()
+
+    def _query(self, name: str) -> QueryState:
+        state = self.queries.get(name)
+        if state is None:
+            known = ", ".join(self.queries) or "none"
+            raise ServiceError(404, f"no query named {name!r} is registered (registered: {known})")
+        return state
+
+    def results_after(self, name: str, after: int) -> dict:
+        state = self._query(name)
+        kept = [item for item in state.history if item["seq"] > after]
+        first = state.history[0]["seq"] if state.history else state.seq + 1
+        return {"results": kept, "last": state.seq, "missed": max(0, min(first, state.seq + 1) - after - 1)}
+
+    def window(self, name: str, at: int | None, window: str | None, limit: int | None):
+        from ..query.graphs import WindowNotKept
+
+        state = self._query(name)
+        try:
+            graph = self.engine.window_graph(state.registered, at, window=window)
+        except WindowNotKept as error:
+            raise ServiceError(409, str(error)) from None
+        except KeyError as error:
+            raise ServiceError(404, error.args[0]) from None
+        limit = limit or self.settings.window_limit
+        keys = self.engine.terms.keys
+        store = graph.store
+        triples = []
+        for number, (s, p, o) in enumerate(store.content.match(None, None, None)):
+            if number >= limit:
+                break
+            triples.append(f"{keys[s]} {keys[p]} {keys[o]} .")
+        size = len(store.content)
+        return {"query": name, "watermark": self.engine.watermark, "boundary": at or state.registered.last_instant,
+                "size": size, "truncated": size > len(triples), "triples": sorted(triples)}
+
+    def explain(self, name: str, t: int, item: dict):
+        state = self._query(name)
+        if self.explainer is None:
+            return None
+        return self.explainer(self.engine, state.name, t, item)
+
+    # reports --------------------------------------------------------------------------------------
+
+    def _on_result(self, result) -> None:
+        """On the engine's thread: number, keep, meter the report; hand it to the readers on the loop."""
+        state = self.queries.get(result.query)
+        if state is None:
+            return
+        state.seq += 1
+        value = {"query": result.query, "seq": state.seq, **result.to_json()}
+        if self._request_started is not None:
+            latency = round((time.perf_counter() - self._request_started) * 1000, 3)
+            value["latency_ms"] = latency
+            state.latencies.append(latency)
+        state.history.append(value)
+        state.results.add(1)
+        self.results.add(1)
+        if self.loop is not None and self.listeners:
+            self.loop.call_soon_threadsafe(self._deliver, result.query, value)
+
+    def _deliver(self, name: str, value: dict) -> None:
+        for listener in list(self.listeners):
+            listener(name, value)
+
+    # the whole picture --------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        now = time.time()
+        triples = Meter()
+        for state in self.streams.values():
+            for second, count in state.triples.series(now):
+                triples.add(count, second)
+        return {
+            "watermark": self.engine.watermark, "finished": self.finished,
+            "streams": [state.info() for state in self.streams.values()],
+            "queries": [state.info() for state in self.queries.values()],
+            "triples_per_second": triples.series(now), "results_per_second": self.results.series(now),
+            "rates": {"triples": triples.rate(now), "results": self.results.rate(now)},
+        }
+
+
+def _parse(text: str, filename: str, dialect: str | None):
+    return parse_query(text, filename, dialect=dialect or "auto")
+
+
+def _check_reads_nothing_unknown(query, graphs: set[str], rules: set[str]) -> None:
+    """FROM / FROM NAMED graphs and RULES must be configured or uploaded; SERVICE is refused."""
+    for iri in (*query.graphs, *query.named_graphs):
+        if iri not in graphs:
+            place = query.places.get("query")
+            raise ServiceError(400, f"{query.filename}:{place.line if place else 1}:{place.column if place else 1}: "
+                                    f"graph <{iri}> is not known to the service: upload it (PUT /graphs/{{iri}}) "
+                                    f"or start the service with --graph IRI=FILE; the service reads no file or URL "
+                                    f"a query names")
+    if query.rules is not None and query.rules not in rules:
+        place = query.places.get("rules")
+        raise ServiceError(400, f"{query.filename}:{place.line if place else 1}:{place.column if place else 1}: "
+                                f"RULES <{query.rules}> is not known to the service: give its text (\"rules\") "
+                                f"or upload it (PUT /rules/{{iri}})")
+    service = _service_clause(query.algebra)
+    if service is not None:
+        raise ServiceError(400, f"{query.filename}:1:1: SERVICE <{service}> is refused: the service does not "
+                                "query other endpoints")
+
+
+def _service_clause(node, depth: int = 0):
+    """The endpoint of the first SERVICE pattern in rdflib's algebra, if any."""
+    if depth > 200:
+        return None
+    name = getattr(node, "name", None)
+    if name == "ServiceGraphPattern":
+        return str(node.get("term"))
+    if isinstance(node, dict):
+        values = node.values()
+    elif isinstance(node, (list, tuple)):
+        values = node
+    else:
+        values = [node.algebra] if hasattr(node, "algebra") and not isinstance(node, dict) else ()
+    for value in values:
+        found = _service_clause(value, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+__all__ = ["LiveEngine", "Meter", "ServiceError"]
