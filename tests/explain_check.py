@@ -15,6 +15,7 @@ from __future__ import annotations
 from rsp_plugin.formats import format_fact
 from rsp_plugin.lars.builtins import calculate, compare
 from rsp_plugin.lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Comparison, ExtendedAtom, Var
+from rsp_plugin.lars.metric import PAST, SINCE
 from rsp_plugin.lars.reference import ReferenceEvaluator
 from rsp_plugin.timeline import NEVER_EXPIRES
 
@@ -36,12 +37,56 @@ class RecordingReference(ReferenceEvaluator):
         self.outputs[t] = set(self.derived.get(t, set()))
 
 
+class MetricReference(RecordingReference):
+    """The same, reading DatalogMTL's windows (`lars/metric.py`: Walega et al.'s Table 1 on the
+    integer timeline, nothing before the first time point) in programs compiled onto LARS."""
+
+    def _groundings(self, literal, binding, t):
+        window = literal.window
+        if getattr(window, "kind", None) != PAST:
+            yield from super()._groundings(literal, binding, t)
+            return
+        for fact, extended in past_groundings(literal, binding, t, self.t0, lambda u: self.stream.get(u, ())):
+            yield extended
+
+
+def past_groundings(literal, binding, t, t0, shown):
+    """(fact, binding) for each grounding of a DatalogMTL window at t (`shown(u)`: the facts at u)."""
+    from rsp_plugin.lars.reference import _unify
+
+    window = literal.window
+    low = t0 if window.high is None else t - window.high
+    high = t - window.low
+    atom = literal.atom
+    if literal.modality == BOX:
+        if low < t0:
+            return
+        for fact in list(shown(high)):
+            extended = _unify(atom, fact, binding)
+            if extended is not None and all(fact in shown(u) for u in range(low, high + 1)):
+                yield fact, extended
+        return
+    seen = set()
+    for u in range(high, max(t0, low) - 1, -1):
+        for fact in list(shown(u)):
+            extended = _unify(atom, fact, binding)
+            if extended is None or fact in seen:
+                continue
+            if literal.modality == SINCE:
+                predicate, projection = window.left
+                left = (predicate, tuple(fact[1][v] if k == 0 else v for k, v in projection))
+                if not all(left in shown(w) for w in range(u + 1, t)):
+                    continue
+            seen.add(fact)
+            yield fact, extended
+
+
 class Checker:
     def __init__(self, program, reference: RecordingReference):
         self.program = program
         self.terms = program.terms
         self.reference = reference
-        self.by_location = {str(rule.location): rule for rule in program.rules}
+        self.by_location = {(str(rule.location) if rule.location else None, rule.text): rule for rule in program.rules}
         #: claims checked when the run is over: (literal, binding, from, until) and (fact, from, until)
         self.literal_claims: list = []
         self.fact_claims: list = []
@@ -87,6 +132,12 @@ class Checker:
 
     def holds(self, literal, binding, t) -> bool:
         """Does the (positive form of the) literal hold at t under binding, as of evaluation t?"""
+        if getattr(literal.window, "kind", None) == PAST:
+            shown = lambda u: {f for f in self.reference.stream.get(u, ()) if self.present(f, u, t)}  # noqa: E731
+            values = {name: value for name, value in binding.items()}
+            from rsp_plugin.lars.program import Var
+            pinned = {Var(name): value for name, value in values.items()}
+            return any(True for _ in past_groundings(literal, pinned, t, self.reference.t0, shown))
         fact, time = self.ground(literal, binding)
         points, shown = self.window(literal, t)
         if literal.modality in (PLAIN, DIAMOND):
@@ -124,7 +175,7 @@ class Checker:
             assert key in self._full and key not in self._above, node
             assert self.present(fact, point, as_of), node
             return
-        rule = self.by_location[node["at"]]
+        rule = self.by_location[(node.get("at"), node["rule"])]
         binding = {name: self.terms.find(key) for name, key in node["binding"].items()}
         fired = node["fired_at"]
         assert fired <= as_of, node
@@ -166,11 +217,13 @@ class Checker:
         self._above.append((node["fact"], point))
         for item in items:
             for child in item.get("because", ()):
-                assert child["t"] in item["witness"], (node, item)
+                assert child["t"] in item["witness"] + item.get("between", []), (node, item)
                 self.check(child, fired)
         self._above.pop()
 
     def check_witness(self, literal, binding, t, item, node) -> None:
+        if getattr(literal.window, "kind", None) == PAST:
+            return self.check_past_witness(literal, binding, t, item, node)
         fact, time = self.ground(literal, binding)
         points, shown = self.window(literal, t)
         assert item["window"] == [points[0], t], (node, item)
@@ -185,6 +238,32 @@ class Checker:
         for u in witness:
             assert u in points and shown(fact, u), (node, item, u)
         assert [format_fact(fact, self.terms)] == list({c["fact"] for c in item["because"]}), (node, item)
+
+    def check_past_witness(self, literal, binding, t, item, node) -> None:
+        fact, _ = self.ground(literal, binding)
+        window = literal.window
+        t0 = self.reference.t0
+        low = t0 if window.high is None else t - window.high
+        high = t - window.low
+        if literal.modality != BOX:
+            low = max(t0, low)
+        assert item["window"] == [low, high], (node, item)
+        witness = item["witness"]
+        assert witness, (node, item)
+        if literal.modality == BOX:
+            assert witness == list(range(low, high + 1)) and low >= t0, (node, item)
+        for u in witness:
+            assert low <= u <= high and self.present(fact, u, t), (node, item, u)
+        facts = {format_fact(fact, self.terms)}
+        if literal.modality == SINCE:
+            predicate, projection = window.left
+            left = (predicate, tuple(fact[1][v] if k == 0 else v for k, v in projection))
+            assert item["between"] == list(range(witness[0] + 1, t)), (node, item)
+            for u in item["between"]:
+                assert self.present(left, u, t), (node, item, u)
+            if item["between"]:
+                facts.add(format_fact(left, self.terms))
+        assert facts == {c["fact"] for c in item["because"]}, (node, item)
 
     # claims about the future ------------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ import pytest
 from rsp_plugin.cli import main
 from rsp_plugin.explain.lars import ExplanationUnavailable
 from rsp_plugin.formats import read_tnt
-from rsp_plugin.query.cli import stream_argument
 from rsp_plugin.runtime import RSPEngine
 from rsp_plugin.terms import Dictionary
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from ..formats import format_fact
 from ..lars.builtins import calculate, compare
+from ..lars.metric import PAST, SINCE
 from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Comparison, ExtendedAtom, Var
 from ..terms import TRIPLE
 from ..timeline import NEVER_EXPIRES
@@ -182,15 +183,34 @@ class Explainer:
         time = self.numbers[grounding[arity]] if literal.modality == AT else None
         item = {"literal": literal_text(literal, self.terms, fact=fact, time=time)}
         window = literal.window
-        if window is not None and getattr(window, "kind", None) == COUNT:
+        kind = getattr(window, "kind", None)
+        left = None
+        if kind == COUNT:
             low, points = self._count_witness(literal, fact, time, t)
+            high = t
+        elif kind == PAST:
+            low, high, points, left = self._past_witness(literal, fact, t, before, horizon)
+            if left is not None:
+                item["literal"] = literal_text(literal, self.terms, fact=fact, left=left[0])
         else:
             low, points = self._time_witness(literal, fact, time, t, before, horizon)
-        item["window"] = [low, t]
+            high = t
+        item["window"] = [low, high]
         item["witness"] = points
         item["horizon"] = _shown(horizon)
+        because = self._because(fact, points, before)
+        if left is not None:  # Since: the left operand at every point after the witness
+            left_fact, between = left
+            item["between"] = between
+            because += self._because(left_fact, between, before)
+        item["because"] = because
+        return item
+
+    def _because(self, fact: Fact, points: list[int], before: tuple) -> list[dict]:
+        """Why `fact` is on the stream at each of `points`: one node per record (a BOX's run over a
+        derived atom is mostly one), one per point of data."""
         because = []
-        used = set()  # one node per record (a BOX run over a derived atom is mostly one)
+        used = set()
         for point in sorted(points, reverse=True):
             presence = self._present(fact, point, before)
             if presence is not None and presence[0] == "record":
@@ -199,8 +219,64 @@ class Explainer:
                 used.add(id(presence[1]))
             because.append(self._node(fact, point, before))
         because.reverse()
-        item["because"] = because
-        return item
+        return because
+
+    def _past_witness(self, literal, fact: Fact, t: int, before: tuple, horizon: int):
+        """DatalogMTL's windows (`lars/metric.py`) at t: (low, high, witness points, Since's left
+        operand (its fact and the points it must hold at) or None).
+
+        Diamondminus[a, b]: some point of [t - b, t - a]; the last known when the rule fired
+        (its horizon less b: the end of a run) unless it is past t - a. Boxminus[a, b]: every
+        point. q Since[a, b] p: the latest t' of the window with p, q at every point of (t', t).
+        (The horizon of a Diamondminus with a > 0 may be another run's, not yet in the window:
+        then the witness is searched for.)"""
+        window = literal.window
+        reach_low = self.t0 if window.high is None else t - window.high
+        high = t - window.low
+        if literal.modality == BOX:
+            return reach_low, high, list(range(reach_low, high + 1)), None
+        low = max(self.t0, reach_low)
+        if literal.modality == DIAMOND:
+            guess = high if horizon >= NEVER_EXPIRES or window.high is None else min(high, horizon - window.high)
+            if self._strictly_present(fact, guess, before):  # the run whose end is the horizon, mostly
+                return low, high, [guess], None
+            for point in range(high, low - 1, -1):  # (merged intervals: another run's end)
+                if self._strictly_present(fact, point, before):
+                    return low, high, [point], None
+            return low, high, [guess], None
+        # Since: the left operand's fact, from p's arguments
+        left_predicate, projection = window.left
+        args = fact[1]
+        left_fact = (left_predicate, tuple(args[value] if kind == 0 else value for kind, value in projection))
+        for point in range(high, low - 1, -1):
+            if not self._strictly_present(fact, point, before):
+                continue
+            between = list(range(point + 1, t))
+            if all(self._strictly_present(left_fact, u, before) for u in between):
+                return low, high, [point], (left_fact, between)
+        return low, high, [], (left_fact, [])
+
+    def _strictly_present(self, fact: Fact, point: int, before: tuple) -> bool:
+        """Is `fact` on the stream at `point` (from what was there before record `before`)?
+        Asked where a witness must be searched for: records, background, the data kept (or,
+        for a predicate no rule derives, the engine's own runs)."""
+        provenance = self.provenance
+        since = provenance.since(fact)
+        if since is not None and since <= point:
+            return True
+        if self._record(fact, point, before) is not None:
+            return True
+        if provenance.keeps_data:
+            bucket = provenance.data.get(point)
+            if bucket is not None and fact in bucket:
+                return True
+        if provenance.source(point, fact) is not None:
+            return True
+        if fact[0] in self._derived_predicates:
+            return False
+        relations = self.engine.relations
+        relation = relations.get((fact[0], len(fact[1]))) or relations.get(fact[0])
+        return relation is not None and relation.run_containing(fact[1], point) is not None
 
     def _time_witness(self, literal, fact: Fact, time, t: int, before: tuple, horizon: int) -> tuple[int, list[int]]:
         """The window at t and its witness points. A DIAMOND's: the last point of the atom's
@@ -250,13 +326,18 @@ class Explainer:
         if literal.modality == AT:
             time = self.numbers[_value(literal.time, binding, self.terms)]
         window = literal.window
+        high = t
+        kind = getattr(window, "kind", None)
         if window is None:
             low = self.t0 if literal.modality == AT else t
-        elif getattr(window, "kind", None) == COUNT:
+        elif kind == COUNT:
             low, _ = self._count_witness(literal, fact, time, t)
+        elif kind == PAST:
+            low = self.t0 if window.high is None else max(self.t0, t - window.high)
+            high = t - window.low
         else:
             low = max(self.t0, t - window.size)
-        return {"literal": literal_text(literal, self.terms, fact=fact, time=time), "absent": [low, t]}
+        return {"literal": literal_text(literal, self.terms, fact=fact, time=time), "absent": [low, high]}
 
     def _comparison(self, literal: Comparison, binding: dict) -> dict:
         terms = self.terms
@@ -307,21 +388,38 @@ def _shown(horizon: int) -> int | None:
     return None if horizon >= NEVER_EXPIRES else horizon
 
 
-def literal_text(literal: ExtendedAtom, terms, *, fact: Fact | None = None, time=None) -> str:
-    """`[RANGE 3] DIAMOND a(x1,y)`: the body atom, ground when `fact` is given."""
+def literal_text(literal: ExtendedAtom, terms, *, fact: Fact | None = None, time=None, left: Fact | None = None) -> str:
+    """`[RANGE 3] DIAMOND a(x1,y)`: the body atom, ground when `fact` is given (DatalogMTL's
+    windows as MeTeoR writes them: `Diamondminus[1,3] p(a)`, `q(a) Since[0,2] p(a)`)."""
     parts = []
     if literal.negated:
         parts.append("not")
     window = literal.window
+    kind = getattr(window, "kind", None)
+    if kind == PAST:
+        bounds = f"[{window.low},{'inf' if window.high is None else window.high}]"
+        if literal.modality == SINCE:
+            if left is None:
+                predicate, projection = window.left
+                shown = [terms.keys[v] if k == 1 else str(literal.atom.args[v]) if isinstance(literal.atom.args[v], Var)
+                         else terms.keys[literal.atom.args[v]] for k, v in projection]
+                written = f"{terms.keys[predicate]}({','.join(shown)})" if shown else terms.keys[predicate]
+            else:
+                written = format_fact(left, terms)
+            parts.append(f"{written} Since{bounds}")
+        else:
+            parts.append(("Boxminus" if literal.modality == BOX else "Diamondminus") + bounds)
+        window = None
     if window is not None:
-        kind = getattr(window, "kind", None)
         if kind == COUNT:
             parts.append(f"[COUNT {window.size}]")
         elif kind == "range":
             parts.append(f"[RANGE {window.size}]")
         else:
             parts.append(str(window))
-    if literal.modality == DIAMOND:
+    if kind == PAST:
+        pass
+    elif literal.modality == DIAMOND:
         parts.append("DIAMOND")
     elif literal.modality == BOX:
         parts.append("BOX")

@@ -8,10 +8,13 @@ background given, and each batch a rule derived. It keeps
                presence, the FIRST derivation that put the fact on time points no
                earlier derivation covered
     background fact -> the first time point it holds from (None: from the start)
-    sources    time point -> {fact: source}    where data atoms were read, when the caller
-                                                says (`note_sources`); nothing otherwise
+    sources    fact -> [(first, last, source)]  where data atoms were read (the time points
+                                                they hold at), when the caller says; nothing
+                                                otherwise
     data       time point -> {fact: None}      the data atoms in arrival order, only when
-                                                the program has tuple windows
+                                                the program has tuple windows, or windows
+                                                whose witness must be searched for (Since,
+                                                an unbounded Diamondminus)
 
 A record is `(start, end, at, batch, plan, args, a1, h1, a2, h2, ...)`: the
 fact `(plan.rule.head.predicate, args)` is on the stream on [start, end]
@@ -52,9 +55,10 @@ The explanation itself is made on demand from these records (`lars.py`).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 
-from ..lars.program import AT, COUNT, ExtendedAtom
+from ..lars.program import AT, BOX, COUNT, DIAMOND, ExtendedAtom
 from ..timeline import NEVER_EXPIRES
 
 Fact = tuple[int, tuple[int, ...]]
@@ -130,8 +134,9 @@ class Provenance:
         self.bodies: list[tuple] = []
         #: time point -> {fact: None}: the data atoms, in arrival order (kept for tuple windows only)
         self.data: dict[int, dict[Fact, None]] = {}
-        #: time point -> {fact: source}: where data atoms were read, when the caller says
-        self.sources: dict[int, dict[Fact, object]] = {}
+        #: fact -> [(first, last, source)]: where data atoms were read, when the caller says
+        self.sources: dict[Fact, list[tuple[int, int, object]]] = {}
+        self._source_order: deque[tuple[int, Fact]] = deque()
         self.background: dict[Fact, int | None] = {}
         #: records of plain heads by the time point they are forgotten at (`forever`: never)
         self.ending: dict[int, list[Record]] = {}
@@ -146,6 +151,11 @@ class Provenance:
                   if isinstance(literal, ExtendedAtom) and literal.window is not None
                   and getattr(literal.window, "kind", None) == COUNT]
         self.count_reach = max(counts, default=0)
+        #: keep the data atoms (see the module's text)
+        self.keeps_data = bool(counts) or any(
+            isinstance(literal, ExtendedAtom) and getattr(literal.window, "kind", None) not in (None, COUNT, "range")
+            and (literal.modality not in (DIAMOND, BOX) or literal.window.high is None)
+            for rule in engine.program.rules for literal in rule.body)
         self.data_reach = max(self.need.values(), default=keep)
         #: data atoms kept
         self._counted = 0
@@ -164,7 +174,7 @@ class Provenance:
         self.bodies.clear()  # (left over only if a rule's evaluation failed)
         self._index = None
         self._forget(now)
-        if not self.count_reach:
+        if not self.keeps_data:
             return arrivals
         if isinstance(arrivals, Mapping):
             facts = dict.fromkeys((p, a) for p, batch in arrivals.items() for a in batch)
@@ -278,11 +288,17 @@ class Provenance:
     def note_sources(self, point: int, sources) -> None:
         """Where the data atoms of time point `point` were read: (fact, source) pairs, a source
         being plain data (a file and line, a stream and arrival). The first source of a fact wins."""
-        bucket = self.sources.get(point)
-        if bucket is None:
-            bucket = self.sources[point] = {}
         for fact, source in sources:
-            bucket.setdefault(fact, source)
+            self.note_source(point, point, fact, source)
+
+    def note_source(self, first: int, last: int, fact: Fact, source) -> None:
+        """Where the data atom `fact`, holding at the time points first..last, was read."""
+        found = self.sources.get(fact)
+        if found is None:
+            self.sources[fact] = [(first, last, source)]
+        else:
+            found.append((first, last, source))
+        self._source_order.append((last, fact))
 
     def _forget(self, now: int) -> None:
         """Drop the records and data no explanation asked at now - keep or later can reach."""
@@ -291,12 +307,14 @@ class Provenance:
         if reach >= NEVER_EXPIRES:
             return
         oldest = now - reach
-        sources = self.sources
-        while sources:
-            point = next(iter(sources))
-            if point >= oldest:
-                break
-            del sources[point]
+        order, sources = self._source_order, self.sources
+        while order and order[0][0] < oldest:  # (given about in time order)
+            last, fact = order.popleft()
+            kept = [entry for entry in sources.get(fact, ()) if entry[1] >= oldest]
+            if kept:
+                sources[fact] = kept
+            else:
+                sources.pop(fact, None)
         data = self.data
         while data:  # points come in increasing order: the oldest is first
             point = next(iter(data))
@@ -327,15 +345,16 @@ class Provenance:
 
     def source(self, point: int, fact: Fact):
         """Where the data atom `fact` of `point` was read (None: not said, or not data)."""
-        bucket = self.sources.get(point)
-        return None if bucket is None else bucket.get(fact)
+        for first, last, source in self.sources.get(fact, ()):
+            if first <= point <= last:
+                return source
+        return None
 
     def is_data(self, point: int, fact: Fact) -> bool | None:
-        """Is `fact` a data atom of `point`? None when nothing tells (no tuple window, no source)."""
-        bucket = self.sources.get(point)
-        if bucket is not None and fact in bucket:
+        """Is `fact` a data atom of `point`? None when nothing tells (no data kept, no source)."""
+        if self.source(point, fact) is not None:
             return True
-        if self.count_reach:
+        if self.keeps_data:
             bucket = self.data.get(point)
             return bucket is not None and fact in bucket
         return None
