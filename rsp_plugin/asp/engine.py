@@ -121,6 +121,13 @@ class AnswerStreamEngine:
         """The output of the first answer stream at the last time point."""
         return list(self.chosen)
 
+    def explain(self, fact: Fact, t: int | None = None, sources=None) -> dict | None:
+        """Why `fact` is in the first answer at the last time point, as a small tree of plain data;
+        None if it is not (`rsp_plugin/explain/answers.py`; made from this state, nothing is kept)."""
+        from ..explain.answers import explain
+
+        return explain(self, fact, self.now if t is None else t, sources)
+
 
 def agrees_with_stream_semantics(program: Program) -> bool:
     """Do both semantics give this program the same output at every time point?
