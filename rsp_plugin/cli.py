@@ -137,6 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
                        help="the largest request body or WebSocket message (default 8 MiB)")
     serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.add_argument("--explain", action="store_true",
+                       help="keep what explanations need and answer GET /queries/{name}/explain (the page's "
+                            "\"why?\"): the matches of a row down to stream elements, entailments, rule derivations")
     serve.set_defaults(run=_serve)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
@@ -286,7 +289,7 @@ def _serve(options) -> int:
     except ValueError as error:
         raise UserError(str(error)) from None
     print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
-    serve(settings)
+    serve(settings, explain=options.explain)
     return 0
 
 
