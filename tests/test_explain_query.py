@@ -237,3 +237,32 @@ def test_reason_explain_of_what_does_not_hold_and_of_a_mistake(tmp_path, capsys)
     assert main(args + ["--explain", "notify(s1", "--at", "3"]) == 2
     assert capsys.readouterr().err.startswith("rsp-plugin: --explain 'notify(s1': ")
     assert main(args + ["--at", "3"]) == 2
+
+
+def test_reason_explain_a_datalogmtl_program(capsys):
+    program, stream = ROOT / "examples/short-stop.mtl", ROOT / "examples/short-stop.txt"
+    assert main(["reason", str(program), "--stream", str(stream), "--explain", "ShortStop(veh2)", "--at", "7",
+                 "--explain-format", "json"]) == 0
+    tree = json.loads(capsys.readouterr().out)
+    assert (tree["fact"], tree["t"], tree["horizon"]) == ("ShortStop(veh2)", 7, 7)
+    assert [item["literal"] for item in tree["body"]] == [
+        "NotPos(veh2)", "Diamondminus[1,1] Pos(veh2)", "Diamondminus[2,2] NotPos(veh2)"]
+    lines = stream.read_text().splitlines()
+    for item in tree["body"]:
+        (leaf,) = item["because"]
+        assert leaf["by"] == "data" and item["witness"] == [leaf["t"]]
+        written = lines[leaf["source"]["line"] - 1]
+        assert written.startswith(leaf["fact"] + "@") and f"{leaf['t']}" in written
+
+
+def test_reason_explain_an_answer_stream(tmp_path, capsys):
+    (tmp_path / "loop.lars").write_text("on(X) :- sensor(X), not off(X) .\noff(X) :- sensor(X), not on(X) .\n"
+                                        "alarm :- on(X), [RANGE 2] DIAMOND hot(X) .\n")
+    (tmp_path / "s.stream").write_text("1 sensor(a)\n1 hot(a)\n2 sensor(a)\n")
+    args = ["reason", str(tmp_path / "loop.lars"), "--stream", str(tmp_path / "s.stream"),
+            "--semantics", "answer-stream", "--explain", "alarm", "--explain-format", "json"]
+    assert main(args) == 0
+    tree = json.loads(capsys.readouterr().out)
+    on, hot = tree["body"]
+    assert on["because"][0]["body"][1] == {"literal": "not off(a)", "absent": [2, 2]}
+    assert hot["witness"] == [1] and hot["because"][0]["source"] == {"file": str(tmp_path / "s.stream"), "line": 2}

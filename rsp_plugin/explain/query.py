@@ -126,8 +126,13 @@ def _retention(windows) -> tuple[int | None, int | None]:
     for shared in windows:
         window = shared.window
         reach = 0
-        if isinstance(shared.view, RulesView) and shared.view.engine.provenance is not None:
-            reach = shared.view.engine.provenance.data_reach + 1
+        if isinstance(shared.view, RulesView):
+            engine = shared.view.engine
+            provenance, history = getattr(engine, "provenance", None), getattr(engine, "history", None)
+            if provenance is not None:
+                reach = provenance.data_reach + 1
+            elif history is not None:  # the answer-stream solver: what its windows can still see
+                reach = history.reach + 1
         if isinstance(window, TimeWindow):
             span = window.spec.range + window.spec.step + reach * shared.view.tick if reach else \
                 window.spec.range + window.spec.step

@@ -8,7 +8,7 @@
     >>> print(render(tree))
     warning(b1) at 4, until 13: rule p.lars:2:1 (first derived at 3)
       warning(B) :- [RANGE 10] DIAMOND highTemp(B) .   with B = b1
-      - [RANGE 10] DIAMOND highTemp(b1): at 3 of 0..4, until 13 (bounds the horizon)
+      - [RANGE 10] DIAMOND highTemp(b1): at 3 (window 0..4), until 13 (bounds the horizon)
           highTemp(b1) at 3: stream element, s.stream:7
 """
 
@@ -103,15 +103,16 @@ def _item(item: dict, bounds: bool, depth: int, lines: list[str]) -> None:
         return
     witness = item.get("witness", [])
     low, high = item.get("window", [None, None])
-    if len(witness) == 1:
-        seen = f"at {witness[0]}"
-    elif witness:
-        seen = f"at every point {witness[0]}..{witness[-1]}"
+    if len(witness) > 1:
+        seen = f"at every point of {witness[0]}..{witness[-1]}"
     else:
-        seen = "nowhere"
-    window = f" of {low}..{high}" if low is not None and low != high else ""
+        seen = f"at {witness[0]}" if witness else "nowhere"
+        if low is not None and low != high:
+            seen += f" (window {low}..{high})"
+    if item.get("between"):
+        seen += f", {item['between'][0]}..{item['between'][-1]} after it"
     until = item.get("horizon")
-    text = f"{pad}- {literal}: {seen}{window}, until {_horizon(until)}"
+    text = f"{pad}- {literal}: {seen}, until {_horizon(until)}"
     lines.append(text + (" (bounds the horizon)" if bounds else ""))
     for child in item.get("because", ()):
         _node(child, depth + 2, lines)
