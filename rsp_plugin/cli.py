@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from . import limits
 from .errors import LocatedError
 
 EXIT_USER_ERROR = 2
@@ -70,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="--semantics answer-stream: seconds one time point may take (default 60)")
     reason.add_argument("--language", choices=["lars", "datalogmtl"],
                         help="the program's language (default: by its extension, .mtl / .lars, or its content)")
+    reason.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_TIME_POINTS, metavar="N",
+                        help="set aside a line more than N time points ahead of the stream "
+                             f"(default {limits.MAX_GAP_TIME_POINTS:,}; 'none': no bound)")
+    _line_bound(reason)
     reason.add_argument("--explain", metavar="ATOM",
                         help="print why ATOM (written as the output writes atoms) holds at --at instead of the "
                              "usual lines: the rule, the ground body with each window's witnesses, down to "
@@ -114,6 +119,17 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--dialect", choices=["auto", "csparql", "rspql", "cqels", "sparqlstream"], default="auto",
                        help="the query's language: auto (default) reads every dialect; csparql (C-SPARQL), "
                             "rspql (RSP-QL), cqels (CQELS-QL), sparqlstream (SPARQLstream) read only that one's forms")
+    query.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
+                       help="set aside an element more than N windows (of the smallest STEP) ahead of the stream "
+                            f"(default {limits.MAX_GAP_WINDOWS:,}; 'none': no bound)")
+    _line_bound(query)
+    query.add_argument("--allow-service", action="extend", nargs="+", default=[], metavar="URL",
+                       help="SERVICE endpoints the query may send requests to (an IRI, or a prefix ending in *); "
+                            "by default SERVICE is refused")
+    query.add_argument("--allow-graph", action="extend", nargs="+", default=[], metavar="URL",
+                       help="remote FROM graphs that may be fetched (once, at registration); by default refused")
+    query.add_argument("--jsonld-context", action="append", default=[], metavar="IRI=FILE",
+                       help="read the JSON-LD context IRI from a local file (remote contexts are never fetched)")
     query.add_argument("--explain", action="store_true",
                        help="after each report, why each row (or triple) is in it: the matches of the pattern "
                             "down to stream lines, background graphs, entailments and rule derivations")
@@ -161,6 +177,33 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _line_bound(command) -> None:
+    command.add_argument("--max-line-bytes", type=_size, default=limits.MAX_LINE_BYTES, metavar="SIZE",
+                         help="set aside a stream line longer than this, unread (e.g. 16M; default "
+                              f"{limits.MAX_LINE_BYTES // (1 << 20)}M; 'none': no bound)")
+
+
+def _bound(text: str) -> int | None:
+    if text.lower() in ("none", "off", "unbounded"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
+    return value
+
+
+def _size(text: str) -> int | None:
+    if text.lower() in ("none", "off", "unbounded"):
+        return None
+    try:
+        return limits.parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _ints(text: str) -> list[int]:
     try:
         return [int(part) for part in text.split(",") if part]
@@ -204,7 +247,7 @@ def _reason(options) -> int:
     program = parse_program_file(options.program)
     stream = Path(options.stream)
     try:
-        handle = stream.open(encoding="utf-8")
+        handle = stream.open("rb")
     except OSError as error:
         raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
@@ -218,16 +261,18 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
-    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **limits)
+    bounds = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
+    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **bounds)
     shown: dict = {}
     out = sys.stdout
     with handle:
         elements = read_stream_file(
-            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle
+            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle,
+            max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
         )
         for point, facts in timeline(
-            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream)
+            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream),
+            max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
         ):
             report = engine.advance_to(point, facts)
             for fact in report.stopped:

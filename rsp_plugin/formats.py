@@ -2,7 +2,10 @@
 
 Readers yield, per line, either a `StreamElement` (a fact at a time point) or
 a `Rejected` record (file, line, reason) for a line they cannot read: bad
-input is a side output, never an exception, and the stream goes on.
+input is a side output, never an exception, and the stream goes on. Given a
+binary file (or bytes), a reader cuts its lines itself (`rsp_plugin.lines`):
+a line that is not UTF-8, or longer than `max_line_bytes`, is set aside there
+and never reaches the parser; text lines (a list, a text file) are read as they are.
 
     .tnt      TIMESTAMP <s> <p> <o> .      timestamped N-Triples
     .stream   TIMESTAMP atom               atom streams for rule programs, e.g. `36 a(x1,y)`
@@ -24,8 +27,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import BinaryIO, Iterable, Iterator, TextIO
 
+from . import limits
+from .lines import Rejected, lines_of, read_document
 from .terms import TRIPLE, Dictionary, canonical_literal
 from .timeline import datetime_time_point, time_point
 
@@ -46,18 +51,6 @@ class StreamElement:
         return f"{self.time_point} {shown}"
 
 
-@dataclass(frozen=True)
-class Rejected:
-    """A line set aside: where it is, and why."""
-
-    filename: str
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.filename}:{self.line}: {self.reason}"
-
-
 class StreamFormatError(ValueError):
     pass
 
@@ -66,7 +59,8 @@ class StreamFormatError(ValueError):
 
 _IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
 _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
-_LITERAL = r'"(?:[^"\\\n\r]|\\.)*"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
+# possessive (`++`, `*+`): no backtracking state per character, so a 10 MB literal costs its size, not 100 times it
+_LITERAL = r'"(?:[^"\\\n\r]++|\\.)*+"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
 _TIMESTAMP = r"(?P<ts>-?\d+|\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)?)"
 _TNT_LINE = re.compile(
     rf"\s*{_TIMESTAMP}\s+(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})\s*\.\s*(?:#.*)?\Z"
@@ -86,12 +80,16 @@ def _time(text: str, tick_ms: int | None) -> int:
 
 
 def read_tnt(
-    lines: Iterable[str], terms: Dictionary, *, tick_ms: int | None = None, filename: str = "<stream>"
+    lines: Iterable[str] | BinaryIO, terms: Dictionary, *, tick_ms: int | None = None, filename: str = "<stream>",
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
     """Timestamped N-Triples: `TIMESTAMP <s> <p> <o> .` per line."""
     triple = terms.intern(TRIPLE)
     intern = terms.intern
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines_of(lines, filename=filename, max_line_bytes=max_line_bytes), 1):
+        if type(line) is not str:
+            yield line
+            continue
         match = _TNT_LINE.match(line)
         if match is None:
             if not line.strip() or line.lstrip().startswith("#"):
@@ -123,17 +121,21 @@ def _tnt_problem(line: str) -> str:
 
 
 def read_atom_stream(
-    lines: Iterable[str],
+    lines: Iterable[str] | BinaryIO,
     terms: Dictionary,
     *,
     prefixes: dict[str, str] | None = None,
     tick_ms: int | None = None,
     filename: str = "<stream>",
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
     """Atom streams: `TIMESTAMP atom` per line (`@prefix` lines allowed, `%`/`#` comments)."""
     prefixes = dict(prefixes or {})
     triple = terms.intern(TRIPLE)
-    for number, raw in enumerate(lines, 1):
+    for number, raw in enumerate(lines_of(lines, filename=filename, max_line_bytes=max_line_bytes), 1):
+        if type(raw) is not str:
+            yield raw
+            continue
         line = raw.strip()
         if not line or line[0] in "%#":
             continue
@@ -203,16 +205,21 @@ def read_stream_file(
     *,
     prefixes: dict[str, str] | None = None,
     tick_ms: int | None = None,
-    handle: TextIO | None = None,
+    handle: BinaryIO | TextIO | None = None,
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
-    """Pick the reader by the file's extension (`.tnt`, `.nt`; anything else: atom stream)."""
+    """Pick the reader by the file's extension (`.tnt`, `.nt`; anything else: atom stream).
+
+    The file is read in binary (or from `handle`, best opened with "rb"), its lines cut
+    and checked by `rsp_plugin.lines`."""
     path = Path(path)
-    lines = handle if handle is not None else path.open(encoding="utf-8")
+    lines = handle if handle is not None else path.open("rb")
     try:
         if path.suffix in (".tnt", ".nt"):
-            yield from read_tnt(lines, terms, tick_ms=tick_ms, filename=str(path))
+            yield from read_tnt(lines, terms, tick_ms=tick_ms, filename=str(path), max_line_bytes=max_line_bytes)
         else:
-            yield from read_atom_stream(lines, terms, prefixes=prefixes, tick_ms=tick_ms, filename=str(path))
+            yield from read_atom_stream(lines, terms, prefixes=prefixes, tick_ms=tick_ms, filename=str(path),
+                                        max_line_bytes=max_line_bytes)
     finally:
         if handle is None:
             lines.close()
@@ -243,7 +250,8 @@ _NQUADS_LINE = re.compile(
 
 
 def read_ntriples_at(
-    lines: Iterable[str], terms: Dictionary, *, timestamp: int, filename: str = "<stream>"
+    lines: Iterable[str] | BinaryIO, terms: Dictionary, *, timestamp: int, filename: str = "<stream>",
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[StreamElement | Rejected]:
     """Plain N-Triples, every triple seen at `timestamp` (ms): one document is one moment.
 
@@ -253,7 +261,10 @@ def read_ntriples_at(
     """
     triple = terms.intern(TRIPLE)
     intern = terms.intern
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines_of(lines, filename=filename, max_line_bytes=max_line_bytes), 1):
+        if type(line) is not str:
+            yield line
+            continue
         match = _NQUADS_LINE.match(line)
         if match is None or match.group("g"):
             if not line.strip() or line.lstrip().startswith("#"):
@@ -267,18 +278,26 @@ def read_ntriples_at(
 
 
 def read_rdf_document_at(
-    text: str, terms: Dictionary, *, timestamp: int, rdf_format: str = "turtle", filename: str = "<stream>"
+    text: str | bytes, terms: Dictionary, *, timestamp: int, rdf_format: str = "turtle", filename: str = "<stream>",
+    contexts: dict[str, str] | None = None,
 ) -> Iterator[StreamElement | Rejected]:
     """A Turtle (or other rdflib-readable) document, every triple seen at `timestamp` (ms).
 
-    The document is read as a whole: a syntax error sets it aside as one `Rejected`
-    record at the line rdflib names.
+    The document is read as a whole, by `rsp_plugin.documents` (no remote JSON-LD
+    context, no external or exploding XML entity: `contexts` maps context IRIs to
+    local files): a syntax error or a refusal sets it aside as one `Rejected`
+    record at the line named.
     """
     from rdflib import Graph
 
+    from .documents import DocumentRefused, parse_document
+
     graph = Graph()
     try:
-        graph.parse(data=text, format=rdf_format)
+        parse_document(text, rdf_format, filename=filename, contexts=contexts, graph=graph)
+    except DocumentRefused as refused:
+        yield Rejected(filename, refused.lineno or 1, refused.msg)
+        return
     except Exception as error:  # rdflib's parsers raise many kinds
         yield Rejected(filename, _error_line(error), f"not {rdf_format}: {_first_line(error)}")
         return
@@ -353,7 +372,7 @@ def _graph_time(literal_key: str, tick_ms: int | None) -> int:
 
 
 def _nquads_blocks(text: str, filename: str):
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         match = _NQUADS_LINE.match(line)
         if match is None:
             if line.strip() and not line.lstrip().startswith("#"):
@@ -364,12 +383,24 @@ def _nquads_blocks(text: str, filename: str):
                match.group("g"), number)
 
 
-def _trig_blocks(text: str, filename: str):
-    """TriG read block by block (directives, graphs, default-graph statements): a bad block is skipped."""
+#: how many times one document may be read again after a bad block (see `_trig_blocks`)
+_RECOVERIES = 200
+
+
+def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: list | None = None,
+                 _budget: list | None = None):
+    """TriG read block by block (directives, graphs, default-graph statements): a bad block is skipped.
+
+    A bad block that spans several lines may have swallowed good statements (a
+    stray `{` or an unterminated string makes the next lines part of it): the
+    lines after its first are read again as blocks of their own, so that one bad
+    line costs its own statement only (at most `_RECOVERIES` times a document)."""
     from rdflib import Dataset
 
-    directives: list[str] = []
+    directives: list[str] = [] if _directives is None else _directives
+    budget = [_RECOVERIES] if _budget is None else _budget
     for start_line, block in _top_level_blocks(text):
+        start_line += _offset
         stripped = block.strip()
         if re.match(r"(@prefix|@base|prefix|base)\b", stripped, re.I):
             directives.append(stripped if stripped.endswith(".") or not stripped.startswith("@") else stripped)
@@ -379,14 +410,37 @@ def _trig_blocks(text: str, filename: str):
         block = block.lstrip()
         try:
             dataset.parse(data=header + "\n" + block, format="trig")
+            quads = sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q)))
+            _check_iris(quads)
         except Exception as error:  # rdflib's parsers raise many kinds
+            rest = block.find("\n")
+            if rest >= 0 and budget[0] > 0:
+                budget[0] -= 1
+                yield Rejected(filename, start_line, f"not TriG: {_first_line(error)}; the statement starting "
+                                                     "here is set aside")
+                yield from _trig_blocks(block[rest + 1:], filename, _offset=start_line, _directives=directives,
+                                        _budget=budget)
+                continue
             line = start_line + max(_error_line(error) - (header.count("\n") + 2), 0)
             yield Rejected(filename, line, f"not TriG: {_first_line(error)}; the block is set aside")
             continue
         offset = 0
-        for s, p, o, g in sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q))):
+        for s, p, o, g in quads:
             name = None if g is None or str(g) == "urn:x-rdflib:default" else _rdf_key(g)
             yield _rdf_key(s), _rdf_key(p), _rdf_key(o), name, start_line + offset
+
+
+_IRI_KEY = re.compile(_IRI + r"\Z")
+
+
+def _check_iris(quads) -> None:
+    """rdflib's TriG parser takes `<a b>` or an IRI across lines (with a warning): not here."""
+    from rdflib import URIRef
+
+    for quad in quads:
+        for term in quad:
+            if isinstance(term, URIRef) and not _IRI_KEY.match(f"<{term}>"):
+                raise ValueError(f"not an IRI: <{str(term)[:60]}>")
 
 
 def _top_level_blocks(text: str):
@@ -411,9 +465,9 @@ def _top_level_blocks(text: str):
             while end < length and not text.startswith(quote, end):
                 if len(quote) == 1 and text[end] == "\n":
                     break  # an unterminated short string ends at the line's end
-                end += 2 if text[end] == "\\" else 1
+                end += 2 if text[end] == "\\" and text[end + 1:end + 2] != "\n" else 1
             line += text.count("\n", index, end)
-            index = end + len(quote)
+            index = end + len(quote) if text.startswith(quote, end) else end
             continue
         if not char.isspace() and block_line is None:
             block_line = line
@@ -427,7 +481,8 @@ def _top_level_blocks(text: str):
             depth += 1
         elif char == "}":
             depth -= 1
-            if depth == 0:
+            if depth <= 0:  # the end of a graph, or a stray brace: the end of a (bad) block
+                depth = 0
                 blocks.append((block_line, text[start:index + 1]))
                 start, block_line = index + 1, None
         elif char == "." and depth == 0 and not (index + 1 < length and text[index + 1].isalnum()):

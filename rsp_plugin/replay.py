@@ -4,21 +4,27 @@ The timeline runs from `first` (default: the first element's time point) to
 `last` (default: the last element's). Every time point in between is yielded,
 with or without data, since windows, BOX and expiry depend on all of them.
 An element older than one read before it is late: it is set aside as a
-`Rejected` record, like a malformed line, and the replay goes on.
+`Rejected` record, like a malformed line, and the replay goes on. So is an
+element more than `max_gap` time points ahead of the stream's current time
+point (the latest taken, or `first`): every point in between would be
+evaluated and printed, and one far-off line would never let the replay end
+(`rsp_plugin.limits.MAX_GAP_TIME_POINTS`).
 
 >>> from rsp_plugin.formats import StreamElement
->>> elements = [StreamElement(2, "a", 1), StreamElement(4, "b", 2), StreamElement(3, "c", 3)]
+>>> elements = [StreamElement(2, "a", 1), StreamElement(4, "b", 2), StreamElement(3, "c", 3),
+...             StreamElement(10**11, "d", 4), StreamElement(5, "e", 5)]
 >>> rejected = []
->>> list(timeline(elements, first=1, on_rejected=rejected.append))
-[(1, []), (2, ['a']), (3, []), (4, ['b'])]
+>>> list(timeline(elements, first=1, on_rejected=rejected.append, max_gap=1000))
+[(1, []), (2, ['a']), (3, []), (4, ['b']), (5, ['e'])]
 >>> [str(r) for r in rejected]
-['<stream>:3: time point 3 is older than time point 4 read before it; set aside']
+['<stream>:3: time point 3 is older than time point 4 read before it; set aside', '<stream>:4: timestamp 100000000000 is 99999999996 time points ahead of the stream (max gap 1000; --max-gap); set aside']
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator
 
+from . import limits
 from .formats import Rejected, StreamElement
 
 
@@ -29,6 +35,7 @@ def timeline(
     last: int | None = None,
     on_rejected: Callable[[Rejected], None] = lambda rejected: None,
     filename: str = "<stream>",
+    max_gap: int | None = limits.MAX_GAP_TIME_POINTS,
 ) -> Iterator[tuple[int, list]]:
     """(time point, facts arriving at it) for every time point of the timeline."""
     current: int | None = None if first is None else first
@@ -43,6 +50,11 @@ def timeline(
             on_rejected(
                 Rejected(filename, element.line, f"time point {point} is older than time point {latest} read before it; set aside")
             )
+            continue
+        reference = latest if latest is not None else first
+        if max_gap is not None and reference is not None and point - reference > max_gap:
+            on_rejected(Rejected(filename, element.line, f"timestamp {point} is {point - reference} time points ahead "
+                                                         f"of the stream (max gap {max_gap}; --max-gap); set aside"))
             continue
         latest = point
         if first is not None and point < first:

@@ -39,8 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .errors import QuerySyntaxError
+from . import limits
+from .documents import DocumentRefused, format_of, parse_file
+from .errors import QuerySyntaxError, RuleSyntaxError
 from .formats import Rejected, StreamElement
+from .lines import decode_text
 from .query.content import TripleIndex
 from .query.evaluate import QueryEvaluator, Snapshot
 from .query.model import (
@@ -52,6 +55,7 @@ from .query.model import (
 )
 from .rdfterms import TermCache
 from .query.results import Answer, QueryResult, ResultStream
+from .query.safety import allowed, check_query, fetch_graph, is_remote
 from .query.syntax import parse_query
 from .query.views import MaterializedView, PlainView, RulesView
 from .query.windows import CountingWindow, TimeWindow
@@ -127,6 +131,11 @@ class RegisteredQuery:
         """Call `callback(result)` for every report of this query."""
         self._callbacks.append(callback)
 
+    def __getstate__(self):
+        """Subscribers are not state (they are the caller's code): a restored query has none."""
+        state = dict(self.__dict__)
+        state["_callbacks"] = []
+        return state
 
     def results(self) -> Iterator[QueryResult]:
         """The reports made since the last call (collected from the first call on)."""
@@ -223,11 +232,25 @@ class RSPEngine:
     """Streams in, continuous queries over windows, results out; time moves only when told."""
 
     def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
-                 explain: bool = False):
+                 max_gap: int | None = limits.MAX_GAP_WINDOWS, allow_service: Iterable[str] = (),
+                 allow_graphs: Iterable[str] = (), jsonld_contexts: dict[str, str] | None = None,
+                 allow_files: bool = True, explain: bool = False):
+        """`max_gap`: how many windows (of the smallest STEP) an element may jump ahead of the
+        current time before it is set aside (None: no bound; `rsp_plugin.limits`).
+        `allow_service`, `allow_graphs`: SERVICE endpoints and remote FROM graphs a query may
+        reach (IRIs, or prefixes ending in `*`; `rsp_plugin.query.safety`); `jsonld_contexts`:
+        JSON-LD context IRI -> local file, for the graphs read (`rsp_plugin.documents`).
+        `allow_files=False`: a query may not name local files (FROM, RULES), only graphs given here.
+        `explain=True`: keep what `explain(query, t, row)` needs (`rsp_plugin/explain/query.py`)."""
         self.terms = terms or Dictionary()
         self.cache = TermCache(self.terms)
         self.t0 = t0
         self.fast_path = fast_path
+        self.max_gap = max_gap
+        self.allow_service = tuple(allow_service)
+        self.allow_graphs = tuple(allow_graphs)
+        self.jsonld_contexts = dict(jsonld_contexts or {})
+        self.allow_files = allow_files
         #: every report up to this time has been made (None before the first `advance_to`)
         self.watermark: int | None = None
         #: late or malformed input, in the order it was set aside
@@ -251,6 +274,10 @@ class RSPEngine:
         self._emitted: list[QueryResult] = []
         self._anonymous = 0
         self._triple = self.terms.intern(TRIPLE)
+        #: the latest timestamp taken (the stream's current time, with the watermark)
+        self._latest: int | None = None
+        #: the smallest STEP (or COMPUTE EVERY) of the time-driven queries: the unit of `max_gap`
+        self._gap_unit: int | None = None
         #: `explain=True`: where elements came from, and materializations and rules that keep
         #: their derivations, so that `explain(query, t, row)` can tell (`rsp_plugin/explain/query.py`)
         self.explanations = None
@@ -329,6 +356,8 @@ class RSPEngine:
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base,
                                                                            dialect=dialect)
         report = report or query.report
+        check_query(query, allow_service=self.allow_service, allow_graphs=self.allow_graphs,
+                    given_graphs=self._graph_sources, allow_files=self.allow_files)
         name = name or query.name or self._fresh_name()
         if name in self._queries:
             raise QuerySyntaxError(f"a query named {name!r} is registered already", query.filename, 1, 1)
@@ -358,7 +387,8 @@ class RSPEngine:
             if isinstance(spec, NowWindow):
                 spec = RangeWindow(now_period, now_period)
             shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program)))
-        evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path)
+        evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path,
+                                   services=self.allow_service)
         registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
                                      period, self.watermark, self.t0)
         if query.output_stream is not None:
@@ -371,6 +401,7 @@ class RSPEngine:
         if on_result is not None:
             registered.subscribe(on_result)
         self._queries[name] = registered
+        self._gap_unit = self._smallest_step()
         return registered
 
     def unregister_query(self, query: str | RegisteredQuery) -> None:
@@ -388,6 +419,7 @@ class RSPEngine:
         output = registered.query.output_stream
         if output is not None and output in self._streams and self._streams[output].produced_by == name:
             self._streams[output].produced_by = None
+        self._gap_unit = self._smallest_step()
 
     def _fresh_name(self) -> str:
         self._anonymous += 1
@@ -423,6 +455,8 @@ class RSPEngine:
         if found is not None:
             return found
         source = self._graph_sources.get(iri)
+        if source is None and is_remote(iri) and allowed(iri, self.allow_graphs):
+            source = self._fetched(iri, query)
         if source is None:
             path = _local_path(iri)
             if path is None or not path.exists():
@@ -435,13 +469,26 @@ class RSPEngine:
         self._graphs[iri] = index
         return index
 
-    def _triples_of(self, source, iri: str, query: ContinuousQuery) -> Iterator[Triple]:
-        from rdflib import Graph
+    def _fetched(self, iri: str, query: ContinuousQuery):
+        """An allowed remote graph, fetched once (`query.safety.fetch_graph`)."""
+        try:
+            return fetch_graph(iri, contexts=self.jsonld_contexts)
+        except DocumentRefused as refused:
+            raise QuerySyntaxError(f"{refused.msg} (graph <{iri}>)", refused.filename, refused.lineno,
+                                   refused.offset) from None
+        except Exception as error:  # requests and rdflib raise many kinds
+            place = query.places.get("query")
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise QuerySyntaxError(f"cannot fetch graph <{iri}>: {first}", query.filename,
+                                   place.line if place else 1, place.column if place else 1) from None
 
+    def _triples_of(self, source, iri: str, query: ContinuousQuery) -> Iterator[Triple]:
         if isinstance(source, (str, Path)):
-            graph = Graph()
             try:
-                graph.parse(str(source), format=_rdf_format(Path(source)))
+                graph = parse_file(source, format_of(source), contexts=self.jsonld_contexts)
+            except DocumentRefused as refused:
+                raise QuerySyntaxError(f"{refused.msg} (graph <{iri}>)", refused.filename, refused.lineno,
+                                       refused.offset) from None
             except Exception as error:  # rdflib raises many kinds
                 place = query.places.get("query")
                 first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -498,7 +545,7 @@ class RSPEngine:
             if path is None or not path.exists():
                 raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
                                        place.line if place else 1, place.column if place else 1)
-            source, filename = path.read_text(encoding="utf-8"), str(path)
+            source, filename = decode_text(path.read_bytes(), str(path), RuleSyntaxError), str(path)
         program = parse_program(source, filename, terms=self.terms, semantics=semantics)
         return _Rules(source, program, semantics)
 
@@ -561,6 +608,11 @@ class RSPEngine:
         if timestamp < self.t0:
             self._reject(where, f"timestamp {timestamp} is before the start of the timeline ({self.t0})")
             return
+        if self._latest is not None and self._gap_unit is not None and timestamp > self._latest:
+            problem = self.gap_problem(timestamp)
+            if problem is not None:
+                self._reject(where, problem)
+                return
         if self.explanations is not None:  # (a late element is set aside below: its source is never asked)
             self.explanations.accepted(self, stream.iri, timestamp, triple, where)
         if self.watermark is not None and timestamp < self.watermark:
@@ -569,6 +621,14 @@ class RSPEngine:
                 self._reject(where, f"late: timestamp {timestamp} is older than every window still to be "
                                     f"reported (watermark {self.watermark}); set aside")
                 return
+        if self._latest is not None and self._gap_unit is not None and timestamp < self._latest:
+            problem = self.gap_problem(timestamp)  # taken, it would move the start of the timeline back as far
+            if problem is not None:
+                self._reject(where, problem)
+                return
+        if self._latest is None or timestamp > self._latest:
+            self._latest = timestamp
+        if self.watermark is not None and timestamp < self.watermark:
             self._note(stream, timestamp)
             for shared in takers:
                 self._offer(shared, timestamp, triple)
@@ -600,6 +660,44 @@ class RSPEngine:
     def _order(self, name: str) -> int:
         return list(self._queries).index(name)
 
+    # bounds -------------------------------------------------------------------------------------
+
+    def gap_problem(self, timestamp: int) -> str | None:
+        """Why an element (or a watermark) at `timestamp` is too far from the current time (the
+        watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows of
+        the smallest STEP or COMPUTE EVERY of the time-driven queries; `rsp_plugin.limits`).
+        Ahead, it would make every window in between be reported; behind (while no window that
+        would hold it has been reported), it would move the start of the timeline back as far.
+        A replay driver asks before it moves the watermark to a timestamp it read."""
+        unit = self._gap_unit
+        if self.max_gap is None or unit is None:
+            return None
+        now = self._latest
+        if self.watermark is not None and (now is None or self.watermark > now):
+            now = self.watermark
+        if now is None or abs(timestamp - now) <= self.max_gap * unit:
+            return None
+        side = "ahead of" if timestamp > now else "behind"
+        return (f"timestamp {timestamp} is {abs(timestamp - now)} ms {side} the stream (max gap {self.max_gap} "
+                f"windows of {unit} ms = {self.max_gap * unit} ms; --max-gap); set aside")
+
+    def _smallest_step(self) -> int | None:
+        """The unit of `max_gap`: the smallest period of the queries that walk every instant. A query
+        that reports only non-empty windows or content changes over plain windows skips empty
+        stretches at no cost (`_skip_empty`, `next_instant`), so a gap costs it nothing."""
+        steps = []
+        for query in self._queries.values():
+            if query.tuple_driven:
+                continue
+            if query.policy is not ReportPolicy.ON_WINDOW_CLOSE and all(
+                    isinstance(shared.view, PlainView) for _, shared in query.windows):
+                continue
+            if query.period is not None:
+                steps.append(query.period)
+            steps.extend(shared.window.spec.step for _, shared in query.windows
+                         if isinstance(shared.window, TimeWindow))
+        return min(steps) if steps else None
+
     # time -------------------------------------------------------------------------------------
 
     def advance_to(self, watermark: int) -> list[QueryResult]:
@@ -608,7 +706,7 @@ class RSPEngine:
         Returns every report made since the last call, those a `push` made too (tuple
         windows report as their n-th element arrives, a late element may complete one)."""
         pending = self._pending
-        instant, due = self._next_instant()
+        instant, due = self._next_instant(watermark)
         while True:
             if pending and pending[0][0] < watermark and (instant is None or pending[0][0] < instant):
                 timestamp, _, iri, triple = heapq.heappop(pending)
@@ -619,12 +717,12 @@ class RSPEngine:
                         fresh |= shared.window.first_timestamp is None
                         self._offer(shared, timestamp, triple)
                     if fresh or self._reports_on_change():  # a query may start (or need to) report earlier
-                        instant, due = self._next_instant()
+                        instant, due = self._next_instant(watermark)
                 continue
             if instant is not None and instant <= watermark:
                 for query in due:
                     self._report(query, instant)
-                instant, due = self._next_instant()
+                instant, due = self._next_instant(watermark)
                 continue
             break
         if self.watermark is None or watermark > self.watermark:
@@ -635,10 +733,12 @@ class RSPEngine:
     def _reports_on_change(self) -> bool:
         return any(query.policy is ReportPolicy.ON_CONTENT_CHANGE for query in self._queries.values())
 
-    def _next_instant(self) -> tuple[int | None, list[RegisteredQuery]]:
+    def _next_instant(self, limit: int | None = None) -> tuple[int | None, list[RegisteredQuery]]:
         best, due = None, []
         for query in self._queries.values():
             tau = query.next_instant()
+            if tau is not None and limit is not None and query.policy is ReportPolicy.NON_EMPTY_CONTENT:
+                tau = self._skip_empty(query, tau, limit)
             if tau is None:
                 continue
             if best is None or tau < best:
@@ -646,6 +746,39 @@ class RSPEngine:
             elif tau == best:
                 due.append(query)
         return best, due
+
+    def _skip_empty(self, query: RegisteredQuery, tau: int, limit: int) -> int | None:
+        """A query that reports non-empty windows only skips a stretch of empty ones at no cost:
+        while its plain time windows hold nothing (and nothing staged can enter them), every
+        instant up to the next pending element (or the watermark) is empty, so it jumps there.
+        Windows with reasoning or rules are not skipped (their engines count every time point)."""
+        until = self._pending[0][0] if self._pending else limit
+        until = min(until, limit)
+        if tau > until:
+            return tau
+        last = []
+        for _, shared in query.windows:
+            window = shared.window
+            if not isinstance(shared.view, PlainView) or not isinstance(window, TimeWindow):
+                return tau
+            if not window.is_empty() or window.boundary is None:
+                return tau
+            if window.last_timestamp is not None and \
+                    window.last_timestamp >= window.boundary + window.spec.step - window.spec.range:
+                return tau  # something staged may still enter
+            if any(self._queries[name].policy is not ReportPolicy.NON_EMPTY_CONTENT for name in shared.readers):
+                return tau
+            last.append(window.boundary_at(until))
+        if query.period is not None:
+            end = query.t0 + (until - query.t0) // query.period * query.period
+        else:
+            end = max(last)
+        if end < tau:
+            return tau
+        query.last_instant = end
+        for _, shared in query.windows:
+            shared.view.advance(end)
+        return query.next_instant()
 
     def finish(self, *, max_rounds: int = 1000) -> list[QueryResult]:
         """End a replay: every element is taken, and each query reports up to the last tau whose
@@ -744,10 +877,20 @@ class RSPEngine:
         self._callbacks.append(callback)
 
     def __getstate__(self):
-        """All of it (windows, materializations, R2S memory, observers: they must pickle too)."""
+        """All of it (windows, materializations, R2S memory) but the subscribers: they are the
+        caller's code, not state; subscribe again after a restore (`rsp_plugin.state`)."""
         state = dict(self.__dict__)
         state["_emitted"] = list(self._emitted)
+        state["_callbacks"] = []
         return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name, default in (("max_gap", limits.MAX_GAP_WINDOWS), ("allow_service", ()), ("allow_graphs", ()),
+                              ("jsonld_contexts", {}), ("_latest", None), ("allow_files", True)):
+            self.__dict__.setdefault(name, default)
+        if "_gap_unit" not in self.__dict__:
+            self._gap_unit = self._smallest_step()
 
     def results(self) -> Iterator[QueryResult]:
         """Reports of all queries made since the last call (collected from the first call on)."""
@@ -771,11 +914,6 @@ def _local_path(iri: str) -> Path | None:
     if "://" in iri or iri.startswith("urn:"):
         return None
     return Path(iri)
-
-
-def _rdf_format(path: Path) -> str:
-    return {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".xml": "xml",
-            ".jsonld": "json-ld", ".trig": "trig", ".nq": "nquads"}.get(path.suffix.lower(), "turtle")
 
 
 __all__ = ["RSPEngine", "RegisteredQuery", "TimestampedGraph"]

@@ -93,7 +93,7 @@ def test_a_socket_is_read_line_by_line_and_a_bad_line_is_set_aside():
     assert lines(done.stdout) == reference()
     name = f"tcp://127.0.0.1:{port}"
     assert f"{name}:11: " in done.stderr
-    assert f"{name}:21: not UTF-8 text; set aside" in done.stderr
+    assert f"{name}:21: not UTF-8 text (byte 0xff at column 35); set aside" in done.stderr
     assert "2 stream lines set aside" in done.stderr
 
 
@@ -215,7 +215,7 @@ def test_jsonld_on_stdin_fetches_no_remote_context(tmp_path):
     remote = json.dumps({"@context": "http://127.0.0.1:9/context.jsonld", "@id": "http://ex/a"})
     done = rsp("query", query, "--stream", "http://ex/s=-", "--input-format", "jsonld", input=remote)
     assert done.returncode == 0
-    assert "<stdin>:1: a remote JSON-LD context (http://127.0.0.1:9/context.jsonld) is not fetched" in done.stderr
+    assert "<stdin>:1: the JSON-LD context <http://127.0.0.1:9/context.jsonld> is not fetched" in done.stderr
     inline = json.dumps({"@context": {"ex": "http://ex/"}, "@id": "ex:a", "ex:p": {"@id": "ex:b"}})
     done = rsp("query", query, "--stream", "http://ex/s=-@200", "--input-format", "jsonld", input=inline)
     assert lines(done.stdout) == [{"t": 1000, "bindings": [{"s": "<http://ex/a>"}]}]

@@ -26,8 +26,8 @@ WINDOW = f"FROM STREAM <{S}> [RANGE 1s STEP 1s]"
 INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
 
-def run(query: str, triples, *, fast_path: bool = True, times=(0,)):
-    engine = RSPEngine(fast_path=fast_path)
+def run(query: str, triples, *, fast_path: bool = True, times=(0,), allow_service=()):
+    engine = RSPEngine(fast_path=fast_path, allow_service=allow_service)
     engine.register_stream(S)
     engine.register_query(HEAD + query)
     for t in times:
@@ -123,7 +123,14 @@ def test_the_command_line_prints_the_failed_window_as_a_line_with_an_error(tmp_p
     assert "evaluation failed: RuntimeError: boom" in err.getvalue()
 
 
-def test_a_service_is_an_error_for_the_window_not_a_crash():
-    lines = run(f"SELECT ?s {WINDOW} WHERE {{ ?s ex:v ?v SERVICE <http://ex/endpoint> {{ ?s ex:w ?w }} }}",
-                DATA)
-    assert len(lines) == 1 and "SERVICE" in lines[0]["error"]
+def test_an_allowed_service_that_does_not_answer_is_an_error_for_the_window_not_a_crash():
+    # nothing listens on the discard port: the call fails at each window, and the run goes on
+    endpoint = "http://127.0.0.1:9/sparql"
+    body = f"SELECT ?s {WINDOW} WHERE {{{{ ?s ex:v ?v SERVICE {{silent}}<{endpoint}> {{{{ ?s ex:w ?w }}}} }}}}"
+    lines = run(body.format(silent=""), DATA, times=(0, 1000), allow_service=[endpoint])
+    assert len(lines) == 2 and all(f"SERVICE <{endpoint}>" in line["error"] for line in lines)
+    # SERVICE SILENT: a failed call is the empty solution, joined with what the window gives
+    lines = run(body.format(silent="SILENT "), DATA, times=(0,), allow_service=[endpoint])
+    assert lines == [{"t": 1000, "bindings": [{"s": "<http://ex/a>"}, {"s": "<http://ex/b>"}, {"s": "<http://ex/c>"}]}]
+
+

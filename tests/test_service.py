@@ -129,7 +129,7 @@ def test_the_service_reads_no_file_or_url_a_client_names(client, tmp_path):
     remote = client.post(f"/streams/{path(STREAM)}?t=0", headers={"content-type": "application/ld+json"},
                          content=json.dumps({"@context": "http://schema.org/", "name": "x"}))
     assert remote.status_code == 400
-    assert "remote JSON-LD context (http://schema.org/) is not fetched" in remote.json()["rejected"][0]["reason"]
+    assert "the JSON-LD context <http://schema.org/> is not fetched" in remote.json()["rejected"][0]["reason"]
     nested = client.post(f"/streams/{path(STREAM)}?t=0", headers={"content-type": "application/ld+json"},
                          content=json.dumps({"@context": [{"@import": "http://evil/ctx"}], "@id": "http://ex/a"}))
     assert nested.status_code == 400

@@ -44,7 +44,7 @@ def committed(checkpoint: Path) -> int:
     states = checkpoint / "rsp-state"
     if not states.is_dir():
         return -1
-    numbers = [int(p.name[6:-7]) for p in states.glob("state-*.pickle")]
+    numbers = [int(p.name[6:-5]) for p in states.glob("state-*.json")]
     return max(numbers, default=-1)
 
 

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from .. import limits
 from ..formats import Rejected, StreamElement
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query_file
@@ -63,7 +64,8 @@ def run_query(options, user_error) -> int:
     else:
         progress = Progress(total_rows=(lambda: _lines(files)) if len(files) == len(sources) else None)
     set_aside = replay(engine, sources, user_error, first=first, last=last, progress=progress,
-                       results=lambda: results)
+                       results=lambda: results,
+                       max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))
     writer.close()
     progress.finish()
     for error in engine.errors:
@@ -74,9 +76,12 @@ def run_query(options, user_error) -> int:
 
 
 def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
-           last: int | None = None, progress=None, results=lambda: 0) -> int:
+           last: int | None = None, progress=None, results=lambda: 0,
+           max_line_bytes: int | None = limits.MAX_LINE_BYTES) -> int:
     """Feed the engine from its sources, merged in time order, and end the replay; returns the number
-    of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`)."""
+    of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`). A line longer
+    than `max_line_bytes` or not UTF-8 is set aside by the readers; a timestamp too far ahead of the
+    stream (the engine's `max_gap`) is set aside by the engine and never moves the watermark."""
     progress = progress or Quiet()
     rows = set_aside = shown = 0
 
@@ -91,7 +96,8 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
     try:
         readers = []
         for number, source in enumerate(sources):
-            handle = OpenSource(source, engine.terms, user_error)
+            handle = OpenSource(source, engine.terms, user_error, max_line_bytes=max_line_bytes,
+                                contexts=engine.jsonld_contexts)
             opened.append(handle)
             readers.append(_tagged(number, source, handle.elements))
         live = any(source.live for source in sources)
@@ -108,7 +114,7 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
                 continue
             if first is not None and time_key < first:
                 continue
-            if engine.watermark is None or time_key > engine.watermark:
+            if (engine.watermark is None or time_key > engine.watermark) and engine.gap_problem(time_key) is None:
                 engine.advance_to(time_key)
             engine.push(source.iri, batch, source=source.name)
             show_rejected()
@@ -129,7 +135,11 @@ def engine_for(options, user_error):
     sources = [stream_source(text, user_error, input_format) for text in options.stream]
     if sum(source.kind == "stdin" for source in sources) > 1:
         raise user_error("only one --stream can read standard input (IRI=-)")
-    engine = RSPEngine(explain=getattr(options, "explain", False))
+    contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
+    engine = RSPEngine(max_gap=getattr(options, "max_gap", limits.MAX_GAP_WINDOWS),
+                       allow_service=getattr(options, "allow_service", None) or (),
+                       allow_graphs=getattr(options, "allow_graph", None) or (), jsonld_contexts=contexts,
+                       explain=getattr(options, "explain", False))
     for source in sources:
         engine.register_stream(source.iri)
     for text in options.background:
@@ -143,6 +153,16 @@ def engine_for(options, user_error):
     report = getattr(options, "report", None)
     registered = engine.register_query(query, report=ReportPolicy(report) if report else None)
     return engine, registered, sources
+
+
+def context_argument(text: str, user_error) -> tuple[str, str]:
+    """--jsonld-context IRI=FILE: a JSON-LD context read from a local file instead of fetched."""
+    iri, equals, file = text.rpartition("=")
+    if not equals or not iri or not file:
+        raise user_error(f"--jsonld-context {text}: expected IRI=FILE, e.g. --jsonld-context https://schema.org/=ctx.jsonld")
+    if not Path(file).is_file():
+        raise user_error(f"{file}: cannot read the JSON-LD context: no such file")
+    return iri, file
 
 
 def _tagged(number: int, source: StreamSource, items) -> Iterator[tuple]:

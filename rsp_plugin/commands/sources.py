@@ -17,13 +17,15 @@ bad line: a line that is not UTF-8 is set aside like a line that cannot be read.
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Iterator
 
+from .. import limits
 from ..formats import (
     Rejected,
     StreamElement,
@@ -32,6 +34,7 @@ from ..formats import (
     read_timestamped_graphs,
     read_tnt,
 )
+from ..lines import read_document
 from ..terms import Dictionary
 
 #: --input-format values for standard input and sockets (files go by their extension)
@@ -93,7 +96,8 @@ def stream_source(text: str, user_error, input_format: str = "tnt") -> StreamSou
 class OpenSource:
     """An opened source: its elements (read lazily) and the handle to close."""
 
-    def __init__(self, source: StreamSource, terms: Dictionary, user_error):
+    def __init__(self, source: StreamSource, terms: Dictionary, user_error, *,
+                 max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None):
         self.source = source
         self.handle: BinaryIO | None = None
         self._socket = None
@@ -111,7 +115,8 @@ class OpenSource:
                 raise user_error(f"{source.name}: cannot connect: {error.strerror or error}") from None
             self._socket.settimeout(None)
             self.handle = self._socket.makefile("rb")
-        self.elements = read_source(self.handle, source.fmt, terms, name=source.name, moment=source.moment)
+        self.elements = read_source(self.handle, source.fmt, terms, name=source.name, moment=source.moment,
+                                    max_line_bytes=max_line_bytes, contexts=contexts)
 
     def close(self) -> None:
         if self.source.kind == "stdin":
@@ -122,52 +127,45 @@ class OpenSource:
             self._socket.close()
 
 
-def read_source(binary: BinaryIO | Iterable[bytes], fmt: str, terms: Dictionary, *, name: str,
-                moment: int = 0) -> Iterator[StreamElement | Rejected]:
-    """Elements of a byte stream in `fmt`: line formats as the lines come, documents once read whole."""
-    if fmt in ("tnt", "nt"):
-        bad: list[Rejected] = []
-        lines = _text_lines(binary, name, bad)
-        if fmt == "tnt":
-            items = read_tnt(lines, terms, tick_ms=1, filename=name)
-        else:
-            items = read_ntriples_at(lines, terms, timestamp=moment, filename=name)
-        for item in items:
-            while bad:
-                yield bad.pop(0)
-            yield item
-        yield from bad
+def read_source(binary: BinaryIO, fmt: str, terms: Dictionary, *, name: str, moment: int = 0,
+                max_line_bytes: int | None = limits.MAX_LINE_BYTES,
+                contexts: dict[str, str] | None = None) -> Iterator[StreamElement | Rejected]:
+    """Elements of a byte stream in `fmt`: line formats as the lines come, documents once read whole.
+    A line that is not UTF-8 or longer than `max_line_bytes` is set aside (`rsp_plugin.lines`)."""
+    if fmt == "tnt":
+        yield from read_tnt(binary, terms, tick_ms=1, filename=name, max_line_bytes=max_line_bytes)
         return
-    data = b"".join(binary)
+    if fmt == "nt":
+        yield from read_ntriples_at(binary, terms, timestamp=moment, filename=name, max_line_bytes=max_line_bytes)
+        return
     if fmt == "jsonld":
-        yield from _read_jsonld(data, terms, moment, name)
+        yield from _read_jsonld(b"".join(iter(lambda: binary.read(1 << 20), b"")), terms, moment, name, contexts)
         return
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        yield Rejected(name, data.count(b"\n", 0, error.start) + 1, "not UTF-8 text; the document is set aside")
-        return
+    text, rejected = read_document(binary, filename=name, max_line_bytes=max_line_bytes)
+    yield from rejected
     if fmt in ("trig", "nq"):
         yield from read_timestamped_graphs(text, terms, filename=name, rdf_format="nquads" if fmt == "nq" else "trig")
         return
     yield from read_rdf_document_at(text, terms, timestamp=moment, rdf_format=_RDFLIB.get(fmt, "turtle"),
-                                    filename=name)
+                                    filename=name, contexts=contexts)
 
 
-def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str):
-    """JSON-LD, nothing fetched: named graphs with prov:generatedAtTime are elements (TripleWave's
-    shape), else every triple is seen at `timestamp`."""
+def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, contexts: dict[str, str] | None):
+    """JSON-LD, nothing fetched (contexts come from local files the user mapped, `documents.py`):
+    named graphs with prov:generatedAtTime are elements (TripleWave's shape), else every triple is
+    seen at `timestamp`."""
+    from ..documents import DocumentRefused, inline_contexts
+
     try:
-        document = json.loads(data)
+        document = inline_contexts(json.loads(data), contexts or {}, filename=name)
     except UnicodeDecodeError:
         yield Rejected(name, 1, "not UTF-8 text; the document is set aside")
         return
     except json.JSONDecodeError as error:
         yield Rejected(name, error.lineno, f"not JSON: {error.msg} (column {error.colno}); the document is set aside")
         return
-    remote = _remote_context(document)
-    if remote is not None:
-        yield Rejected(name, 1, f"a remote JSON-LD context ({remote}) is not fetched: put the context in the document")
+    except DocumentRefused as refused:
+        yield Rejected(name, refused.lineno or 1, refused.msg)
         return
     from rdflib import Dataset
 
@@ -183,42 +181,7 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str):
         yield from read_timestamped_graphs(nquads, terms, rdf_format="nquads", filename=name)
         return
     ntriples = dataset.serialize(format="nquads")
-    yield from read_source(ntriples.encode().splitlines(keepends=True), "nt", terms, name=name, moment=timestamp)
-
-
-def _remote_context(value) -> str | None:
-    """The first remote context a JSON-LD document names (a string @context or @import), if any."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if key == "@context":
-                for context in inner if isinstance(inner, list) else [inner]:
-                    if isinstance(context, str):
-                        return context
-                    if isinstance(context, dict) and "@import" in context:
-                        return str(context["@import"])
-                    found = _remote_context(context)
-                    if found is not None:
-                        return found
-            else:
-                found = _remote_context(inner)
-                if found is not None:
-                    return found
-    elif isinstance(value, list):
-        for inner in value:
-            found = _remote_context(inner)
-            if found is not None:
-                return found
-    return None
-
-
-def _text_lines(binary: Iterable[bytes], name: str, bad: list[Rejected]) -> Iterator[str]:
-    """Lines as text; a line that is not UTF-8 becomes a blank line (numbering kept) and a `Rejected`."""
-    for number, raw in enumerate(binary, 1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            bad.append(Rejected(name, number, "not UTF-8 text; set aside"))
-            yield ""
+    yield from read_source(io.BytesIO(ntriples.encode()), "nt", terms, name=name, moment=timestamp)
 
 
 __all__ = ["INPUT_FORMATS", "OpenSource", "StreamSource", "read_source", "stream_source"]

@@ -58,6 +58,7 @@ def reason_explained(options, user_error) -> int:
 
 
 def _lars(options, stream: Path, last: int | None, user_error) -> int:
+    from .. import limits
     from ..formats import StreamElement, read_stream_file
     from ..lars.engine import IncrementalEngine
     from ..lars.syntax import parse_program_file
@@ -66,13 +67,16 @@ def _lars(options, stream: Path, last: int | None, user_error) -> int:
     semantics = getattr(options, "semantics", "stream")
     program = parse_program_file(options.program, semantics=semantics)
     fact = parse_atom(options.explain, program, user_error)
-    handle = _open(stream, user_error)
+    handle = _open(stream, user_error, binary=True)
+    bounds = {} if getattr(options, "max_derivations", None) is None else {"max_derivations": options.max_derivations}
     if semantics == "answer-stream":
         from ..asp.engine import answer_stream_engine
 
-        engine = answer_stream_engine(program, start=options.first, pruning=not options.no_pruning, explain=True)
+        engine = answer_stream_engine(program, start=options.first, pruning=not options.no_pruning, explain=True,
+                                      **bounds)
     else:
-        engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, explain=True)
+        engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, explain=True,
+                                   **bounds)
     sources = _Sources(engine)
     rejected = _Rejected()
 
@@ -85,9 +89,11 @@ def _lars(options, stream: Path, last: int | None, user_error) -> int:
     point = None
     with handle:
         elements = read_stream_file(stream, program.terms, prefixes=program.prefixes, tick_ms=program.tick_ms,
-                                    handle=handle)
+                                    handle=handle, max_line_bytes=getattr(options, "max_line_bytes",
+                                                                          limits.MAX_LINE_BYTES))
         for point, facts in timeline(noted(elements), first=options.first, last=last, on_rejected=rejected,
-                                     filename=str(stream)):
+                                     filename=str(stream), max_gap=getattr(options, "max_gap",
+                                                                           limits.MAX_GAP_TIME_POINTS)):
             sources.hand_over(point)
             engine.advance_to(point, facts)
     return _show(engine, fact, point, options, stream, rejected, sources, user_error)
@@ -170,9 +176,9 @@ class _Rejected:
         print(record, file=sys.stderr)
 
 
-def _open(stream: Path, user_error):
+def _open(stream: Path, user_error, binary: bool = False):
     try:
-        return stream.open(encoding="utf-8")
+        return stream.open("rb") if binary else stream.open(encoding="utf-8")
     except OSError as error:
         raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
 

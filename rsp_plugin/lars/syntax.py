@@ -25,6 +25,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import RuleSyntaxError
+from ..lines import decode_text
 from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, Dictionary, canonical_literal, number_of_key
 from ..timeline import parse_duration_ms
 from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
@@ -116,7 +117,7 @@ def parse_program(
 def parse_program_file(path: str | Path, terms: Dictionary | None = None, *, semantics: str = "stream") -> Program:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = decode_text(path.read_bytes(), str(path), RuleSyntaxError)  # bad bytes: a located error
     except OSError as error:
         raise RuleSyntaxError(f"cannot read the program: {error.strerror}", str(path), 1, 1) from None
     return parse_program(text, str(path), terms, semantics=semantics)

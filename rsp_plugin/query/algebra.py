@@ -25,6 +25,7 @@ from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, S
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..rdfterms import term_key
+from . import service
 from .expressions import Scope, evaluate, holds
 from .sparql_values import SparqlError, average, literal, number, order_key, total
 
@@ -38,8 +39,12 @@ class Unsupported(Exception):
 class AlgebraEvaluation:
     """One evaluation over a snapshot (`evaluate.Snapshot`): default graph and named graphs."""
 
-    def __init__(self, snapshot, terms, *, tau: int = 0, base: str | None = None):
+    def __init__(self, snapshot, terms, *, tau: int = 0, base: str | None = None, services=(),
+                 prefixes: dict[str, str] | None = None):
         self.snapshot = snapshot
+        #: SERVICE endpoints the user allowed (`service.py`), and the query's prefixes to ask them with
+        self.services = tuple(services)
+        self.prefixes = dict(prefixes or {})
         self.terms = terms
         self.keys = terms.keys
         self.tau = tau
@@ -569,7 +574,17 @@ class AlgebraEvaluation:
         return found
 
     def _ServiceGraphPattern(self, node):
-        raise Unsupported("SERVICE is not evaluated over a window")
+        """An allowed endpoint's solutions joined with what is bound (registration refused the others)."""
+        text = node.get("service_string", "") or ""
+        if not isinstance(node.term, URIRef):
+            raise Unsupported("SERVICE with a variable endpoint is not evaluated")
+        try:
+            rows = service.ask(str(node.term), text, self.prefixes, self.services)
+        except service.ServiceError:
+            if service.is_silent(text):
+                return self._seed()
+            raise
+        return _join(self._seed(), rows)
 
 
 _MISSING = object()
@@ -578,7 +593,7 @@ _MISSING = object()
 _IRI = r"(?:<[^<>\"{}|^`\\\s]*>|[A-Za-z][\w.-]*:[\w.:%-]*|:[\w.:%-]*|a\b)"
 _MEMBER = rf"\^?\s*{_IRI}"
 _NEGATED_SET = re.compile(rf"!\s*(?:(?P<one>\^\s*{_IRI})|\((?P<many>\s*{_MEMBER}(?:\s*\|\s*{_MEMBER})*)\s*\))")
-_STRINGS = re.compile(r"""'{3}.*?'{3}|"{3}.*?"{3}|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|#[^\n]*""", re.S)
+_STRINGS = re.compile(r"""'{3}.*?'{3}|"{3}.*?"{3}|'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+"|#[^\n]*""", re.S)
 
 
 def spell_out_inverse_negations(sparql: str) -> str:

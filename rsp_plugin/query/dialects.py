@@ -112,7 +112,7 @@ def refusal(form: str, dialect: str) -> str | None:
 
 # guessing from text alone (for messages about text the grammar could not read) ----------------
 
-_NOISE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>\s]*>|#[^\n]*')
+_NOISE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'(?:[^\'\\\n]++|\\.)*+\'|<[^<>\s]*>|#[^\n]*')
 _MARKERS = [
     (SPARQLSTREAM, re.compile(r"\bFROM\s+NAMED\s+STREAM\b|\[\s*NOW\s*-\s*\d", re.I)),
     (RSPQL, re.compile(r"\bFROM\s+NAMED\s+WINDOW\b|\bREGISTER\s+[RID]STREAM\b|\bUNDER\s+ENTAILMENT\b"

@@ -52,8 +52,10 @@ class QueryEvaluator:
     """Evaluates one query's body; picks the fast path once, at registration."""
 
     def __init__(self, query: ContinuousQuery, terms: Dictionary, *, cache: TermCache | None = None,
-                 fast: bool = True, reference: str = "algebra"):
+                 fast: bool = True, reference: str = "algebra", services=()):
         self.query = query
+        #: SERVICE endpoints the user allowed (`service.py`)
+        self.services = tuple(services)
         self.terms = terms
         self.cache = cache or TermCache(terms)
         self.fast = fast
@@ -109,13 +111,18 @@ class QueryEvaluator:
             return Answer("ASK", boolean=run.ask())
         return Answer("CONSTRUCT", triples=run.construct())
 
+    def _prefixes(self) -> dict[str, str]:
+        manager = getattr(self.algebra.prologue, "namespace_manager", None)
+        return {} if manager is None else {name: str(namespace) for name, namespace in manager.namespaces() if name}
+
     def _base(self) -> str | None:
         base = getattr(self.algebra.prologue, "base", None)
         return str(base) if base else None
 
     def _evaluate_algebra(self, snapshot: Snapshot, tau: int) -> Answer:
         algebra = self.algebra.algebra
-        run = AlgebraEvaluation(snapshot, self.terms, tau=tau, base=self._base())
+        run = AlgebraEvaluation(snapshot, self.terms, tau=tau, base=self._base(), services=self.services,
+                                prefixes=self._prefixes())
         intern = self.terms.intern
         if algebra.name == "SelectQuery":
             variables, rows = run.select(algebra)

@@ -95,7 +95,7 @@ def anonymous_patterns(parser) -> dict[str, str]:
             if terminal.pattern.type == "str" and terminal.name not in _PUNCTUATION}
 
 
-_BRACKETS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+_BRACKETS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'(?:[^\'\\\n]++|\\.)*+\''
                        r'|<[^<>"{}|^`\\\x00-\x20]*>|#[^\n]*|[(){}\[\]]')
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 

@@ -46,6 +46,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import QuerySyntaxError
+from ..lines import decode_text
 from . import dialects
 from .checker import locate
 from .messages import anonymous_patterns, end_position, not_closed, open_bracket, phrase_list, position, word_at
@@ -117,13 +118,9 @@ copyreg.pickle(ContinuousQuery, _reduce)
 def parse_query_file(path: str | Path, *, dialect: str = "auto") -> ContinuousQuery:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = decode_text(path.read_bytes(), str(path), QuerySyntaxError)  # bad bytes: a located error
     except OSError as error:
         raise QuerySyntaxError(f"cannot read the query: {error.strerror}", str(path), 1, 1) from None
-    except UnicodeDecodeError as error:
-        data = path.read_bytes()
-        line, column = position(data[:error.start].decode("utf-8", "replace"), error.start)
-        raise QuerySyntaxError("not UTF-8 text", str(path), line, column) from None
     return parse_query(text, str(path), base=path.resolve().parent.as_uri() + "/", dialect=dialect)
 
 

@@ -3,7 +3,9 @@
 A background source is an `rdflib.Graph`, a path to an RDF file in any format
 rdflib reads (guessed from the extension, Turtle otherwise; the graphs of a
 dataset, TriG or N-Quads, are merged), or an iterable of
-(s, p, o) id triples already interned. Terms become the keys of
+(s, p, o) id triples already interned. Files are read by
+`rsp_plugin.documents` (never a remote JSON-LD context, never an external or
+exploding XML entity; `contexts` maps a JSON-LD context IRI to a local file). Terms become the keys of
 `rsp_plugin.terms` (their N-Triples form), so that a background IRI and the
 same IRI read from a `.tnt` stream are one id.
 
@@ -60,14 +62,14 @@ def to_graph(triples: Iterable[Triple], terms: Dictionary) -> Graph:
     return graph
 
 
-def load_background(source, terms: Dictionary) -> list[Triple]:
+def load_background(source, terms: Dictionary, *, contexts: dict[str, str] | None = None) -> list[Triple]:
     """The id triples of a background source (a graph, an RDF file, or id triples)."""
     if source is None:
         return []
     if isinstance(source, Graph):
         return intern_triples(source, terms)
     if isinstance(source, (str, os.PathLike)):
-        return intern_triples(_parse_file(Path(source)), terms)
+        return intern_triples(_parse_file(Path(source), contexts), terms)
     triples = []
     for triple in source:
         if len(triple) != 3 or not all(isinstance(term, int) for term in triple):
@@ -76,17 +78,19 @@ def load_background(source, terms: Dictionary) -> list[Triple]:
     return triples
 
 
-_QUAD_FORMATS = {"trig", "nquads", "trix"}
 
 
-def _parse_file(path: Path):
+def _parse_file(path: Path, contexts: dict[str, str] | None = None):
     """The file's triples; for datasets (TriG, N-Quads, TriX), those of all its graphs."""
+    from ..documents import DocumentRefused, parse_file
+
     if not path.is_file():
         raise BackgroundError("cannot read the background knowledge: no such file", str(path), 1, 1)
     rdf_format = guess_format(str(path)) or "turtle"
-    graph = Dataset(default_union=True) if rdf_format in _QUAD_FORMATS else Graph()
     try:
-        graph.parse(str(path), format=rdf_format)
+        graph = parse_file(path, rdf_format, contexts=contexts)
+    except DocumentRefused as refused:
+        raise BackgroundError(refused.msg, refused.filename, refused.lineno, refused.offset) from None
     except Exception as error:  # rdflib's parsers raise many kinds; all mean "not readable RDF"
         line = getattr(error, "lines", None) or getattr(error, "lineno", None) or 1
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -14,11 +14,12 @@ anything, a remote `@context` (a URL, or `@import`) is refused.
 >>> len(read.elements), [str(r) for r in read.rejected]
 (1, ['push-1:2: not an N-Triples triple after the timestamp: expected <s> <p> <o> .'])
 >>> read_body(b'{"@context": "http://schema.org/", "name": "x"}', "jsonld", Dictionary(), 0, "push-2").rejected[0].reason
-'a remote JSON-LD context (http://schema.org/) is not fetched: put the context in the document'
+'the JSON-LD context <http://schema.org/> is not fetched (map it to a local file: --jsonld-context http://schema.org/=FILE); refused'
 """
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 
 from ..formats import Rejected, StreamElement
@@ -57,7 +58,7 @@ def body_format(content_type: str | None, override: str | None) -> str:
 
 def read_body(data: bytes, fmt: str, terms: Dictionary, timestamp: int, name: str) -> ReadBody:
     out = ReadBody()
-    for item in read_source(data.splitlines(keepends=True), fmt, terms, name=name, moment=timestamp):
+    for item in read_source(io.BytesIO(data), fmt, terms, name=name, moment=timestamp):
         (out.rejected if isinstance(item, Rejected) else out.elements).append(item)
     return out
 

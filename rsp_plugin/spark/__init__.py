@@ -123,7 +123,10 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
 def _query_text(query) -> tuple[str, str]:
     text = str(query)
     if "\n" not in text and len(text) < 4096 and Path(text).is_file():
-        return Path(text).read_text(encoding="utf-8"), text
+        from ..errors import QuerySyntaxError
+        from ..lines import decode_text
+
+        return decode_text(Path(text).read_bytes(), text, QuerySyntaxError), text
     return text, "<query>"
 
 

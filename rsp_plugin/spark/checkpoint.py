@@ -5,27 +5,29 @@ continuous-query engine (windows, materialization, annotations, the R2S
 memory of ISTREAM / DSTREAM) lives in the driver and is saved here, under
 `<checkpoint>/rsp-state/`, one file per committed batch, written whole and
 renamed into place (a crash leaves the previous one intact). The two latest
-are kept. The engine pickles whole (a query as its text, its plans made again on load).
+are kept.
+
+The files are plain, versioned data (`rsp_plugin.state`: a JSON object graph
+with a SHA-256), never pickles: whoever can write to the checkpoint directory
+cannot make the driver run code. A file that is torn falls back to the one
+before; a file that is foreign, tampered with, or of another state format
+stops the restart with a message that says which (a checkpoint of rsp-plugin
+0.1.0, `state-N.pickle`, is named as such and never loaded).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import re
 from pathlib import Path
 
-_STATE = re.compile(r"state-(\d+)\.pickle\Z")
+from ..state import StateError, dumps, loads
+
+_STATE = re.compile(r"state-(\d+)\.json\Z")
+_OLD_STATE = re.compile(r"state-(\d+)\.pickle\Z")
 KEEP = 2
 
-
-def dumps(state) -> bytes:
-    """Pickle a driver state (an RSPEngine inside) so that `loads` gives it back."""
-    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def loads(data: bytes):
-    return pickle.loads(data)
+__all__ = ["KEEP", "StateError", "StateStore", "dumps", "loads"]
 
 
 class StateStore:
@@ -40,8 +42,8 @@ class StateStore:
     def save(self, batch_id: int, state) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         data = dumps(state)
-        final = self.directory / f"state-{batch_id}.pickle"
-        partial = self.directory / f".state-{batch_id}.pickle.tmp"
+        final = self.directory / f"state-{batch_id}.json"
+        partial = self.directory / f".state-{batch_id}.json.tmp"
         with partial.open("wb") as handle:
             handle.write(data)
             handle.flush()
@@ -51,20 +53,44 @@ class StateStore:
             old[1].unlink(missing_ok=True)
 
     def load(self):
-        """The latest saved state, or None on a first run."""
-        for _, path in reversed(self._saved()):
+        """The latest saved state, or None on a first run; `StateError` if the directory holds a
+        state this version must not or cannot read (say which, never guess)."""
+        saved = self._saved()
+        if not saved:
+            old = self._saved(_OLD_STATE)
+            if old:
+                loads(old[-1][1].read_bytes(), source=str(old[-1][1]))  # raises, naming both versions
+            return None
+        problem = None
+        for _, path in reversed(saved):
             try:
-                return loads(path.read_bytes())
-            except (EOFError, pickle.UnpicklingError):  # a torn file: fall back to the one before
-                continue
-        return None
+                return loads(path.read_bytes(), source=str(path))
+            except StateError as error:
+                if not _torn(path):
+                    raise
+                problem = problem or error  # a torn file (a crash while writing): the one before
+        raise problem
 
-    def _saved(self) -> list[tuple[int, Path]]:
+    def _saved(self, pattern=_STATE) -> list[tuple[int, Path]]:
         if not self.directory.is_dir():
             return []
         found = []
         for path in self.directory.iterdir():
-            match = _STATE.match(path.name)
+            match = pattern.match(path.name)
             if match:
                 found.append((int(match.group(1)), path))
         return sorted(found)
+
+
+def _torn(path: Path) -> bool:
+    """A file cut short (its header says more bytes than there are), not one that was changed."""
+    import json
+
+    with path.open("rb") as handle:
+        first = handle.readline()
+        size = path.stat().st_size - len(first)
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return not first.endswith(b"\n")
+    return isinstance(header, dict) and isinstance(header.get("bytes"), int) and size < header["bytes"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from .. import limits
 from ..commands.query import engine_for
 from .sinks import ConsoleSink
 
@@ -32,7 +33,8 @@ def cli_run(options, user_error) -> int:
     frames = []
     for iri, path, moment in sources:
         reader = (spark.readStream.format("rdf").option("stream", iri)
-                  .option("maxLinesPerTrigger", getattr(options, "batch_lines", None) or BATCH_LINES))
+                  .option("maxLinesPerTrigger", getattr(options, "batch_lines", None) or BATCH_LINES)
+                  .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
         if path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
             reader = reader.option("timestamp", str(moment))
         frames.append((iri, reader.load(str(path.resolve()))))

@@ -61,7 +61,8 @@ class BatchReport:
 
 @dataclass
 class DriverState:
-    """Everything a restarted driver needs; pickled whole into the checkpoint after each batch."""
+    """Everything a restarted driver needs; stored whole (`rsp_plugin.state`) in the checkpoint after each batch.
+    The engine's subscribers are not stored: the collector is subscribed again on load."""
 
     engine: RSPEngine
     streams: list[str]
@@ -129,6 +130,7 @@ class MicroBatchDriver:
         saved = store.load() if store is not None else None
         if saved is not None:
             self.state: DriverState = saved
+            saved.engine.subscribe(saved.collector)  # subscribers are not state: subscribe again
             self.sink.rewind(saved.sink_position)
             self.dead_letters.rewind(saved.dead_position)
         else:
@@ -292,8 +294,8 @@ class MicroBatchDriver:
             while stop < count and elements[stop][0] == stamp:
                 stop += 1
             target = stamp - delay
-            if engine.watermark is None or target > engine.watermark:
-                engine.advance_to(target)
+            if (engine.watermark is None or target > engine.watermark) and engine.gap_problem(stamp) is None:
+                engine.advance_to(target)  # a timestamp too far ahead is set aside by the push, never followed
             engine.push_ids(stream, elements[start:stop])
             start = stop
 

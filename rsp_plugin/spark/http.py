@@ -13,6 +13,12 @@ Timestamps: `.tnt` lines carry theirs; a JSON-LD element whose named graph has a
 follows); anything else is stamped with its arrival time (ms). Columns and dead
 letters are the `rdf` source's.
 
+Bodies are read as bytes and cut into lines by `rsp_plugin.lines` (a line that
+is not UTF-8, or longer than `maxLineBytes`, is a dead letter); a JSON-LD
+element's `@context` given as an IRI is never fetched (`rsp_plugin.documents`):
+map it to a local file with the option `jsonldContexts` ("IRI=FILE IRI=FILE"),
+else the element is a dead letter.
+
 Records are fetched on the driver, by a thread of the stream reader, and
 numbered; offsets are `{"records": n}`. What was fetched before a restart is
 not fetched again: across a restart the source is at most once (HTTP cannot
@@ -28,6 +34,8 @@ from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
+from .. import limits
+from ..lines import read_lines
 from .source import SCHEMA, SourceOptionError
 
 FORMATS = ("nt", "tnt", "jsonld")
@@ -49,11 +57,15 @@ class HTTPDataSource(DataSource):
 
 
 class HTTPOptions:
-    """url, stream, format (nt | tnt | jsonld; default: from the Content-Type), mode, interval, timeout."""
+    """url, stream, format (nt | tnt | jsonld; default: from the Content-Type), mode, interval, timeout,
+    maxLineBytes, jsonldContexts."""
 
-    def __init__(self, url: str, stream: str, fmt: str | None, mode: str, interval: float, timeout: float):
+    def __init__(self, url: str, stream: str, fmt: str | None, mode: str, interval: float, timeout: float,
+                 max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None):
         self.url, self.stream, self.format = url, stream, fmt
         self.mode, self.interval, self.timeout = mode, interval, timeout
+        self.max_line_bytes = max_line_bytes
+        self.contexts = dict(contexts or {})
 
     @classmethod
     def from_options(cls, options) -> HTTPOptions:
@@ -72,7 +84,19 @@ class HTTPOptions:
             timeout = float(options.get("timeout", "30"))
         except ValueError:
             raise SourceOptionError("interval and timeout are seconds, e.g. 0.5") from None
-        return cls(str(url), options.get("stream") or str(url), fmt, mode, interval, timeout)
+        contexts = {}
+        for pair in str(options.get("jsonldcontexts", "")).split():
+            iri, equals, path = pair.rpartition("=")
+            if not equals or not iri or not path:
+                raise SourceOptionError(f"jsonldContexts {pair!r}: expected IRI=FILE")
+            contexts[iri] = path
+        bound = options.get("maxlinebytes")
+        try:
+            max_line = limits.MAX_LINE_BYTES if bound is None else None if str(bound).lower() == "none" \
+                else limits.parse_size(str(bound))
+        except ValueError as error:
+            raise SourceOptionError(f"maxLineBytes: {error}") from None
+        return cls(str(url), options.get("stream") or str(url), fmt, mode, interval, timeout, max_line, contexts)
 
 
 class HTTPStreamReader(SimpleDataSourceStreamReader):
@@ -139,16 +163,21 @@ class HTTPStreamReader(SimpleDataSourceStreamReader):
                     response = session.get(options.url, timeout=options.timeout)
                     response.raise_for_status()
                     fmt = options.format or _format_of(response)
-                    self._add(parse_body(response.text, fmt, options.stream, options.url))
+                    self._add(parse_body(response.content, fmt, options.stream, options.url,
+                                         max_line_bytes=options.max_line_bytes, contexts=options.contexts))
                 else:
                     with session.get(options.url, stream=True, timeout=options.timeout) as response:
                         response.raise_for_status()
                         fmt = options.format or _format_of(response)
-                        for number, line in enumerate(response.iter_lines(decode_unicode=True), 1):
+                        lines = read_lines(_Body(response), filename=options.url, max_line_bytes=options.max_line_bytes)
+                        for number, line in enumerate(lines, 1):
                             if self._stop.is_set():
                                 return
-                            if line and line.strip():
-                                self._add(parse_body(line, fmt, options.stream, f"{options.url}", first_line=number))
+                            if type(line) is not str:
+                                self._add([(options.stream, None, None, None, None, str(line))])
+                            elif line.strip():
+                                self._add(parse_body(line, fmt, options.stream, f"{options.url}", first_line=number,
+                                                     max_line_bytes=None, contexts=options.contexts))
             except requests.RequestException as error:
                 self._add([(options.stream, None, None, None, None, f"{options.url}: {type(error).__name__}: "
                                                                      f"{_first_line(error)}; retrying")])
@@ -158,6 +187,20 @@ class HTTPStreamReader(SimpleDataSourceStreamReader):
         if rows:
             with self._lock:
                 self._records.extend(rows)
+
+
+class _Body:
+    """A streamed response body as a binary file (for the line cutter): chunks as they arrive."""
+
+    def __init__(self, response):
+        self._chunks = response.iter_content(chunk_size=None)
+        self._left = b""
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._left:
+            self._left = next(self._chunks, b"")
+        taken, self._left = self._left[:size], self._left[size:]
+        return taken
 
 
 def _format_of(response) -> str:
@@ -170,26 +213,39 @@ def _first_line(error: Exception) -> str:
     return text.splitlines()[0][:200] if text else ""
 
 
-def parse_body(text: str, fmt: str, stream: str, where: str, *, first_line: int = 1,
-               now: int | None = None) -> list[tuple]:
+def parse_body(text: str | bytes, fmt: str, stream: str, where: str, *, first_line: int = 1,
+               now: int | None = None, max_line_bytes: int | None = limits.MAX_LINE_BYTES,
+               contexts: dict[str, str] | None = None) -> list[tuple]:
     """Rows `(stream, s, p, o, ts, rejected)` of one body (or one line) of an HTTP stream.
 
     >>> parse_body('<urn:a> <urn:p> "x" .', "nt", "urn:s", "http://h/s", now=7)
     [('urn:s', '<urn:a>', '<urn:p>', '"x"', 7, None)]
+    >>> parse_body(b'<urn:a> <urn:p> "\\xff" .', "nt", "urn:s", "http://h/s", now=7)[0][5]
+    'http://h/s:1: not UTF-8 text (byte 0xff at column 18); set aside'
     """
     from ..formats import Rejected, read_ntriples_at, read_tnt
+    from ..lines import decode_text, read_lines
     from ..terms import Dictionary
 
     arrival = int(time.time() * 1000) if now is None else now
     terms = Dictionary()
     shift = first_line - 1
-    if fmt == "tnt":
-        elements = read_tnt(text.splitlines(), terms, tick_ms=1, filename=where)
-    elif fmt == "nt":
-        elements = read_ntriples_at(text.splitlines(), terms, timestamp=arrival, filename=where)
+    if fmt in ("tnt", "nt"):
+        lines = read_lines(text if isinstance(text, bytes) else text.encode("utf-8"), filename=where,
+                           max_line_bytes=max_line_bytes)
+        if fmt == "tnt":
+            elements = read_tnt(lines, terms, tick_ms=1, filename=where)
+        else:
+            elements = read_ntriples_at(lines, terms, timestamp=arrival, filename=where)
     else:
-        elements = _jsonld_elements(text, terms, arrival, where, first_line)
         shift = 0
+        try:
+            if isinstance(text, bytes):
+                text = decode_text(text, where)
+        except SyntaxError as error:
+            elements = [Rejected(where, first_line + error.lineno - 1, "not UTF-8 text; set aside")]
+        else:
+            elements = _jsonld_elements(text, terms, arrival, where, first_line, contexts)
     rows = []
     keys = terms.keys
     for element in elements:
@@ -201,10 +257,13 @@ def parse_body(text: str, fmt: str, stream: str, where: str, *, first_line: int 
     return rows
 
 
-def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int):
-    """A JSON-LD document: named graphs with prov:generatedAtTime are timestamped elements, the rest arrives now."""
+def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int, contexts: dict[str, str] | None = None):
+    """A JSON-LD document: named graphs with prov:generatedAtTime are timestamped elements, the rest arrives now.
+    A remote @context is never fetched (`rsp_plugin.documents`): unless mapped to a local file, the element
+    is a dead letter."""
     from rdflib import Dataset
 
+    from ..documents import DocumentRefused, parse_document
     from ..formats import PROV_GENERATED_AT_TIME, Rejected, StreamElement, read_timestamped_graphs
     from ..rdfterms import term_key as key_of
     from ..terms import TRIPLE
@@ -212,7 +271,10 @@ def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int):
     try:
         json.loads(text)
         dataset = Dataset()
-        dataset.parse(data=text, format="json-ld")
+        parse_document(text, "json-ld", filename=where, contexts=contexts, graph=dataset)
+    except DocumentRefused as refused:
+        yield Rejected(where, line, f"{refused.msg}; set aside")
+        return
     except Exception as error:  # json and rdflib raise many kinds
         yield Rejected(where, line, f"not JSON-LD: {_first_line(error)}; set aside")
         return

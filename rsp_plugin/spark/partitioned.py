@@ -12,11 +12,12 @@ aggregates), then each answer row joins triples of one key only. Then the
 stream can be split by key (each triple routed by its predicate to its subject
 or object), and a key's triples evaluated by an engine of its own: the answer
 at tau is the union over keys of their answers. Spark keeps each key's engine
-(pickled) in its state store (`applyInPandasWithState`), runs them on the
-executors, and calls a key's engine when its data arrive or when the event-time
-watermark passes the key's next report (a timeout), as the driver-side engine
-would report it. A replay ends with each key's last windows (read back from the
-state store).
+in its state store (`applyInPandasWithState`) as plain, versioned data
+(`rsp_plugin.state`, never a pickle: the state store holds no code), runs them
+on the executors, and calls a key's engine when its data arrive or when the
+event-time watermark passes the key's next report (a timeout), as the
+driver-side engine would report it. A replay ends with each key's last
+windows (read back from the state store).
 
 A query that is not key-local is refused, with the reason: another shape of
 pattern, a global aggregate, ORDER BY / LIMIT (which cut across keys), count
@@ -31,7 +32,6 @@ Output: one line per key and report, `{"t": ..., "key": "<sensor1>", "bindings":
 from __future__ import annotations
 
 import json
-import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,8 +316,9 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str):
 
         (value,) = key
         if state.hasTimedOut:
-            engine, collector = pickle.loads(state.get[0])
-            engine.advance_to(state.getCurrentWatermarkMs())
+            engine, collector = _load_key(state.get[0])
+            if engine.gap_problem(state.getCurrentWatermarkMs()) is None:
+                engine.advance_to(state.getCurrentWatermarkMs())
             rows = _rows(value, collector.take())
             _keep(engine, collector, state)
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
@@ -327,12 +328,12 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str):
             yield pd.DataFrame({"key": None, "t": None, "kind": "rejected",
                                 "payload": data["rejected"].astype(str)})
             return
-        engine, collector = pickle.loads(state.get[0]) if state.exists else _new_engine(text, streams, query_name)
+        engine, collector = _load_key(state.get[0]) if state.exists else _new_engine(text, streams, query_name)
         data = data.sort_values(["ts", "lane"], kind="stable")
         intern = engine.terms.intern
         for (stamp, lane), group in data.groupby(["ts", "lane"], sort=False):
             stamp = int(stamp)
-            if engine.watermark is None or stamp > engine.watermark:
+            if (engine.watermark is None or stamp > engine.watermark) and engine.gap_problem(stamp) is None:
                 engine.advance_to(stamp)
             stream = group["stream"].iloc[0]
             engine.push_ids(stream, [(stamp, (intern(s), intern(p), intern(o)))
@@ -377,9 +378,20 @@ def _rows(key: str, results) -> list[tuple]:
     return rows
 
 
+def _load_key(blob):
+    """A key's engine and collector from the state store (plain data), the collector subscribed again."""
+    from ..state import loads
+
+    engine, collector = loads(bytes(blob), source="the partitioned state store")
+    engine.subscribe(collector)
+    return engine, collector
+
+
 def _keep(engine, collector, state) -> None:
-    """The key's engine (with the collector subscribed to it) back into the state store; wake it at its next report."""
-    state.update((pickle.dumps((engine, collector), protocol=pickle.HIGHEST_PROTOCOL),))
+    """The key's engine and collector back into the state store; wake it at its next report."""
+    from ..state import dumps
+
+    state.update((dumps((engine, collector)),))
     upcoming = [q.next_instant() for q in engine.queries.values()]
     upcoming = [tau for tau in upcoming if tau is not None]
     if upcoming:
@@ -401,7 +413,7 @@ def _finish_keys(spark, state_location: str, query_name: str) -> list[dict]:
             for key, blob in zip(frame["key"], frame["engine"]):
                 if blob is None:
                     continue
-                engine, collector = pickle.loads(bytes(blob))
+                engine, collector = _load_key(blob)
                 engine.finish()
                 rows.extend(_rows(key, collector.take()))
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])

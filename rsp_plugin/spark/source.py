@@ -25,6 +25,12 @@ Options:
     timestampScale       filename timestamps: the last integer of the name times this (default 1)
     maxLinesPerTrigger   streaming: at most this many lines per micro-batch (default: all there is)
     numPartitions        how many parse tasks a large range is split into (default 2)
+    maxLineBytes         a longer line is a dead letter, never held whole (default 4 MiB, `rsp_plugin.limits`)
+
+Bytes are cut into lines by `rsp_plugin.lines`, as the local readers cut them:
+a line that is not UTF-8 (or too long) is a dead letter naming its own line,
+and every other line of the file is read. Planning (on the driver) never
+holds a file in memory: pieces are cut at newlines found by seeking.
 
 Streaming offsets are `{"file": name, "byte": b, "line": l}`: every file whose
 name sorts before `name` is read, and `name` up to byte b (line l). Line-based
@@ -48,6 +54,8 @@ from pyspark.sql.datasource import (
     InputPartition,
 )
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+from .. import limits
 
 #: The source's columns (a DDL string, as `DataSource.schema` may return).
 SCHEMA = "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, rejected STRING"
@@ -74,6 +82,7 @@ class SourceOptions:
     timestamp_scale: int = 1
     max_lines: int | None = None
     partitions: int = 2
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES
 
     @classmethod
     def from_options(cls, options) -> SourceOptions:
@@ -95,6 +104,8 @@ class SourceOptions:
             timestamp_scale=_positive(options, "timestampscale", 1),
             max_lines=_positive(options, "maxlinespertrigger", None),
             partitions=_positive(options, "numpartitions", 2),
+            max_line_bytes=None if str(options.get("maxlinebytes", "")).lower() == "none"
+            else _positive(options, "maxlinebytes", limits.MAX_LINE_BYTES),
         )
 
     def files(self) -> list[Path]:
@@ -135,10 +146,12 @@ def _positive(options: dict, key: str, default):
 class FilePiece(InputPartition):
     """Bytes [start, end) of one file, whose first line is line `first_line` + 1: one parse task."""
 
-    def __init__(self, path, fmt, start, end, first_line, timestamp, file_time):
+    def __init__(self, path, fmt, start, end, first_line, timestamp, file_time,
+                 max_line_bytes: int | None = limits.MAX_LINE_BYTES):
         super().__init__(path)
         self.path, self.fmt, self.start, self.end = path, fmt, start, end
         self.first_line, self.timestamp, self.file_time = first_line, timestamp, file_time
+        self.max_line_bytes = max_line_bytes
 
 
 class RDFDataSource(DataSource):
@@ -300,25 +313,46 @@ def _pieces(options: SourceOptions, path: Path, begin: int, end: int, first_line
         file_time = int(numbers[-1]) * options.timestamp_scale
     elif re.fullmatch(r"-?\d+", stamp):
         file_time = int(stamp)
+    bound = options.max_line_bytes
     if fmt not in LINE_FORMATS or end - begin <= _TARGET_PIECE_BYTES:
-        return [FilePiece(str(path), fmt, begin, end, first_line, stamp, file_time)]
+        return [FilePiece(str(path), fmt, begin, end, first_line, stamp, file_time, bound)]
     count = max(1, min(options.partitions, (end - begin) // _TARGET_PIECE_BYTES))
     pieces = []
+    cut, line = begin, first_line
     with path.open("rb") as handle:
-        handle.seek(begin)
-        data = handle.read(end - begin)
-    cut, line = 0, first_line
-    for k in range(1, count + 1):
-        if k == count:
-            stop = len(data)
-        else:
-            stop = data.find(b"\n", len(data) * k // count)
-            stop = len(data) if stop < 0 else stop + 1
-        if stop > cut:
-            pieces.append(FilePiece(str(path), fmt, begin + cut, begin + stop, line, stamp, file_time))
-            line += data.count(b"\n", cut, stop)
-            cut = stop
+        for k in range(1, count + 1):
+            stop = end if k == count else _after_newline(handle, begin + (end - begin) * k // count, end)
+            if stop > cut:
+                pieces.append(FilePiece(str(path), fmt, cut, stop, line, stamp, file_time, bound))
+                line += _newlines(handle, cut, stop)
+                cut = stop
     return pieces
+
+
+def _after_newline(handle, position: int, end: int) -> int:
+    """The byte after the first newline at or after `position` (or `end`), read a block at a time."""
+    handle.seek(position)
+    while position < end:
+        block = handle.read(min(1 << 16, end - position))
+        if not block:
+            break
+        found = block.find(b"\n")
+        if found >= 0:
+            return position + found + 1
+        position += len(block)
+    return end
+
+
+def _newlines(handle, start: int, stop: int) -> int:
+    handle.seek(start)
+    count, position = 0, start
+    while position < stop:
+        block = handle.read(min(1 << 22, stop - position))
+        if not block:
+            break
+        count += block.count(b"\n")
+        position += len(block)
+    return count
 
 
 # Parsing (executors) --------------------------------------------------------------------------
@@ -349,27 +383,35 @@ def read_piece(piece: FilePiece, stream: str) -> Iterator:
 def parse_piece(piece: FilePiece) -> Iterator[tuple]:
     """(s, p, o, ts, None) per triple and (None, None, None, None, "FILE:LINE: reason") per dead letter."""
     from ..formats import Rejected, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
+    from ..lines import read_document, read_lines
     from ..terms import Dictionary
 
     terms = Dictionary()
+    name = piece.path
+    bound = getattr(piece, "max_line_bytes", limits.MAX_LINE_BYTES)
     with open(piece.path, "rb") as handle:
         handle.seek(piece.start)
-        data = handle.read(piece.end - piece.start)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        yield None, None, None, None, f"{piece.path}:{piece.first_line + 1}: not UTF-8 text ({error.reason}); set aside"
-        return
-    name = piece.path
-    if piece.fmt == "tnt":
-        elements = read_tnt(text.splitlines(), terms, tick_ms=1, filename=name)
-    elif piece.fmt == "nt":
-        elements = read_ntriples_at(text.splitlines(), terms, timestamp=0, filename=name)
-    elif piece.fmt == "ttl":
+        if piece.fmt in LINE_FORMATS:  # cut here, block by block: a bad line is one dead letter
+            lines = read_lines(handle, filename=name, max_line_bytes=bound, limit=piece.end - piece.start)
+            if piece.fmt == "tnt":
+                elements = read_tnt(lines, terms, tick_ms=1, filename=name)
+            else:
+                elements = read_ntriples_at(lines, terms, timestamp=0, filename=name)
+            yield from _rows(elements, terms, piece)
+            return
+        text, bad_lines = read_document(handle.read(piece.end - piece.start), filename=name, max_line_bytes=bound)
+    if piece.fmt == "ttl":
         elements = read_rdf_document_at(text, terms, timestamp=0, rdf_format="turtle", filename=name)
     else:
         elements = read_timestamped_graphs(text, terms, rdf_format="trig" if piece.fmt == "trig" else "nquads",
                                            filename=name)
+    yield from _rows(bad_lines, terms, piece)
+    yield from _rows(elements, terms, piece)
+
+
+def _rows(elements, terms, piece: FilePiece) -> Iterator[tuple]:
+    from ..formats import Rejected
+
     keys = terms.keys
     fixed = piece.file_time
     shift = piece.first_line

@@ -1,0 +1,681 @@
+"""Engine state stored and read back as plain, versioned data: never a pickle, never code.
+
+A checkpoint (the Spark driver's state, a partitioned key's engine) is written
+by one process and read by another, maybe by another version of rsp_plugin,
+from a directory someone else may write to. A pickle would run whatever code
+the file names; this codec reads data only:
+
+    data = dumps(engine)            # bytes: a JSON header line, then the JSON object graph
+    engine = loads(data)            # StateError for a foreign, torn, tampered or other-version file
+
+What is stored: the object graph of rsp_plugin's own classes (their
+`__getstate__`, as pickle would take it) over plain values: None, bool, int,
+float, str, bytes, Decimal, list, tuple, dict, set, frozenset, deque, enums of
+rsp_plugin, paths, rdflib terms and graphs (as N-Triples), Arrow tables (IPC).
+Shared objects and mutable containers keep their identity (a view read by two
+rule plans is one view again). Term ids are whatever ints the Dictionary uses,
+dense or not: the codec is generic over plain containers.
+
+What is never stored: callables. Compiled rule plans drop their functions
+(`RulePlan.__getstate__`) and are compiled again on load
+(`IncrementalEngine.__setstate__`); a query is stored as its text and parsed
+again; subscribers are not state (`RSPEngine.__getstate__`): subscribe again.
+A value of any other type is refused when the state is written.
+
+What reading can do: create instances of rsp_plugin's classes (allow-listed by
+module, found by name, never imported from a name outside the package), fill
+their attributes and call their own `__setstate__`; call `reparse` for a
+query. Before a rule plan is compiled from a stored rule, the rule is vetted:
+its constants must be ints and its text and place printable, so no stored
+string can become code (`_vet_rule`). The header carries the format, its
+version and a SHA-256 of the payload: a file changed after it was written, or
+of another format or version, is refused with a message that says which.
+
+>>> from collections import deque
+>>> shared = [1, 2]
+>>> value = {"a": (shared, shared), 3: deque([1.5, None], maxlen=4), "s": {frozenset({1})}}
+>>> back = loads(dumps(value))
+>>> back == value and back["a"][0] is back["a"][1] and back[3].maxlen == 4
+True
+>>> loads(b"\\x80\\x04K\\x01.")
+Traceback (most recent call last):
+...
+rsp_plugin.state.StateError: <state>: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1): it is never loaded, since unpickling runs code; this rsp-plugin reads state format 1 only: start from a new checkpoint directory
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+import json
+import math
+import sys
+from collections import Counter, OrderedDict, defaultdict, deque
+from decimal import Decimal
+from pathlib import Path, PurePath
+
+FORMAT = "rsp-plugin-state"
+#: 1: this JSON object graph. 0 was the pickle files (`state-N.pickle`) of rsp-plugin 0.1.0.
+VERSION = 1
+_PACKAGE = "rsp_plugin"
+
+
+class StateError(ValueError):
+    """A state that is not written or not read, said in one line."""
+
+
+# Writing ---------------------------------------------------------------------------------------------------
+
+_PRIMITIVE = (type(None), bool, int, str)
+_CONTAINERS = (list, tuple, set, frozenset, deque, dict, bytearray, Counter, OrderedDict, defaultdict)
+#: the factories a stored defaultdict may have (builtins: no code of the state's)
+_FACTORIES = {None: None, "list": list, "set": set, "dict": dict, "int": int}
+
+
+def dumps(root) -> bytes:
+    """`root` as bytes: one JSON header line, then the JSON payload."""
+    writer = _Writer()
+    payload = json.dumps({"root": writer.encode(root), "objects": writer.table},
+                         separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    header = {"format": FORMAT, "version": VERSION, "written_by": f"rsp-plugin {_version()}",
+              "sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}
+    return json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n" + payload
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("rsp_plugin")
+    except Exception:  # not installed (a source tree): the format version is what matters
+        return "unknown"
+
+
+class _Writer:
+    """Two passes: count who refers to what (shared things go to a table), then encode."""
+
+    def __init__(self):
+        self.table: list = []
+        self._index: dict[int, int] = {}
+        self._states: dict[int, tuple] = {}
+        self._seen: dict[int, int] = {}
+        self._keep: list = []  # keeps the states made by __getstate__ alive, so that ids stay unique
+
+    # pass 1 ----------------------------------------------------------------------------------------------
+
+    def _census(self, root) -> None:
+        seen = self._seen
+        stack = [root]
+        while stack:
+            value = stack.pop()
+            kind = type(value)
+            if kind in _PRIMITIVE or kind is float:
+                continue
+            if kind is tuple or kind is frozenset:
+                if _plain(value):
+                    continue
+            elif not (kind in _CONTAINERS or _is_object(value)):
+                continue
+            key = id(value)
+            count = seen.get(key, 0)
+            seen[key] = count + 1
+            if count:
+                continue
+            if kind in (list, tuple, set, frozenset, deque):
+                stack.extend(value)
+            elif kind in (dict, Counter, OrderedDict, defaultdict):
+                stack.extend(value.keys())
+                stack.extend(value.values())
+            elif kind is bytearray:
+                continue
+            else:
+                form = self._form(value)
+                stack.append(form[2])
+
+    def _form(self, value) -> tuple:
+        """("o", class name, state) or ("c", callable name, args): how an object is stored."""
+        key = id(value)
+        found = self._states.get(key)
+        if found is not None:
+            return found
+        cls = type(value)
+        custom = _CUSTOM.get(_name(cls))
+        if custom is not None:
+            form = ("o", _name(cls), custom[0](value))
+        elif isinstance(value, enum.Enum):
+            form = ("e", _name(cls), value.value)
+        elif "__reduce__" in _own(cls):
+            reduced = value.__reduce__()
+            if not (isinstance(reduced, tuple) and len(reduced) == 2 and callable(reduced[0])):
+                raise StateError(f"cannot store a {_name(cls)}: its __reduce__ is not (callable, args)")
+            name = _name(reduced[0])
+            if name not in _RECONSTRUCTORS:
+                raise StateError(f"cannot store a {_name(cls)}: it is rebuilt by {name}, which a state may not call")
+            form = ("c", name, tuple(reduced[1]))
+        else:
+            form = ("o", _name(cls), value.__getstate__())
+        self._keep.append(form)
+        self._states[key] = form
+        return form
+
+    # pass 2 ----------------------------------------------------------------------------------------------
+
+    def encode(self, root):
+        self._census(root)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20_000))
+        try:
+            return self._value(root)
+        except RecursionError:
+            raise StateError("cannot store the state: its containers are nested too deeply") from None
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _value(self, value):
+        kind = type(value)
+        if kind in _PRIMITIVE:
+            return value
+        if kind is float:
+            return value if math.isfinite(value) else ["f", repr(value)]
+        if (kind is tuple or kind is frozenset) and _plain(value):
+            if kind is tuple and all(type(v) is int for v in value):
+                return ["t", *value]
+            return ["t" if kind is tuple else "z", *[v if type(v) is not float or math.isfinite(v)
+                                                      else ["f", repr(v)] for v in value]]
+        if _is_object(value):
+            return ["r", self._entry(value)]
+        if kind in _CONTAINERS:
+            if self._seen.get(id(value), 0) > 1:
+                return ["r", self._entry(value)]
+            return self._inline(value)
+        return self._foreign(value)
+
+    def _entry(self, value) -> int:
+        key = id(value)
+        index = self._index.get(key)
+        if index is not None:
+            return index
+        index = self._index[key] = len(self.table)
+        self.table.append(None)  # a place first: a cycle back to it is a reference
+        if _is_object(value):
+            tag, name, state = self._form(value)
+            if tag == "e":
+                self.table[index] = ["e", name, self._value(state)]
+            elif tag == "c":
+                self.table[index] = ["c", name, [self._value(arg) for arg in state]]
+            else:
+                self.table[index] = ["o", name, self._value(state)]
+        else:
+            self.table[index] = self._inline(value)
+        return index
+
+    def _inline(self, value):
+        kind = type(value)
+        encode = self._value
+        if kind is list:
+            return ["l", *[encode(v) for v in value]]
+        if kind is tuple:
+            return ["t", *[encode(v) for v in value]]
+        if kind is dict:
+            if all(type(k) is str for k in value):
+                return ["m", {k: encode(v) for k, v in value.items()}]
+            out = ["d"]
+            for k, v in value.items():
+                out.append(encode(k))
+                out.append(encode(v))
+            return out
+        if kind is set:
+            return ["s", *[encode(v) for v in value]]
+        if kind is frozenset:
+            return ["z", *[encode(v) for v in value]]
+        if kind is deque:
+            return ["q", value.maxlen, *[encode(v) for v in value]]
+        if kind in (Counter, OrderedDict, defaultdict):
+            tag = {Counter: "C", OrderedDict: "O"}.get(kind)
+            if tag is None:
+                factory = value.default_factory
+                name = getattr(factory, "__name__", None) if factory is not None else None
+                if factory is not None and _FACTORIES.get(name) is not factory:
+                    raise StateError(f"cannot store a defaultdict of {factory!r}: its factory is code")
+                tag = ["x", name]
+            out = [tag] if isinstance(tag, str) else tag
+            for k, v in value.items():
+                out.append(encode(k))
+                out.append(encode(v))
+            return out
+        if kind is bytearray:
+            return ["y", base64.b64encode(bytes(value)).decode("ascii")]
+        raise AssertionError(kind)  # pragma: no cover
+
+    def _foreign(self, value):
+        """Values of other libraries a state may hold, each as plain data."""
+        if isinstance(value, bytes):
+            return ["b", base64.b64encode(value).decode("ascii")]
+        if isinstance(value, Decimal):
+            return ["D", str(value)]
+        if isinstance(value, PurePath):
+            return ["p", str(value)]
+        module = type(value).__module__.split(".")[0]
+        if module == "rdflib":
+            return _rdflib_value(value)
+        if module in ("pyarrow", "polars"):
+            return _arrow_value(value)
+        if callable(value):
+            raise StateError(f"cannot store a callable ({getattr(value, '__qualname__', type(value).__name__)}): "
+                             "functions are code, not state")
+        raise StateError(f"cannot store a {type(value).__module__}.{type(value).__qualname__}: "
+                         "not a type a state may hold")
+
+
+def _plain(values) -> bool:
+    for v in values:
+        kind = type(v)
+        if kind not in _PRIMITIVE and kind is not float:
+            return False
+    return True
+
+
+_OURS: dict[type, bool] = {}
+
+
+def _is_object(value) -> bool:
+    """An instance of one of rsp_plugin's classes (cached per type: this is asked of every value)."""
+    kind = type(value)
+    found = _OURS.get(kind)
+    if found is None:
+        module = kind.__module__
+        found = _OURS[kind] = (module == _PACKAGE or module.startswith(_PACKAGE + ".")) and not issubclass(kind, type)
+    return found
+
+
+def _is_object_type(kind: type) -> bool:
+    module = kind.__module__
+    return module == _PACKAGE or module.startswith(_PACKAGE + ".")
+
+
+def _own(cls) -> set:
+    names: set = set()
+    for klass in cls.__mro__:
+        if klass is object:
+            break
+        names.update(vars(klass))
+    return names
+
+
+def _name(thing) -> str:
+    return f"{thing.__module__}:{thing.__qualname__}"
+
+
+def _rdflib_value(value):
+    from rdflib import BNode, Graph, Literal, URIRef, Variable
+
+    from .rdfterms import term_key
+
+    if isinstance(value, Variable):
+        return ["V", str(value)]
+    if isinstance(value, (URIRef, Literal, BNode)):
+        return ["n", term_key(value)]
+    if type(value) is Graph:
+        text = value.serialize(format="nt", encoding="utf-8").decode("utf-8")
+        return ["g", None if isinstance(value.identifier, BNode) else str(value.identifier), text]
+    raise StateError(f"cannot store a {type(value).__module__}.{type(value).__qualname__}: not a type a state may hold")
+
+
+def _arrow_value(value):
+    import pyarrow as pa
+
+    kind = "pl" if type(value).__module__.startswith("polars") else "pa"
+    table = value.to_arrow() if kind == "pl" else value
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    if not isinstance(table, pa.Table):
+        raise StateError(f"cannot store a {type(value).__qualname__}: only Arrow / Polars tables")
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as stream:
+        stream.write_table(table)
+    return ["a", kind, base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")]
+
+
+# Reading ---------------------------------------------------------------------------------------------------
+
+
+def loads(data: bytes, *, source: str = "<state>"):
+    """The value `dumps` wrote; `StateError` (naming `source`) for anything else."""
+    header, payload = _split(data, source)
+    version = header.get("version")
+    if version != VERSION:
+        raise StateError(f"{source}: state format {version} (written by {header.get('written_by', 'an unknown version')}); "
+                         f"this rsp-plugin reads state format {VERSION} only: start from a new checkpoint directory")
+    if header.get("bytes") != len(payload) or hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+        raise StateError(f"{source}: the state was changed after it was written, or is incomplete "
+                         "(its SHA-256 does not match); refused")
+    try:
+        document = json.loads(payload)
+        reader = _Reader(document["objects"], source)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20_000))
+        try:
+            return reader.value(document["root"])
+        finally:
+            sys.setrecursionlimit(limit)
+    except StateError:
+        raise
+    except RecursionError:
+        raise StateError(f"{source}: the state is nested too deeply; refused") from None
+    except Exception as error:  # a well-formed header over a malformed payload
+        raise StateError(f"{source}: not a readable state ({type(error).__name__}: {error}); refused") from None
+
+
+def _split(data: bytes, source: str) -> tuple[dict, bytes]:
+    data = bytes(data)
+    if data[:1] == b"\x80":
+        raise StateError(f"{source}: a pickle (state format 0, written by rsp-plugin 0.1.0 before format {VERSION}): "
+                         f"it is never loaded, since unpickling runs code; this rsp-plugin reads state format "
+                         f"{VERSION} only: start from a new checkpoint directory")
+    line, newline, payload = data.partition(b"\n")
+    try:
+        header = json.loads(line) if newline else None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise StateError(f"{source}: not an rsp-plugin state (no '{FORMAT}' header); refused")
+    return header, payload
+
+
+class _Reader:
+    def __init__(self, table: list, source: str):
+        self.table = table
+        self.source = source
+        self.made: dict[int, object] = {}
+        self.making: set[int] = set()
+        self.tuples: dict = {}
+
+    def fail(self, message: str):
+        raise StateError(f"{self.source}: {message}; refused")
+
+    def value(self, item):
+        if type(item) is not list:
+            if isinstance(item, dict) or isinstance(item, float) and not math.isfinite(item):
+                self.fail("a value that is not tagged")
+            return item
+        if not item:
+            self.fail("an empty entry")
+        tag = item[0]
+        if tag == "r":
+            return self.ref(item[1])
+        if tag == "t":
+            made = tuple(self.value(v) for v in item[1:])
+            try:
+                return self.tuples.setdefault(made, made)  # equal tuples are one again (memory)
+            except TypeError:
+                return made
+        return self.build(item, None)
+
+    def build(self, item, index):
+        tag = item[0]
+        value = self.value
+        if tag == "l":
+            out = []
+            self._remember(index, out)
+            out.extend(value(v) for v in item[1:])
+            return out
+        if tag == "m":
+            out = {}
+            self._remember(index, out)
+            if not isinstance(item[1], dict):
+                self.fail("a malformed mapping")
+            for k, v in item[1].items():
+                out[k] = value(v)
+            return out
+        if tag == "d":
+            out = {}
+            self._remember(index, out)
+            pairs = item[1:]
+            for k, v in zip(pairs[::2], pairs[1::2]):
+                out[value(k)] = value(v)
+            return out
+        if tag in ("C", "O", "x"):
+            if tag == "x":
+                if item[1] not in _FACTORIES:
+                    self.fail(f"a defaultdict of {item[1]!r}")
+                out, pairs = defaultdict(_FACTORIES[item[1]]), item[2:]
+            else:
+                out, pairs = (Counter() if tag == "C" else OrderedDict()), item[1:]
+            self._remember(index, out)
+            for k, v in zip(pairs[::2], pairs[1::2]):
+                out[value(k)] = value(v)
+            return out
+        if tag == "s":
+            out = set()
+            self._remember(index, out)
+            out.update(value(v) for v in item[1:])
+            return out
+        if tag == "q":
+            out = deque(maxlen=item[1])
+            self._remember(index, out)
+            out.extend(value(v) for v in item[2:])
+            return out
+        if tag == "t":
+            return tuple(value(v) for v in item[1:])
+        if tag == "z":
+            return frozenset(value(v) for v in item[1:])
+        if tag == "y":
+            return bytearray(base64.b64decode(item[1]))
+        if tag == "b":
+            return base64.b64decode(item[1])
+        if tag == "f":
+            return float(item[1])
+        if tag == "D":
+            return Decimal(item[1])
+        if tag == "p":
+            return Path(item[1])
+        if tag == "n":
+            from .rdfterms import key_term
+
+            return key_term(item[1])
+        if tag == "V":
+            from rdflib import Variable
+
+            return Variable(item[1])
+        if tag == "g":
+            from rdflib import Graph
+
+            graph = Graph(identifier=item[1]) if item[1] is not None else Graph()
+            return graph.parse(data=item[2], format="nt")
+        if tag == "a":
+            return _arrow_back(item[1], item[2])
+        if tag in ("o", "e", "c"):
+            return self.instance(item, index)
+        self.fail(f"an unknown entry tag {tag!r}")
+
+    def _remember(self, index, value) -> None:
+        if index is not None:
+            self.made[index] = value
+
+    def ref(self, index):
+        if type(index) is not int or not 0 <= index < len(self.table):
+            self.fail("a reference out of range")
+        found = self.made.get(index)
+        if found is not None or index in self.made:
+            return found
+        if index in self.making:
+            self.fail("an immutable value that contains itself")
+        self.making.add(index)
+        try:
+            made = self.build(self.table[index], index)
+        finally:
+            self.making.discard(index)
+        self.made[index] = made
+        return made
+
+    def instance(self, item, index):
+        tag, name = item[0], item[1]
+        if tag == "c":
+            function = _RECONSTRUCTORS.get(name)
+            if function is None:
+                self.fail(f"{name} is not a function a state may call")
+            return _resolve(function, self)(*[self.value(arg) for arg in item[2]])
+        cls = _resolve(name, self)
+        if tag == "e":
+            if not issubclass(cls, enum.Enum):
+                self.fail(f"{name} is not an enumeration")
+            return cls(self.value(item[2]))
+        custom = _CUSTOM.get(name)
+        if custom is not None:
+            obj = custom[1](self.value(item[2]))
+            self._remember(index, obj)
+            return obj
+        obj = cls.__new__(cls)
+        self._remember(index, obj)
+        state = self.value(item[2])
+        setter = getattr(cls, "__setstate__", None)
+        vet = _VETTERS.get(name)
+        if setter is not None:
+            if vet is not None:
+                vet(state, self)
+            obj.__setstate__(state)
+        else:
+            _fill(obj, state, self)
+            if vet is not None:
+                vet(obj, self)
+        return obj
+
+
+def _fill(obj, state, reader: _Reader) -> None:
+    """Pickle's default: the instance dict, and slots given as a second mapping."""
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state is not None:
+        if not isinstance(state, dict) or not all(type(k) is str for k in state):
+            reader.fail(f"the state of a {type(obj).__qualname__} is not a mapping of attributes")
+        obj.__dict__.update(state)
+    if slots is not None:
+        if not isinstance(slots, dict):
+            reader.fail(f"the slots of a {type(obj).__qualname__} are not a mapping")
+        for key, value in slots.items():
+            object.__setattr__(obj, key, value)
+
+
+def _resolve(name: str, reader: _Reader):
+    """A class (or function) of rsp_plugin by its stored name: only from the package's own modules."""
+    module_name, _, qualname = str(name).partition(":")
+    if not (module_name == _PACKAGE or module_name.startswith(_PACKAGE + ".")) or not qualname:
+        reader.fail(f"{name} is not a class of rsp_plugin (a state holds nothing else)")
+    if not all(part.isidentifier() for part in module_name.split(".") + qualname.split(".")):
+        reader.fail(f"{name!r} is not a name")
+    module = sys.modules.get(module_name)
+    if module is None:
+        from importlib import import_module
+        from importlib.util import find_spec
+
+        if find_spec(module_name) is None:
+            reader.fail(f"{name}: no such module in this rsp_plugin")
+        module = import_module(module_name)
+    found = module
+    for part in qualname.split("."):
+        if part.startswith("__"):
+            reader.fail(f"{name}: no such class in this rsp_plugin")
+        found = vars(found).get(part) if hasattr(found, "__dict__") else None
+        if found is None:
+            reader.fail(f"{name}: no such class in this rsp_plugin")
+    if isinstance(found, type) and _is_object_type(found):
+        if issubclass(found, BaseException):
+            reader.fail(f"{name} is an exception, not state")
+        return found
+    if callable(found) and f"{getattr(found, '__module__', '')}:{getattr(found, '__qualname__', '')}" \
+            in _RECONSTRUCTORS:
+        return found
+    reader.fail(f"{name} is not a class of rsp_plugin")
+
+
+def _arrow_back(kind: str, text: str):
+    import pyarrow as pa
+
+    table = pa.ipc.open_stream(base64.b64decode(text)).read_all()
+    if kind == "pl":
+        import polars as pl
+
+        return pl.from_arrow(table)
+    return table
+
+
+# What a state may call, and what is checked before it is used ----------------------------------------------
+
+#: functions a stored object may be rebuilt by (its `__reduce__`): the query parser, from the query's text
+_RECONSTRUCTORS = {"rsp_plugin.query.syntax:reparse": "rsp_plugin.query.syntax:reparse"}
+
+
+def _term_cache_state(cache) -> dict:
+    return {"terms": cache.terms}
+
+
+def _term_cache_back(state):
+    from .rdfterms import TermCache
+
+    if not isinstance(state, dict) or "terms" not in state:
+        raise StateError("a term cache without its dictionary; refused")
+    return TermCache(state["terms"])
+
+
+def _query_state(query) -> dict:
+    return {"text": query.text, "filename": query.filename, "base": query.base, "dialect": query.read_as}
+
+
+def _query_back(state):
+    from .query.syntax import reparse
+
+    if not (isinstance(state, dict) and isinstance(state.get("text"), str) and isinstance(state.get("filename"), str)
+            and isinstance(state.get("base"), (str, type(None))) and isinstance(state.get("dialect"), str)):
+        raise StateError("a continuous query without its text; refused")
+    return reparse(state["text"], state["filename"], state["base"], state["dialect"])
+
+
+#: classes stored their own way: (state of, instance from state). The rdflib term cache is a
+#: cache: only its dictionary is stored, and it fills again. A continuous query is its text
+#: (rdflib's algebra is made again by parsing it, as it was registered).
+_CUSTOM = {"rsp_plugin.rdfterms:TermCache": (_term_cache_state, _term_cache_back),
+           "rsp_plugin.query.model:ContinuousQuery": (_query_state, _query_back)}
+
+_TERM_FIELDS = ("args", "time", "head_time", "left", "right")
+
+
+def _vet_rule(rule, reader: _Reader) -> None:
+    """A stored rule is compiled into Python on load: nothing in it may become code.
+
+    The code generator writes the rule's text and place in a comment, and its
+    constants as they are: so every string in the rule must be printable (no line
+    break ends the comment), and every term (atom arguments, times, operands) an
+    int, a variable or arithmetic over them."""
+    _vet_node(rule, reader, depth=0)
+
+
+def _vet_node(node, reader: _Reader, depth: int) -> None:
+    if depth > 50:
+        reader.fail("a rule nested too deeply")
+    if isinstance(node, str):
+        if not node.isprintable():
+            reader.fail(f"a stored rule holds text that is not printable ({node[:40]!r})")
+        return
+    if node is None or type(node) in (bool, int, float, Decimal):
+        return
+    if isinstance(node, (tuple, list, frozenset, set)):
+        for item in node:
+            _vet_node(item, reader, depth + 1)
+        return
+    if not _is_object(node):
+        reader.fail(f"a stored rule holds a {type(node).__qualname__}")
+    fields = getattr(node, "__dict__", {})
+    for name, value in fields.items():
+        if name in _TERM_FIELDS:
+            for term in (value if isinstance(value, tuple) else (value,)):
+                if term is not None and type(term) is not int and type(term).__name__ not in ("Var", "Arithmetic"):
+                    reader.fail(f"a stored rule has a {type(term).__qualname__} where a term belongs")
+        _vet_node(value, reader, depth + 1)
+
+
+_VETTERS = {"rsp_plugin.lars.program:Rule": _vet_rule}
+
+
+__all__ = ["FORMAT", "VERSION", "StateError", "dumps", "loads"]

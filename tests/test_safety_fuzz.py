@@ -1,0 +1,265 @@
+"""Fuzzing the readers and parsers with random mutations of valid files.
+
+Each case mutates some lines (or the whole text) of a valid `.tnt`, `.nq`,
+TriG, `.stream`, `.lars` or query file at the byte level: bytes that are not
+UTF-8, NULs, quotes, brackets, braces, new lines, huge or negative timestamps,
+cut or doubled pieces. Asserted for every case:
+
+- no exception escapes (a reader sets a bad line aside; a parser raises a
+  located `LocatedError`, nothing else);
+- no hang (each case is timed; the whole file has a budget);
+- every good line is still counted: each untouched line of a line format gives
+  its element (same time, same fact) at its new line number, and every
+  physical line gives at most one outcome; in TriG / N-Quads each untouched
+  graph (its block and its time) gives all its triples at its time.
+
+A few hundred cases also go through the command line (`reason`, `query`) whole:
+exit status 0 or 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from rsp_plugin.cli import main
+from rsp_plugin.errors import LocatedError
+from rsp_plugin.formats import Rejected, StreamElement, read_atom_stream, read_timestamped_graphs, read_tnt
+from rsp_plugin.lars.syntax import parse_program
+from rsp_plugin.lines import decode_text, read_document
+from rsp_plugin.query.syntax import parse_query
+from rsp_plugin.terms import Dictionary
+
+ROOT = Path(__file__).parent.parent
+EX = "http://ex.org/"
+PROV = "<http://www.w3.org/ns/prov#generatedAtTime>"
+PIECES = [b"\xff", b"\xc3", b"\xe2\x82", b"\x00", b'"', b"'", b"<", b">", b"\\", b".", b" ", b"\t", b"\r", b"\n",
+          b"{", b"}", b"(", b")", b",", b"@", b"#", b"%", b":", b"?", b"-", b"9" * 25, b"0", b"T", b"^^", b"_:",
+          b"\xf0\x9f\x98\x80", b"\xed\xa0\x80", b"e+99", b"2004-08-08T06:05:00Z", b"[RANGE 99999999999]"]
+CASE_SECONDS = 2.0
+
+
+def mutate(line: bytes, draw: random.Random) -> bytes:
+    for _ in range(draw.randint(1, 3)):
+        kind = draw.randrange(7)
+        at = draw.randint(0, len(line))
+        if kind == 0 and line:  # flip a byte
+            at = min(at, len(line) - 1)
+            line = line[:at] + bytes([line[at] ^ (1 << draw.randrange(8))]) + line[at + 1:]
+        elif kind == 1:  # insert something nasty
+            line = line[:at] + draw.choice(PIECES) + line[at:]
+        elif kind == 2:  # cut a piece out
+            line = line[:at] + line[at + draw.randint(1, 12):]
+        elif kind == 3:  # double a piece
+            line = line[:at] + line[at:at + draw.randint(1, 20)] * 2 + line[at:]
+        elif kind == 4:  # a timestamp of another kind
+            line = draw.choice([b"-5", b"99999999999999999999999", b"2004-08-08T06:05:00Z", b"1e9", b""]) + \
+                line[line.find(b" "):] if b" " in line else line
+        elif kind == 5:  # truncate
+            line = line[:at]
+        else:  # a random byte anywhere
+            line = line[:at] + bytes([draw.randrange(256)]) + line[at:]
+    return line
+
+
+def mutated_lines(lines: list[bytes], draw: random.Random, share: float, frozen=()):
+    """(file bytes, {original index: new line number} for the untouched lines)."""
+    out: list[bytes] = []
+    kept: dict[int, int] = {}
+    physical = 0
+    for index, line in enumerate(lines):
+        if index not in frozen and draw.random() < share:
+            line = mutate(line, draw)
+        else:
+            kept[index] = physical + 1
+        out.append(line)
+        physical += line.count(b"\n") + 1
+    return b"\n".join(out) + b"\n", kept
+
+
+def timed(case):
+    started = time.monotonic()
+    result = case()
+    assert time.monotonic() - started < CASE_SECONDS, "a case took too long"
+    return result
+
+
+def outcomes_by_line(items) -> dict[int, list]:
+    by_line: dict[int, list] = {}
+    for item in items:
+        by_line.setdefault(item.line, []).append(item)
+    return by_line
+
+
+# Line formats: .tnt and .stream --------------------------------------------------------------------------------
+
+
+def tnt_lines(draw: random.Random, count: int) -> list[bytes]:
+    out, stamp = [], 1000
+    for k in range(count):
+        stamp += draw.choice((0, 250, 1000))
+        obj = draw.choice([f"<{EX}o{k}>", f'"{k}"^^<http://www.w3.org/2001/XMLSchema#integer>', f'"t\\"x{k}"@en',
+                           f"_:b{k}"])
+        shown = str(stamp) if draw.random() < 0.9 else f"2020-01-01T00:00:{k % 60:02d}Z"
+        out.append(f"{shown} <{EX}s{k % 7}> <{EX}p{k % 3}> {obj} .".encode())
+    return out
+
+
+def stream_lines(draw: random.Random, count: int) -> list[bytes]:
+    out = []
+    for k in range(count):
+        args = ",".join(draw.choice(["x1", "y", str(k), '"s t"', "<http://ex/a>", "-2.5"])
+                        for _ in range(draw.randrange(3)))
+        atom = f"p{k % 4}({args})" if args else f"q{k % 3}"
+        out.append(f"{k + draw.randrange(2)} {atom}".encode())
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["tnt", "stream"])
+@pytest.mark.parametrize("seed", range(15))
+def test_line_formats_keep_every_good_line(fmt, seed):
+    draw = random.Random(f"{fmt}-{seed}")
+    for _ in range(100):
+        lines = (tnt_lines if fmt == "tnt" else stream_lines)(draw, draw.randrange(1, 25))
+        reader = read_tnt if fmt == "tnt" else read_atom_stream
+        clean = list(reader(io.BytesIO(b"\n".join(lines)), Dictionary(), filename=f"s.{fmt}"))
+        original = {e.line: str(e) for e in clean if isinstance(e, StreamElement)}
+        data, kept = mutated_lines(lines, draw, draw.choice([0.1, 0.3, 0.8]))
+        got = timed(lambda: list(reader(io.BytesIO(data), Dictionary(), filename=f"s.{fmt}", max_line_bytes=200)))
+        assert all(isinstance(item, (StreamElement, Rejected)) for item in got)
+        by_line = outcomes_by_line(got)
+        physical = data.count(b"\n")
+        assert all(1 <= line <= physical and len(items) == 1 for line, items in by_line.items())
+        for index, line in kept.items():
+            if index + 1 in original:
+                (item,) = by_line[line]
+                assert str(item) == original[index + 1], (data, index, line)
+
+
+# Graph formats: N-Quads and TriG ---------------------------------------------------------------------------------
+
+
+def graphs(draw: random.Random, count: int):
+    """[(graph IRI, time, [(s, p, o)])]"""
+    return [(f"<{EX}g{k}>", 1000 * (k + 1) + draw.randrange(500),
+             [(f"<{EX}s{k}>", f"<{EX}p{j}>", f'"{k}.{j}"') for j in range(draw.randint(1, 3))]) for k in range(count)]
+
+
+def nquads(made) -> tuple[list[bytes], dict[str, list[int]]]:
+    lines, owned = [], {}
+    for name, stamp, triples in made:
+        for s, p, o in triples:
+            owned.setdefault(name, []).append(len(lines))
+            lines.append(f"{s} {p} {o} {name} .".encode())
+        owned[name].append(len(lines))
+        lines.append(f'{name} {PROV} "{stamp}" .'.encode())
+    return lines, owned
+
+
+def trig(made) -> tuple[list[bytes], dict[str, list[int]]]:
+    lines, owned = [f"@prefix prov: <http://www.w3.org/ns/prov#> .".encode()], {}
+    for name, _, triples in made:
+        owned[name] = [len(lines)]
+        lines.append(f"{name} {{ {' '.join(f'{s} {p} {o} .' for s, p, o in triples)} }}".encode())
+    for name, stamp, _ in made:
+        owned[name].append(len(lines))
+        lines.append(f'{name} prov:generatedAtTime "{stamp}" .'.encode())
+    return lines, owned
+
+
+@pytest.mark.parametrize("fmt", ["nq", "trig"])
+@pytest.mark.parametrize("seed", range(12))
+def test_graph_formats_keep_every_good_graph(fmt, seed):
+    draw = random.Random(f"{fmt}-{seed}")
+    for _ in range(40 if fmt == "nq" else 15):
+        made = graphs(draw, draw.randint(1, 6))
+        lines, owned = (nquads if fmt == "nq" else trig)(made)
+        frozen = {0} if fmt == "trig" else set()  # the prefix line: every graph needs it
+        data, kept = mutated_lines(lines, draw, draw.choice([0.15, 0.4]), frozen)
+
+        def read():
+            text, bad = read_document(data, filename=f"s.{fmt}")
+            return bad + list(read_timestamped_graphs(text, Dictionary(), filename=f"s.{fmt}",
+                                                      rdf_format="nquads" if fmt == "nq" else "trig"))
+
+        got = timed(read)
+        assert all(isinstance(item, (StreamElement, Rejected)) for item in got)
+        elements = {str(item) for item in got if isinstance(item, StreamElement)}
+        for name, stamp, triples in made:
+            if all(index in kept for index in owned[name]):
+                for s, p, o in triples:
+                    assert f"{stamp} {p}({s},{o})" in elements, (data, name)
+
+
+# Programs and queries: parsed or one located error ------------------------------------------------------------
+
+PROGRAMS = [
+    (ROOT / "examples" / "hightemp.lars").read_text(),
+    "@prefix ex: <http://example.org/> .\n@tick 1s .\nex:hot(?s) :- ?s ex:temperature ?v, ?v > 30 .\n"
+    "?s a ex:Hot :- ex:hot(?s) .\nfreeze :- not alarm, not normal .\n",
+    "q(X, Y, Z) :- [RANGE 3] DIAMOND a(X, Y), [COUNT 3] DIAMOND b(Y, Z) .\n@?T steam(?v) :- [RANGE 5] @?T temp(?v), "
+    "?v >= 100 .\nn(X, W) :- a(X, V), W = V * 2 + 1 .\n",
+]
+QUERIES = [path.read_text() for path in sorted((ROOT / "queries").rglob("*.rq"))]
+
+
+@pytest.mark.parametrize("kind", ["program", "query"])
+@pytest.mark.parametrize("seed", range(10))
+def test_programs_and_queries_parse_or_give_one_located_error(kind, seed):
+    draw = random.Random(f"{kind}-{seed}")
+    texts = PROGRAMS if kind == "program" else QUERIES
+    for _ in range(60 if kind == "program" else 25):
+        lines = draw.choice(texts).encode().split(b"\n")
+        data, _ = mutated_lines(lines, draw, draw.choice([0.05, 0.2]))
+
+        def parse():
+            try:
+                text = decode_text(data, f"f.{kind}")
+                if kind == "program":
+                    parse_program(text, "f.lars")
+                else:
+                    parse_query(text, "f.rq")
+            except LocatedError as error:
+                assert error.lineno >= 1 and error.offset >= 1 and "\n" not in str(error), str(error)
+
+        timed(parse)
+
+
+# Whole command lines --------------------------------------------------------------------------------------------
+
+
+def cli(args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([str(a) for a in args])
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_command_lines_never_crash_on_mutated_input(tmp_path, seed):
+    draw = random.Random(f"cli-{seed}")
+    program = tmp_path / "p.lars"
+    program.write_text("p(X) :- [RANGE 3] DIAMOND p0(X) .\nq :- [RANGE 2] BOX q1 .\n")
+    query = tmp_path / "q.rq"
+    query.write_text(f"SELECT ?s (COUNT(?o) AS ?n) FROM STREAM <{EX}s> [RANGE 3s STEP 1s] WHERE {{ ?s ?p ?o }} "
+                     "GROUP BY ?s\n")
+    for _ in range(12):
+        stream = tmp_path / "s.stream"
+        stream.write_bytes(mutated_lines(stream_lines(draw, 15), draw, 0.3)[0])
+        tnt = tmp_path / "s.tnt"
+        tnt.write_bytes(mutated_lines(tnt_lines(draw, 15), draw, 0.3)[0])
+        nq = tmp_path / "s.nq"
+        nq.write_bytes(mutated_lines(nquads(graphs(draw, 3))[0], draw, 0.3)[0])
+        for args in (["reason", program, "--stream", stream], ["reason", program, "--stream", tnt],
+                     ["query", query, "--stream", f"{EX}s={tnt}"], ["query", query, "--stream", f"{EX}s={nq}"]):
+            started = time.monotonic()
+            status, out, err = cli(args)
+            assert time.monotonic() - started < 10
+            assert status == 0 and "Traceback" not in err, err
+            assert all(isinstance(json.loads(line), dict) for line in out.splitlines())

@@ -1,0 +1,310 @@
+"""Checkpoints as plain, versioned data (`rsp_plugin.state`): engines go on as if never stopped, and a
+foreign, tampered, old or hostile checkpoint is refused with a clear message while none of its code runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import pickle
+import random
+from collections import Counter, defaultdict, deque
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from rdflib import Literal, URIRef
+
+from rsp_plugin import RSPEngine, state
+from rsp_plugin.formats import format_fact, read_tnt
+from rsp_plugin.lars.engine import IncrementalEngine
+from rsp_plugin.lars.syntax import parse_program
+from rsp_plugin.reasoning import Materializer
+from rsp_plugin.spark.checkpoint import StateStore
+from rsp_plugin.state import StateError
+from rsp_plugin.terms import Dictionary
+
+ROOT = Path(__file__).parent.parent
+CSRBENCH = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
+QUERIES = sorted((ROOT / "queries" / "csrbench").glob("*.rq"))
+EX = "http://ex.org/"
+
+
+def rewrite(blob: bytes, change) -> bytes:
+    """A state changed by someone who knows the format: the payload edited, its SHA-256 written again."""
+    header, payload = blob.split(b"\n", 1)
+    document = json.loads(payload)
+    change(document)
+    payload = json.dumps(document).encode()
+    header = json.loads(header)
+    header.update(sha256=hashlib.sha256(payload).hexdigest(), bytes=len(payload))
+    return json.dumps(header).encode() + b"\n" + payload
+
+
+def entries(document, class_name: str) -> list:
+    return [entry for entry in document["objects"] if entry and entry[0] == "o" and entry[1] == class_name]
+
+
+# Engines go on where they stopped ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", QUERIES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("cut", [40, 150, 333])
+def test_a_query_engine_restored_mid_stream_goes_on_as_if_never_stopped(path, cut):
+    def engine():
+        made = RSPEngine()
+        made.register_stream("http://ex.org/csrbench")
+        made.register_query(path.read_text(), filename=str(path), base=path.parent.resolve().as_uri() + "/")
+        return made
+
+    whole = engine()
+    elements = list(read_tnt(CSRBENCH.open("rb"), whole.terms, tick_ms=1, filename="s.tnt"))
+    whole.push("http://ex.org/csrbench", elements, source="s.tnt")
+    expected = [r.to_json() for r in whole.finish()]
+
+    first = engine()
+    elements = list(read_tnt(CSRBENCH.open("rb"), first.terms, tick_ms=1, filename="s.tnt"))
+    first.push("http://ex.org/csrbench", elements[:cut], source="s.tnt")
+    before = [r.to_json() for r in first.advance_to(elements[cut // 2].time_point)]
+    restored = state.loads(state.dumps(first))
+    restored.push("http://ex.org/csrbench", elements[cut:], source="s.tnt")
+    after = [r.to_json() for r in restored.finish()]
+    assert before + after == expected
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_a_lars_engine_restored_mid_stream_goes_on_as_if_never_stopped(seed):
+    from lars_cases import ProgramGenerator, _facts
+
+    generator = ProgramGenerator(seed, box_bias=0.4, chains=True)
+    program_text, stream = generator.program(), generator.stream()
+    last = max(stream)
+
+    def outputs(engine, points, program):
+        seen = {}
+        for t in points:
+            engine.advance_to(t, _facts(program, stream.get(t, []), t))
+            seen[t] = {format_fact(f, program.terms) for f in engine.holding()}
+        return seen
+
+    program = parse_program(program_text)
+    uninterrupted = outputs(IncrementalEngine(program, start=0), range(0, last + 1), program)
+    program = parse_program(program_text)
+    engine = IncrementalEngine(program, start=0)
+    before = outputs(engine, range(0, last // 2 + 1), program)
+    restored = state.loads(state.dumps(engine))
+    assert all(plan.full is not None for stratum in restored.strata for plan in stratum.plans)
+    after = outputs(restored, range(last // 2 + 1, last + 1), restored.program)
+    assert {**before, **after} == uninterrupted
+
+
+def test_an_owl_rl_materialization_restored_goes_on():
+    def triples(terms, names):
+        return [tuple(terms.intern(f"<{EX}{n}>") for n in name.split()) for name in names]
+
+    def run(m, steps):
+        out = []
+        for t, names in steps:
+            report = m.advance_to(t, triples(m.terms, names))
+            out.append((sorted(map(tuple, report.added)), sorted(map(tuple, report.removed))))
+        return out
+
+    steps = [(1, ["a p b"]), (2, ["b p c"]), (3, ["x type C"]), (6, ["c p d"]), (9, [])]
+    background = [f"p {URIRef('http://www.w3.org/1999/02/22-rdf-syntax-ns#type')}"]
+    whole = Materializer("owl-rl", window=3)
+    expected = run(whole, steps)
+    first = Materializer("owl-rl", window=3)
+    before = run(first, steps[:2])
+    restored = state.loads(state.dumps(first))
+    assert before + run(restored, steps[2:]) == expected and background
+
+
+def test_subscribers_are_not_state_so_a_lambda_does_not_stop_a_checkpoint():
+    engine = RSPEngine()
+    engine.register_stream(f"{EX}s")
+    query = engine.register_query(f"SELECT ?x FROM STREAM <{EX}s> [RANGE 1s STEP 1s] WHERE {{ ?x ?p ?o }}",
+                                  on_result=lambda result: None)
+    engine.subscribe(lambda result: None)
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        pickle.dumps(lambda: None)  # what used to stop it
+    assert copy.deepcopy(engine)._callbacks == []  # in memory (a copy, Spark shipping it) too
+    restored = state.loads(state.dumps(engine))
+    assert restored._callbacks == [] and restored.queries[query.name]._callbacks == []
+    seen = []
+    restored.subscribe(seen.append)
+    restored.push(f"{EX}s", [(URIRef(f"{EX}a"), URIRef(f"{EX}p"), URIRef(f"{EX}o"))], timestamp=0)
+    restored.finish()
+    assert [r.t for r in seen] == [1000]
+
+
+def test_plain_containers_of_any_shape_come_back_with_their_sharing():
+    shared = {10**12: "far id", 3: "near id"}  # term ids need not be dense: dict keys
+    value = {"ids": shared, "again": shared, "order": deque([(1, 2), (1, 2)], maxlen=5),
+             "counts": Counter({"a": 2}), "lists": defaultdict(list, {1: [2]}), "decimal": Decimal("2.50"),
+             "float": [float("inf"), -0.0, 1e-300], "bytes": b"\x00\xff", "frozen": frozenset({(1, "a")}),
+             "terms": [URIRef(f"{EX}a"), Literal("x", lang="en"), Literal("5", datatype=URIRef(f"{EX}t"))]}
+    back = state.loads(state.dumps(value))
+    assert back == value and back["ids"] is back["again"] and back["order"].maxlen == 5
+    assert isinstance(back["lists"], defaultdict) and back["lists"][7] == []
+    dictionary = Dictionary()
+    ids = [dictionary.intern(key) for key in ("a", "<http://ex/b>", '"2.5"^^<http://www.w3.org/2001/XMLSchema#decimal>')]
+    again = state.loads(state.dumps(dictionary))
+    assert [again.key(i) for i in ids] == [dictionary.key(i) for i in ids] and again.number(ids[2]) == Decimal("2.5")
+
+
+def test_a_callable_is_never_stored():
+    engine = RSPEngine()
+    engine.hook = print
+    with pytest.raises(StateError, match="cannot store a callable"):
+        state.dumps(engine)
+    with pytest.raises(StateError, match="not a type a state may hold"):
+        state.dumps({"file": open(__file__)})
+
+
+# What is refused, and how it is said -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def blob() -> bytes:
+    program = parse_program("hot(X) :- [RANGE 3] DIAMOND temp(X, V), V > 30 .\nalarm :- hot(X), not ok .\n")
+    engine = IncrementalEngine(program)
+    terms = program.terms
+    engine.advance_to(0, [(terms.intern("temp"), (terms.intern("s1"), terms.intern("31")))])
+    return state.dumps(engine)
+
+
+def test_a_state_changed_after_it_was_written_is_refused(blob):
+    position = len(blob) - 20
+    changed = blob[:position] + bytes([blob[position] ^ 1]) + blob[position + 1:]
+    with pytest.raises(StateError, match="changed after it was written, or is incomplete"):
+        state.loads(changed, source="chk/state-3.json")
+    with pytest.raises(StateError, match=r"^chk/state-3.json: the state was changed"):
+        state.loads(blob[:-5], source="chk/state-3.json")
+
+
+@pytest.mark.parametrize("data", [b"", b"hello", b'{"format": "something else"}\n{}', b"\x00" * 10,
+                                  json.dumps({"root": 1}).encode()])
+def test_a_foreign_file_is_refused(data):
+    with pytest.raises(StateError, match="not an rsp-plugin state"):
+        state.loads(data, source="x")
+
+
+class Boom:
+    """Unpickling this would create a file: it must never happen."""
+
+    def __init__(self, mark):
+        self.mark = mark
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.mark),))
+
+
+def test_an_old_pickle_checkpoint_is_refused_naming_both_versions_and_never_unpickled(tmp_path):
+    mark = tmp_path / "code-ran"
+    store = StateStore(tmp_path / "chk")
+    store.directory.mkdir(parents=True)
+    (store.directory / "state-4.pickle").write_bytes(pickle.dumps(Boom(mark)))
+    with pytest.raises(StateError) as refused:
+        store.load()
+    assert "state-4.pickle: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1)" in str(refused.value)
+    assert "reads state format 1 only" in str(refused.value)
+    assert not mark.exists()
+
+
+def test_a_state_of_another_format_version_is_refused_naming_both(blob):
+    header, payload = blob.split(b"\n", 1)
+    other = json.loads(header)
+    other.update(version=2, written_by="rsp-plugin 0.3.0")
+    with pytest.raises(StateError, match=r"state format 2 \(written by rsp-plugin 0.3.0\); this rsp-plugin reads "
+                                         r"state format 1 only"):
+        state.loads(json.dumps(other).encode() + b"\n" + payload)
+
+
+@pytest.mark.parametrize("name", ["os:system", "builtins:eval", "subprocess:Popen", "posix:system",
+                                  "rsp_plugin.cli:main", "rsp_plugin.errors:QuerySyntaxError", "rsp_plugin:__class__",
+                                  "rsp_plugin.lars.engine:IncrementalEngine.__init__.__globals__",
+                                  "rsp_plugin.nowhere:Thing", "rsp_plugin.lars.engine:os"])
+def test_a_state_naming_anything_but_rsp_plugin_classes_is_refused(blob, name):
+    def change(document):
+        document["objects"][0][1] = name
+
+    with pytest.raises(StateError, match="refused"):
+        state.loads(rewrite(blob, change))
+
+
+def test_a_reconstructor_that_is_not_allow_listed_is_refused(blob, tmp_path):
+    def change(document):
+        document["objects"][0] = ["c", "rsp_plugin.spark.checkpoint:StateStore", [str(tmp_path)]]
+
+    with pytest.raises(StateError, match="is not a function a state may call"):
+        state.loads(rewrite(blob, change))
+
+
+def test_a_stored_rule_cannot_become_code(blob, tmp_path):
+    """The rule plans are compiled from the stored rules: text or constants that would be code are refused."""
+    mark = tmp_path / "code-ran"
+    injected = f"\n__import__('pathlib').Path({str(mark)!r}).touch()\n"
+
+    def in_text(document):
+        for entry in entries(document, "rsp_plugin.lars.program:Rule"):
+            entry[2][1]["text"] = entry[2][1]["text"] + injected
+
+    def in_a_constant(document):
+        for entry in entries(document, "rsp_plugin.lars.program:Atom"):
+            args = entry[2][1]["args"]
+            if len(args) > 1:
+                args[1] = f"__import__('pathlib').Path({str(mark)!r}).touch()"
+
+    def in_the_place(document):
+        for entry in entries(document, "rsp_plugin.lars.program:Location"):
+            entry[2][1]["filename"] = injected
+
+    for change, says in ((in_text, "not printable"), (in_a_constant, "where a term belongs"),
+                         (in_the_place, "not printable")):
+        with pytest.raises(StateError, match=says):
+            state.loads(rewrite(blob, change))
+        assert not mark.exists()
+    assert state.loads(rewrite(blob, lambda document: None)).strata  # the rewrite itself is harmless
+
+
+def test_a_malformed_payload_is_refused_not_a_traceback(blob):
+    def change(document):
+        document["objects"][3] = ["r", 10**9]
+
+    for damage in (change, lambda d: d["objects"].append(["?"]) or d.update(root=["r", len(d["objects"]) - 1]),
+                   lambda d: d.update(root={"not": "tagged"}), lambda d: d.update(root=["m", [1, 2]])):
+        with pytest.raises(StateError, match="refused"):
+            state.loads(rewrite(blob, damage))
+
+
+# The store in the checkpoint directory -----------------------------------------------------------------------
+
+
+def test_the_store_keeps_two_states_falls_back_over_a_torn_one_and_stops_at_a_tampered_one(tmp_path):
+    store = StateStore(tmp_path)
+    for batch in range(4):
+        store.save(batch, {"batch": batch})
+    assert sorted(p.name for p in store.directory.iterdir()) == ["state-2.json", "state-3.json"]
+    assert store.load() == {"batch": 3}
+    latest = store.directory / "state-3.json"
+    latest.write_bytes(latest.read_bytes()[:-3])  # a crash mid-write
+    assert store.load() == {"batch": 2}
+    data = bytearray((store.directory / "state-2.json").read_bytes())
+    data[-2] ^= 1
+    (store.directory / "state-2.json").write_bytes(bytes(data))
+    with pytest.raises(StateError, match="state-2.json: the state was changed after it was written"):
+        store.load()
+
+
+def test_the_codec_is_fast_enough_for_a_checkpoint_per_micro_batch():
+    draw = random.Random(1)
+    engine = RSPEngine()
+    engine.register_stream(f"{EX}s")
+    engine.register_query(f"SELECT ?s (COUNT(?o) AS ?n) FROM STREAM <{EX}s> [RANGE 60s STEP 1s] "
+                          "WHERE { ?s ?p ?o } GROUP BY ?s")
+    ids = [engine.terms.intern(f"<{EX}e{k}>") for k in range(2000)]
+    engine.push_ids(f"{EX}s", [(t * 10, (draw.choice(ids), ids[0], draw.choice(ids))) for t in range(5000)])
+    engine.advance_to(30_000)
+    data = state.dumps(engine)
+    assert state.loads(data).advance_to(40_000)[-1].to_json() == engine.advance_to(40_000)[-1].to_json()
