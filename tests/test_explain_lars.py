@@ -127,3 +127,27 @@ def test_records_are_forgotten_with_the_windows_that_can_reach_them():
     assert sum(map(len, provenance.ending.values())) == 3   # q: what holds now (horizons t..t+2)
     (diamond,) = engine.explain((terms.find("q"), (terms.find("a198"),)))["body"]
     assert diamond["witness"] == [198] and diamond["because"][0]["source"] == {"line": 199}
+
+
+def test_an_engine_that_explains_goes_on_explaining_after_a_checkpoint():
+    from rsp_plugin.state import dumps, loads
+
+    program = parse_program(ALARM)
+    engine = IncrementalEngine(program, start=1, explain=True)
+    for t in (1, 2, 3):
+        engine.advance_to(t, _facts(program, ALARM_STREAM[t], t))
+    engine = loads(dumps(engine))                    # the plain state codec; rules compiled again
+    engine.advance_to(4, _facts(program, ALARM_STREAM[4], 4))
+    terms = engine.terms
+    tree = engine.explain((terms.find("notify"), (terms.find("s7"),)))
+    assert tree["body"][1]["witness"] == [2]         # peak(s7), placed before the checkpoint
+    assert [leaf["t"] for leaf in tree["body"][0]["because"][0]["body"][0]["because"]] == [2, 3, 4]
+
+
+ALARM = """
+hot(S)      :- temp(S, V), V >= 30 .
+alarm(S)    :- [RANGE 2] BOX hot(S), not maintenance(S) .
+@T peak(S)  :- [RANGE 5] @T temp(S, V), V >= 40 .
+notify(S)   :- alarm(S), [RANGE 10] DIAMOND peak(S) .
+"""
+ALARM_STREAM = {1: ["temp(s7,31)"], 2: ["temp(s7,42)"], 3: ["temp(s7,35)"], 4: ["temp(s7,33)"]}
