@@ -137,7 +137,7 @@ def test_an_engine_that_explains_goes_on_explaining_after_a_checkpoint():
     for t in (1, 2, 3):
         engine.advance_to(t, _facts(program, ALARM_STREAM[t], t))
     engine = loads(dumps(engine))                    # the plain state codec; rules compiled again
-    engine.advance_to(4, _facts(program, ALARM_STREAM[4], 4))
+    engine.advance_to(4, _facts(engine.program, ALARM_STREAM[4], 4))
     terms = engine.terms
     tree = engine.explain((terms.find("notify"), (terms.find("s7"),)))
     assert tree["body"][1]["witness"] == [2]         # peak(s7), placed before the checkpoint
