@@ -300,6 +300,8 @@ def _query(options) -> int:
             raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes json or sparql-json")
         if options.first is not None or options.last is not None:
             raise UserError("--from / --to are read by --engine local")
+        if options.explain:
+            raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
         from .spark.cli import cli_run
 
         return cli_run(options, UserError)

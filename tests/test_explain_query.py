@@ -266,3 +266,12 @@ def test_reason_explain_an_answer_stream(tmp_path, capsys):
     on, hot = tree["body"]
     assert on["because"][0]["body"][1] == {"literal": "not off(a)", "absent": [2, 2]}
     assert hot["witness"] == [1] and hot["because"][0]["source"] == {"file": str(tmp_path / "s.stream"), "line": 2}
+
+
+def test_query_explain_needs_the_local_engine_and_json(capsys):
+    args = ["query", str(ROOT / "queries/barbieri-fig2.rq"), "--stream", f"http://mobileservice.org/positions.trdf={POSITIONS}",
+            "--background", f"http://mobileservice.org/meansOfTransportation.rdf={TRANSPORT}", "--explain"]
+    assert main(args + ["--engine", "spark"]) == 2
+    assert "--explain is given by --engine local" in capsys.readouterr().err
+    assert main(args + ["--format", "csv"]) == 2
+    assert "--explain writes between the reports" in capsys.readouterr().err

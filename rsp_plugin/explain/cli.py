@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from .lars import ExplanationUnavailable
 from .text import render
 
 #: exit status when the atom asked about does not hold
@@ -212,7 +213,11 @@ def print_explanations(engine, out, explain_format: str = "text"):
         if items is None:
             items = [None] if answer.get("boolean") else []
         for item in items:
-            tree = engine.explain(result.query, result.t, item)
+            try:
+                tree = engine.explain(result.query, result.t, item)
+            except (ExplanationUnavailable, KeyError, ValueError) as error:
+                tree = {"query": result.query, "t": result.t, "answer": item, "by": "query", "matches": 0,
+                        "body": [], "note": str(error)}
             if explain_format == "json":
                 out.write(json.dumps({"t": result.t, "explain": item, "why": tree}, ensure_ascii=False) + "\n")
             else:

@@ -174,7 +174,11 @@ class _Answer:
         pattern, group = _where_pattern(self.algebra)
         wanted = self._wanted(item)
         run = AlgebraEvaluation(self.snapshot, self.terms, tau=self.t, base=self.query.evaluator._base())
-        rows = run.rows(pattern)
+        try:
+            rows = run.rows(pattern)
+        except Exception as error:  # noqa: BLE001 - what failed the report's evaluation fails here too
+            return {"query": self.query.name, "t": self.t, "answer": _shown_item(item), "by": "query",
+                    "matches": 0, "body": [], "note": f"the pattern cannot be evaluated again: {error}"}
         names = None if group is None else set(group)
         agreeing = [row for row in rows if all(row.get(var) == value for var, value in wanted.items()
                                                 if var in row and (names is None or var in names))]
