@@ -101,6 +101,7 @@ def _lars(options, stream: Path, last: int | None, user_error) -> int:
 
 
 def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
+    from .. import limits
     from ..lars.engine import IncrementalEngine
     from ..mtl.data import TimedFact, fact_timeline, read_dataset, read_facts, with_arities
     from ..mtl.lower import lower_program
@@ -114,7 +115,7 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
         reason = getattr(read[0], "reason", "expected an atom") if read else "expected an atom"
         raise user_error(f"--explain {options.explain!r}: {reason}")
     fact = read[0].fact
-    handle = _open(stream, user_error)
+    handle = _open(stream, user_error, binary=True)
     engine = IncrementalEngine(lowered.program, start=options.first, pruning=False, explain=True)
     sources = _Sources(engine)
     rejected = _Rejected()
@@ -127,10 +128,12 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
 
     point = None
     with handle:
-        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes), lowered.arities, terms,
-                             str(stream))
+        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
+                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
+                             lowered.arities, terms, str(stream))
         for point, facts in fact_timeline(noted(items), first=options.first, last=last, on_rejected=rejected,
-                                          filename=str(stream)):
+                                          filename=str(stream), max_gap=getattr(options, "max_gap",
+                                                                                limits.MAX_GAP_TIME_POINTS)):
             sources.hand_over(point)
             engine.advance_to(point, facts)
     return _show(engine, fact, point, options, stream, rejected, sources, user_error)
