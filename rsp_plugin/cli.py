@@ -2,6 +2,7 @@
 
     rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning] [--language lars|datalogmtl]
                       [--semantics stream|answer-stream] [--models 1|all]
+                      [--explain ATOM [--at T] [--explain-format text|json]]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
                      [--dialect auto|csparql|rspql|cqels|sparqlstream]
     rsp-plugin bench lars [...]
@@ -74,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="set aside a line more than N time points ahead of the stream "
                              f"(default {limits.MAX_GAP_TIME_POINTS:,}; 'none': no bound)")
     _line_bound(reason)
+    reason.add_argument("--explain", metavar="ATOM",
+                        help="print why ATOM (written as the output writes atoms) holds at --at instead of the "
+                             "usual lines: the rule, the ground body with each window's witnesses, down to "
+                             "stream lines, and the horizon with the body atom that bounds it")
+    reason.add_argument("--at", type=int, metavar="T", help="--explain: the time point (default: the last)")
+    reason.add_argument("--explain-format", choices=["text", "json"], default="text",
+                        help="--explain: indented text (default) or the tree as JSON")
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
@@ -129,6 +137,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="remote FROM graphs that may be fetched (once, at registration); by default refused")
     query.add_argument("--jsonld-context", action="append", default=[], metavar="IRI=FILE",
                        help="read the JSON-LD context IRI from a local file (remote contexts are never fetched)")
+    query.add_argument("--explain", action="store_true",
+                       help="after each report, why each row (or triple) is in it: the matches of the pattern "
+                            "down to stream lines, background graphs, entailments and rule derivations")
+    query.add_argument("--explain-format", choices=["text", "json"], default="text",
+                       help="--explain: indented text (default) or one JSON object per row")
     query.set_defaults(run=_query)
 
     serve = commands.add_parser("serve", help="run the HTTP service and its live page (register streams and queries, "
@@ -147,6 +160,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
                        help="the largest request body or WebSocket message (default 8 MiB)")
     serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.add_argument("--explain", action="store_true",
+                       help="keep what explanations need and answer GET /queries/{name}/explain (the page's "
+                            "\"why?\"): the matches of a row down to stream elements, entailments, rule derivations")
     serve.set_defaults(run=_serve)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
@@ -162,6 +178,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")
     bench.add_argument("--slides", type=int, help="materialize: slides measured per setting")
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
+    bench.add_argument("--explain", action="store_true",
+                       help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
     bench.set_defaults(run=_bench)
     return parser
 
@@ -208,6 +226,12 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    if options.explain is not None:  # why an atom holds (rsp_plugin/explain/cli.py)
+        from .explain.cli import reason_explained
+
+        return reason_explained(options, UserError)
+    if options.at is not None:
+        raise UserError("--at is the time point of --explain ATOM")
     from .mtl.run import DATALOGMTL, detect_language
 
     if (options.language or detect_language(options.program, options.stream)) == DATALOGMTL:
@@ -285,6 +309,8 @@ def _query(options) -> int:
             raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes json or sparql-json")
         if options.first is not None or options.last is not None:
             raise UserError("--from / --to are read by --engine local")
+        if options.explain:
+            raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
         from .spark.cli import cli_run
 
         return cli_run(options, UserError)
@@ -319,7 +345,7 @@ def _serve(options) -> int:
     except ValueError as error:
         raise UserError(str(error)) from None
     print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
-    serve(settings)
+    serve(settings, explain=options.explain)
     return 0
 
 

@@ -234,13 +234,14 @@ class RSPEngine:
     def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
                  max_gap: int | None = limits.MAX_GAP_WINDOWS, allow_service: Iterable[str] = (),
                  allow_graphs: Iterable[str] = (), jsonld_contexts: dict[str, str] | None = None,
-                 allow_files: bool = True):
+                 allow_files: bool = True, explain: bool = False):
         """`max_gap`: how many windows (of the smallest STEP) an element may jump ahead of the
         current time before it is set aside (None: no bound; `rsp_plugin.limits`).
         `allow_service`, `allow_graphs`: SERVICE endpoints and remote FROM graphs a query may
         reach (IRIs, or prefixes ending in `*`; `rsp_plugin.query.safety`); `jsonld_contexts`:
         JSON-LD context IRI -> local file, for the graphs read (`rsp_plugin.documents`).
-        `allow_files=False`: a query may not name local files (FROM, RULES), only graphs given here."""
+        `allow_files=False`: a query may not name local files (FROM, RULES), only graphs given here.
+        `explain=True`: keep what `explain(query, t, row)` needs (`rsp_plugin/explain/query.py`)."""
         self.terms = terms or Dictionary()
         self.cache = TermCache(self.terms)
         self.t0 = t0
@@ -277,6 +278,13 @@ class RSPEngine:
         self._latest: int | None = None
         #: the smallest STEP (or COMPUTE EVERY) of the time-driven queries: the unit of `max_gap`
         self._gap_unit: int | None = None
+        #: `explain=True`: where elements came from, and materializations and rules that keep
+        #: their derivations, so that `explain(query, t, row)` can tell (`rsp_plugin/explain/query.py`)
+        self.explanations = None
+        if explain:
+            from .explain.query import ElementSources
+
+            self.explanations = ElementSources()
 
     def __repr__(self) -> str:
         return (f"<RSPEngine streams={len(self._streams)} queries={len(self._queries)} "
@@ -428,11 +436,13 @@ class RSPEngine:
         if shared is not None:
             return shared
         window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
+        explain = self.explanations is not None
         if query.entailment is not None:
             view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
-                                    rules=rules_program.source if rules_program is not None else None)
+                                    rules=rules_program.source if rules_program is not None else None,
+                                    explain=explain)
         elif rules_program is not None:
-            view = RulesView(window, rules_program.program, semantics=rules_program.semantics)
+            view = RulesView(window, rules_program.program, semantics=rules_program.semantics, explain=explain)
         else:
             view = PlainView(window)
         shared = self._windows[key] = _SharedWindow(key, stream, view)
@@ -603,6 +613,8 @@ class RSPEngine:
             if problem is not None:
                 self._reject(where, problem)
                 return
+        if self.explanations is not None:  # (a late element is set aside below: its source is never asked)
+            self.explanations.accepted(self, stream.iri, timestamp, triple, where)
         if self.watermark is not None and timestamp < self.watermark:
             takers = [shared for shared in stream.windows if shared.view.accepts(timestamp)]
             if stream.windows and not takers:
@@ -850,6 +862,15 @@ class RSPEngine:
         if registered is None:
             raise KeyError(f"no query named {query!r} is registered")
         return window_graph(registered, self.cache, self.watermark, at, window)
+
+    def explain(self, query: str | RegisteredQuery, t: int, binding_or_triple=None) -> dict:
+        """Why a row ({variable: term}) or a CONSTRUCT triple is in the latest report (at `t`) of
+        `query`: the matches of its pattern down to stream elements, graphs, entailments and rule
+        derivations, as plain data. Needs `RSPEngine(explain=True)` (`rsp_plugin/explain/query.py`)."""
+        from .explain.query import explain_answer
+
+        name = query.name if isinstance(query, RegisteredQuery) else str(query)
+        return explain_answer(self, name, t, binding_or_triple)
 
     def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
         """Call `callback(result)` for every report of every query."""

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ..formats import format_fact, read_stream_file
+from ..limits import MAX_GAP_TIME_POINTS, MAX_LINE_BYTES
 from ..lars.syntax import parse_program_file
 from ..replay import timeline
 from .engine import DEFAULT_TIMEOUT, AnswerStreamEngine, answer_stream_engine
@@ -30,7 +31,7 @@ def reason_answer_streams(options, user_error) -> int:
         raise user_error("--changes prints the change of one model: use it with --semantics stream")
     stream = Path(options.stream)
     try:
-        handle = stream.open(encoding="utf-8")
+        handle = stream.open("rb")
     except OSError as error:
         raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
@@ -54,9 +55,11 @@ def reason_answer_streams(options, user_error) -> int:
         return sorted(format_fact(fact, terms) for fact in model)
 
     with handle:
-        elements = read_stream_file(stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle)
+        elements = read_stream_file(stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle,
+                                    max_line_bytes=getattr(options, "max_line_bytes", MAX_LINE_BYTES))
         for point, facts in timeline(elements, first=options.first, last=options.last,
-                                     on_rejected=set_aside, filename=str(stream)):
+                                     on_rejected=set_aside, filename=str(stream),
+                                     max_gap=getattr(options, "max_gap", MAX_GAP_TIME_POINTS)):
             step = engine.advance_to(point, facts)
             if not isinstance(engine, AnswerStreamEngine):  # stratified, semantics agree: one model
                 models = [shown(engine.holding())]

@@ -121,6 +121,13 @@ class AnswerStreamEngine:
         """The output of the first answer stream at the last time point."""
         return list(self.chosen)
 
+    def explain(self, fact: Fact, t: int | None = None, sources=None) -> dict | None:
+        """Why `fact` is in the first answer at the last time point, as a small tree of plain data;
+        None if it is not (`rsp_plugin/explain/answers.py`; made from this state, nothing is kept)."""
+        from ..explain.answers import explain
+
+        return explain(self, fact, self.now if t is None else t, sources)
+
 
 def agrees_with_stream_semantics(program: Program) -> bool:
     """Do both semantics give this program the same output at every time point?
@@ -140,11 +147,15 @@ def agrees_with_stream_semantics(program: Program) -> bool:
 
 
 def answer_stream_engine(program: Program, *, start: int | None = None, timeout: float | None = DEFAULT_TIMEOUT,
-                         max_derivations: int = DEFAULT_MAX_DERIVATIONS, pruning: bool = True, models: str = "first"):
+                         max_derivations: int = DEFAULT_MAX_DERIVATIONS, pruning: bool = True, models: str = "first",
+                         explain: bool = False):
     """The fastest exact path for answer streams: the incremental engine when the program is
-    stratified and both semantics agree on it (`agrees_with_stream_semantics`), else the solver."""
+    stratified and both semantics agree on it (`agrees_with_stream_semantics`), else the solver.
+    `explain`: the incremental engine keeps what explanations need (the solver's are made from
+    its state when asked, `rsp_plugin/explain/answers.py`)."""
     if program.stratified and agrees_with_stream_semantics(program):
         from ..lars.engine import IncrementalEngine
 
-        return IncrementalEngine(program, start=start, pruning=pruning, max_derivations=max_derivations)
+        return IncrementalEngine(program, start=start, pruning=pruning, max_derivations=max_derivations,
+                                 explain=explain)
     return AnswerStreamEngine(program, start=start, timeout=timeout, max_derivations=max_derivations, models=models)

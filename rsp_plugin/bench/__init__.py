@@ -4,6 +4,10 @@ from __future__ import annotations
 
 
 def run_suite(options) -> int:
+    if getattr(options, "explain", False):  # what explanations cost (rsp_plugin/explain/bench.py)
+        from ..explain.bench import run
+
+        return run(options)
     if options.suite == "lars":
         from .lars import run
 

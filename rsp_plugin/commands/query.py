@@ -52,6 +52,12 @@ def run_query(options, user_error) -> int:
         writer.write(result)
 
     registered.subscribe(write)
+    if getattr(options, "explain", False):  # why each row is there, after its report (rsp_plugin/explain/cli.py)
+        from ..explain.cli import print_explanations
+
+        if getattr(options, "format", "json") != "json":
+            raise user_error("--explain writes between the reports: it goes with --format json (the default)")
+        registered.subscribe(print_explanations(engine, sys.stdout, options.explain_format))
     files = [source.path for source in sources if source.kind == "file"]
     if getattr(options, "quiet", False):
         progress = Quiet()
@@ -132,7 +138,8 @@ def engine_for(options, user_error):
     contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
     engine = RSPEngine(max_gap=getattr(options, "max_gap", limits.MAX_GAP_WINDOWS),
                        allow_service=getattr(options, "allow_service", None) or (),
-                       allow_graphs=getattr(options, "allow_graph", None) or (), jsonld_contexts=contexts)
+                       allow_graphs=getattr(options, "allow_graph", None) or (), jsonld_contexts=contexts,
+                       explain=getattr(options, "explain", False))
     for source in sources:
         engine.register_stream(source.iri)
     for text in options.background:

@@ -89,6 +89,9 @@ class IncrementalEngine:
     `pruning_threshold` is the smallest BOX window it acts on. `max_derivations` bounds the
     new atoms of one time point: a program that derives without end stops with a `LimitError`
     naming the rule, as does arithmetic past the range of numbers.
+    `explain=True` keeps, for each new fact, its first derivation (`rsp_plugin/explain/`),
+    so that `explain(fact, t)` can say why it holds at now; `explain=n` also at the n time
+    points before now. Off (the default), nothing is kept.
     """
 
     def __init__(
@@ -100,6 +103,7 @@ class IncrementalEngine:
         pruning: bool = True,
         pruning_threshold: int = DEFAULT_THRESHOLD,
         max_derivations: int = DEFAULT_MAX_DERIVATIONS,
+        explain: bool | int = False,
     ):
         self.program = program
         #: New atoms one time point may derive (`limits.py`): past it, a `LimitError` names the rule.
@@ -118,8 +122,15 @@ class IncrementalEngine:
         self._arities: dict[int, tuple[int, ...]] = {}
         for predicate, arity in self.relations:
             self._arities[predicate] = self._arities.get(predicate, ()) + (arity,)
+        #: Explanations (`rsp_plugin/explain/`): what derived each new fact; None unless asked.
+        self.provenance = None
+        if explain:
+            from ..explain.provenance import Provenance
+
+            self.provenance = Provenance(self, keep=0 if explain is True else int(explain))
+        bodies = None if self.provenance is None else self.provenance.bodies
         self.strata = [
-            _Stratum([compile_rule(rule, self.views, self.terms) for rule in stratum])
+            _Stratum([compile_rule(rule, self.views, self.terms, provenance=bodies) for rule in stratum])
             for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
@@ -163,7 +174,9 @@ class IncrementalEngine:
         self.__dict__.update(state)
         for stratum in self.strata:
             for plan in stratum.plans:
-                compiled = compile_rule(plan.rule, self.views, self.terms)
+                provenance = getattr(self, "provenance", None)
+                compiled = compile_rule(plan.rule, self.views, self.terms,
+                                        provenance=None if provenance is None else provenance.bodies)
                 plan.on_delta = compiled.on_delta
                 plan.full = compiled.full
 
@@ -259,6 +272,8 @@ class IncrementalEngine:
 
     def add_background(self, facts: Iterable[Fact]) -> None:
         """Facts that hold at every time point from the next one on and never expire (LARS's B)."""
+        if self.provenance is not None:
+            facts = self.provenance.given(facts)
         self._background.extend(facts)
 
     def holding(self) -> list[Fact]:
@@ -268,6 +283,13 @@ class IncrementalEngine:
     def holds_until(self, fact: Fact) -> int | None:
         """The last time point `fact` is known to hold (None if it does not hold now)."""
         return self.output.horizon(fact)
+
+    def explain(self, fact: Fact, t: int | None = None) -> dict | None:
+        """Why `fact` holds at `t` (default: now), as a small tree of plain data; None if it
+        does not. Needs `explain=True` (`rsp_plugin/explain/lars.py`)."""
+        from ..explain.lars import explain
+
+        return explain(self, fact, self.now if t is None else t)
 
     def _step(self, now: int, arrivals: Iterable[Fact]) -> StepReport:
         self.now = now
@@ -311,6 +333,8 @@ class IncrementalEngine:
     def _ingest(self, now: int, arrivals, report: StepReport) -> None:
         """Data of `now`: facts, or a mapping predicate -> argument tuples (columnar input:
         a sleeping relation then takes a whole batch at once)."""
+        if self.provenance is not None:
+            arrivals = self.provenance.arrived(now, arrivals)
         if isinstance(arrivals, Mapping):
             grouped = arrivals
         else:
@@ -401,6 +425,8 @@ class IncrementalEngine:
 
     def _apply(self, plan: RulePlan, out: list, now: int, report: StepReport) -> None:
         """Put what a rule derived into the stream (and the output)."""
+        if self.provenance is not None:  # keeps the first derivation of each new fact
+            self.provenance.record(plan, out, now)
         predicate = plan.rule.head.predicate
         relation = self.relations[(predicate, len(plan.rule.head.args))]
         stored = relation.history >= 0

@@ -85,8 +85,12 @@ class _Writer:
         self.lines.append("    " * self.depth + text)
 
 
-def compile_rule(rule: Rule, views: dict, terms, counters: bool = False) -> RulePlan:
-    """Compile `rule`; `views` maps each body ExtendedAtom's view_key to its View."""
+def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provenance: list | None = None) -> RulePlan:
+    """Compile `rule`; `views` maps each body ExtendedAtom's view_key to its View.
+
+    `provenance` (explanations, `rsp_plugin/explain/`): a list that gets, for each item
+    emitted, its body `(a, h, a, h, ...)`: the grounding and horizon of each positive
+    body atom, in written order."""
     positives = [b for b in rule.body if isinstance(b, ExtendedAtom) and not b.negated]
     always = (
         not positives
@@ -98,10 +102,10 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False) -> Rule
     plan.positive_views = [(literal, views[literal.view_key]) for literal in positives]
     plan.negative_views = [(b, views[b.view_key]) for b in rule.negative]
     for position, literal in enumerate(positives):
-        source, fire = _compile(rule, positives, position, views, terms, plan.looked_up)
+        source, fire = _compile(rule, positives, position, views, terms, plan.looked_up, provenance)
         plan.on_delta.append((position, views[literal.view_key], fire))
         plan.sources[f"delta {position}"] = source
-    source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full)
+    source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full, provenance)
     plan.full = fire
     plan.sources["full"] = source
     return plan
@@ -119,7 +123,8 @@ def _head_time_seen(rule: Rule, positives: list[ExtendedAtom]) -> bool:
     return isinstance(time, Var) and any(b.modality == "at" and b.time == time for b in positives)
 
 
-def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list):
+def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list,
+             provenance: list | None = None):
     names: dict[str, object] = {
         "_compare": builtins.compare,
         "_calculate": builtins.calculate,
@@ -168,10 +173,11 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         horizon = "now"
     head_args = ", ".join(_expr(a, names, terms) for a in rule.head.args)
     head_tuple = f"({head_args},)" if rule.head.args else "()"
-    if rule.head_time is not None:
-        writer.line(f"out.append(({head_tuple}, {_expr(rule.head_time, names, terms)}))")
-    else:
-        writer.line(f"out.append(({head_tuple}, {horizon}))")
+    placed = _expr(rule.head_time, names, terms) if rule.head_time is not None else horizon
+    writer.line(f"out.append(({head_tuple}, {placed}))")
+    if provenance is not None:  # the body too: each positive atom's grounding and horizon, in written order
+        names["_body"] = provenance.append
+        writer.line(f"_body(({''.join(f'a{order.index(i)}, h{order.index(i)}, ' for i in range(len(positives)))}))")
     looked_up_here = [f"hz_{step}" for step in range(len(order)) if start is None or step > 0]
     if looked_up_here:  # a conjunction: one view with nothing in it, and nothing can match
         header.append(f"    if not ({' and '.join(looked_up_here)}): return")

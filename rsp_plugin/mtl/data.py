@@ -30,10 +30,12 @@ import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
+from .. import limits
 from ..errors import RuleSyntaxError
 from ..formats import Rejected, format_fact, read_tnt
+from ..lines import lines_of
 from ..terms import Dictionary
 from .syntax import _PREFIX, STANDARD_PREFIXES, Scanner, _Reader
 
@@ -124,14 +126,40 @@ def _fact(reader: _Reader, s: Scanner, terms: Dictionary) -> TimedFact:
 
 
 def read_facts(
-    path: str | Path, lines: Iterable[str], terms: Dictionary, *, prefixes: dict[str, str] | None = None
+    path: str | Path, lines: Iterable[str] | BinaryIO, terms: Dictionary, *, prefixes: dict[str, str] | None = None,
+    max_line_bytes: int | None = limits.MAX_LINE_BYTES,
 ) -> Iterator[TimedFact | Rejected]:
     """Any stream file for a DatalogMTL program, by its name: `.tnt` / `.nt` (timestamped N-Triples),
     `.stream` (`TIMESTAMP atom`), else a MeTeoR dataset, unless its first line is `TIMESTAMP atom`."""
     name = str(path)
     suffix = Path(path).suffix
     if suffix in (".tnt", ".nt"):
-        return _punctual(read_tnt(lines, terms, filename=name))
+        return _punctual(read_tnt(lines, terms, filename=name, max_line_bytes=max_line_bytes))
+    return _with_bad_lines(lines, name, max_line_bytes, lambda text: _read_text_facts(
+        name, suffix, text, terms, prefixes))
+
+
+def _with_bad_lines(lines, name: str, max_line_bytes: int | None, read) -> Iterator[TimedFact | Rejected]:
+    """`read` over the lines as text; a line that is not UTF-8 or too long is set aside (`rsp_plugin.lines`)
+    and read as a blank line, so that the others keep their numbers."""
+    bad: list[Rejected] = []
+
+    def text():
+        for item in lines_of(lines, filename=name, max_line_bytes=max_line_bytes):
+            if type(item) is str:
+                yield item
+            else:
+                bad.append(item)
+                yield ""
+
+    for found in read(text()):
+        while bad:
+            yield bad.pop(0)
+        yield found
+    yield from bad
+
+
+def _read_text_facts(name, suffix, lines, terms, prefixes) -> Iterator[TimedFact | Rejected]:
     if suffix == ".stream":
         return read_atom_lines(lines, terms, prefixes=prefixes, filename=name)
     lines = iter(lines)
@@ -215,12 +243,15 @@ def fact_timeline(
     last: int | None = None,
     on_rejected: Callable[[Rejected], None] = lambda rejected: None,
     filename: str = "<stream>",
+    max_gap: int | None = limits.MAX_GAP_TIME_POINTS,
 ) -> Iterator[tuple[int, list[Fact]]]:
     """(time point, the facts that hold at it) for every time point of the timeline, in order.
 
     The timeline runs from `first` (default: the first fact's first point) to
     `last` (default: the last point any fact covers). A fact over an interval
-    is given again at each of its time points.
+    is given again at each of its time points. A fact that starts, or whose
+    interval ends, more than `max_gap` time points ahead of the stream is set
+    aside (`rsp_plugin.limits`): the timeline never walks a stretch no one asked for.
 
     >>> items = [TimedFact(1, 3, "a", 1), TimedFact(2, 2, "b", 2), TimedFact(1, 1, "c", 3)]
     >>> rejected = []
@@ -240,6 +271,17 @@ def fact_timeline(
         if latest is not None and item.first < latest:
             on_rejected(Rejected(filename, item.line, f"starts at time point {item.first}, before time point "
                                                       f"{latest} read earlier; set aside (a stream is read in time order)"))
+            continue
+        reference = latest if latest is not None else first if first is not None else item.first
+        if max_gap is not None and item.last - max(reference, item.first) > max_gap:
+            on_rejected(Rejected(filename, item.line, f"the interval [{item.first},{item.last}] ends "
+                                                      f"{item.last - max(reference, item.first)} time points after "
+                                                      f"it starts (max gap {max_gap}; --max-gap); set aside"))
+            continue
+        if max_gap is not None and item.first - reference > max_gap:
+            on_rejected(Rejected(filename, item.line, f"timestamp {item.first} is {item.first - reference} time "
+                                                      f"points ahead of the stream (max gap {max_gap}; --max-gap); "
+                                                      "set aside"))
             continue
         latest = item.first
         if first is not None and item.last < first:

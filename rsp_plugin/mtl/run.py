@@ -18,6 +18,8 @@ import re
 import sys
 from pathlib import Path
 
+from .. import limits
+
 DATALOGMTL = "datalogmtl"
 LARS = "lars"
 
@@ -55,7 +57,7 @@ def detect_language(program: str | Path, stream: str | Path | None = None) -> st
         return DATALOGMTL
     if stream is not None:
         try:
-            with Path(stream).open(encoding="utf-8") as handle:
+            with Path(stream).open(encoding="utf-8", errors="replace") as handle:  # a peek: bad bytes are the reader's
                 for line in handle:
                     if line.strip() and line.strip()[0] not in "#%@":
                         return DATALOGMTL if _DATASET_LINE.match(line) else LARS
@@ -130,7 +132,7 @@ def reason(options, user_error) -> int:
     terms = program.terms
     stream = Path(options.stream)
     try:
-        handle = stream.open(encoding="utf-8")
+        handle = stream.open("rb")
     except OSError as error:
         raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
@@ -146,9 +148,12 @@ def reason(options, user_error) -> int:
     out = sys.stdout
     shown: dict = {}
     with handle:
-        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes), lowered.arities, terms,
+        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
+                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
+                             lowered.arities, terms,
                              str(stream))
         timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
+                                 max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
                                  filename=str(stream))
         for point, facts in engine_outputs(lowered, timeline, start=options.first):
             holding = set()

@@ -64,7 +64,7 @@ class MaterializedView:
     """The window's materialization under an entailment profile, with the background (and rules)."""
 
     def __init__(self, window: TimeWindow | CountingWindow, profile: str | None, *, terms: Dictionary,
-                 background: Iterable[Triple] = (), rules: str | None = None):
+                 background: Iterable[Triple] = (), rules: str | None = None, explain: bool = False):
         from ..reasoning import Materializer  # the reasoning layer (another module of the project)
 
         self.window = window
@@ -76,7 +76,7 @@ class MaterializedView:
             self.tick = None
             horizon = window.spec.size - 1
         self.materializer = Materializer(
-            profile, window=horizon, background=list(background), terms=terms, rules=rules
+            profile, window=horizon, background=list(background), terms=terms, rules=rules, explain=explain
         )
         self.content = _DerivedContent(window.content)
         self.now: int | None = None
@@ -124,7 +124,8 @@ class MaterializedView:
 class RulesView:
     """The window plus the triples a LARS program derives over the window's stream."""
 
-    def __init__(self, window: TimeWindow | CountingWindow, program, semantics: str = "stream"):
+    def __init__(self, window: TimeWindow | CountingWindow, program, semantics: str = "stream",
+                 explain: bool = False):
         from ..lars.engine import IncrementalEngine
 
         self.window = window
@@ -132,9 +133,9 @@ class RulesView:
         if semantics == "answer-stream":  # the first answer at each time point (rsp_plugin.asp)
             from ..asp.engine import answer_stream_engine
 
-            self.engine = answer_stream_engine(program)
+            self.engine = answer_stream_engine(program, explain=explain)
         else:
-            self.engine = IncrementalEngine(program)
+            self.engine = IncrementalEngine(program, explain=explain)
         if program.tick_ms is not None:
             self.tick = program.tick_ms
         elif isinstance(window, TimeWindow):

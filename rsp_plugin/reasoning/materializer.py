@@ -111,6 +111,7 @@ class Materializer:
     path to a .lars file) evaluated in the same program, on top of the materialized triples.
     `trivial`: also the rules true of every term (rdfs4a/b, rdfs8, rdfs1; eq-ref).
     `start`: the first time point (default: the first one `advance_to` is called with).
+    `explain`: keep what `explain(triple)` needs to say why a triple holds (`rsp_plugin/explain/`).
     """
 
     def __init__(
@@ -123,6 +124,7 @@ class Materializer:
         rules: str | os.PathLike | None = None,
         trivial: bool = False,
         start: int | None = None,
+        explain: bool | int = False,
     ):
         if window is not None and (not isinstance(window, int) or window < 0):
             raise ValueError(f"a window is a number of time points >= 0, got {window!r}")
@@ -133,7 +135,7 @@ class Materializer:
         self._window_triple = self.terms.intern(WINDOW_TRIPLE)
         self._background_triple = self.terms.intern(BACKGROUND_TRIPLE)
         self.program, axioms = self._program(rules, trivial)
-        self.engine = IncrementalEngine(self.program, start=start)
+        self.engine = IncrementalEngine(self.program, start=start, explain=explain)
         self._false = _false_heads(self.program, self.terms)
         reads = {literal.atom.predicate for rule in self.program.rules for literal in rule.positive}
         self._literal_predicates = {
@@ -238,6 +240,13 @@ class Materializer:
         if self.engine.now is None:
             return self._closure_before_start().get(fact)
         return self.engine.holds_until(fact)
+
+    def explain(self, triple: Triple, t: int | None = None) -> dict | None:
+        """Why `triple` holds at time point `t` (default: now): the rule applications down to window
+        and background triples, as plain data (`rsp_plugin/explain/reasoning.py`); None if it does not."""
+        from ..explain.reasoning import explain_triple
+
+        return explain_triple(self, triple, t)
 
     def inconsistent(self) -> list[Inconsistency]:
         """The inconsistencies whose triples all hold now (each reported once, when it was found)."""

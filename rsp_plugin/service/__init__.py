@@ -26,12 +26,18 @@ def create_app(settings: ServiceSettings | None = None, **options):
     return make(settings, **options)
 
 
-def serve(settings: ServiceSettings) -> None:
-    """Run the service with uvicorn until interrupted."""
+def serve(settings: ServiceSettings, *, explain: bool = False) -> None:
+    """Run the service with uvicorn until interrupted; `explain`: answer GET .../explain
+    (`rsp_plugin/explain/service.py`)."""
     import uvicorn
 
     settings.check()
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning",
+    options = {}
+    if explain:
+        from ..explain.service import explainer
+
+        options["explainer"] = explainer
+    uvicorn.run(create_app(settings, **options), host=settings.host, port=settings.port, log_level="warning",
                 ws_max_size=settings.max_body_bytes, lifespan="on", timeout_graceful_shutdown=2)
 
 

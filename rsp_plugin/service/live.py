@@ -121,7 +121,7 @@ class LiveEngine:
 
     def __init__(self, settings: ServiceSettings, *, explainer: Callable | None = None):
         self.settings = settings
-        self.engine = RSPEngine()
+        self.engine = RSPEngine(explain=explainer is not None)  # explanations kept only when served
         self.engine.subscribe(self._on_result)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rsp-engine")
         self.streams: dict[str, StreamState] = {}

@@ -222,7 +222,8 @@ async function explain(name, t, item) {
   const response = await api(`/queries/${quote(name)}/explain?t=${t}&item=${encodeURIComponent(JSON.stringify(item))}`);
   const answer = await response.json();
   show(`why ${JSON.stringify(item)} at ${t}`,
-       answer.explanation ? JSON.stringify(answer.explanation, null, 2) : (answer.reason || answer.error));
+       answer.explanation ? (answer.explanation.text || answer.explanation.error || JSON.stringify(answer.explanation, null, 2))
+                          : (answer.reason || answer.error));
 }
 
 async function catchUp() {
