@@ -19,14 +19,26 @@ event-time watermark passes the key's next report (a timeout), as the
 driver-side engine would report it. A replay ends with each key's last
 windows (read back from the state store).
 
+ENTAILMENT with a background ontology (--background, FROM graphs) is split by
+key when the locality analysis of the profile's rules against the TBox
+(`rsp_plugin.spark.locality`) shows every entailment a pattern can read keeps
+the key where its premise had it; it also routes the predicates whose
+entailments the query reads (a triple of `ex:observedBy`, with a domain, gives
+its subject a type: routed by subject). Each key's engine materializes its
+own triples with the background. Schema triples arriving on the stream are set
+aside (the ontology is the background's), with that reason.
+
 A query that is not key-local is refused, with the reason: another shape of
 pattern, a global aggregate, ORDER BY / LIMIT (which cut across keys), count
-windows (which count across keys), ENTAILMENT (whose derivations may join
-keys), RULES that do not keep to one key (see `_rules_key_local`), CONSTRUCT
-and ASK.
+windows (which count across keys), an entailment that joins keys or that the
+background alone makes readable, RULES that do not keep to one key (see
+`_rules_key_local`).
 
-Output: one line per key and report, `{"t": ..., "key": "<sensor1>", "bindings": [...]}`
-(a key with nothing to report at tau writes no line).
+Output: one line per key and report, `{"t": ..., "key": "<sensor1>", "bindings": [...]}`,
+`"triples"` for CONSTRUCT (each key's part of the graph: their union is the
+one engine's), `"boolean": true` for ASK (the keys whose window holds a match;
+the one engine's answer is true when some key's is). A key with nothing to
+report at tau (no rows, no triples, false) writes no line.
 """
 
 from __future__ import annotations
@@ -57,6 +69,13 @@ class KeyPlan:
     positions: dict[str, str]
     text: str
     streams: tuple[str, ...]
+    form: str = "SELECT"
+    #: under ENTAILMENT: the background's N-Triples lines (every key's engine reads them) and the
+    #: locality analysis (`rsp_plugin.spark.locality.Locality`: what is schema, set aside on the stream)
+    background: tuple[str, ...] = ()
+    locality: object = None
+    #: FROM graphs under ENTAILMENT (their triples are in `background`; the keys' engines read no file)
+    graphs: tuple[str, ...] = ()
 
 
 def split_partition_clause(text: str) -> tuple[str, str | None]:
@@ -71,8 +90,11 @@ def split_partition_clause(text: str) -> tuple[str, str | None]:
     return text[:found.start()] + text[found.end():], found.group(1)
 
 
-def key_plan(text: str, key: str | None = None, filename: str = "<query>") -> KeyPlan:
-    """Check that a query is key-local for `key` (or its PARTITION BY line); raise NotKeyLocal if not."""
+def key_plan(text: str, key: str | None = None, filename: str = "<query>", background=None) -> KeyPlan:
+    """Check that a query is key-local for `key` (or its PARTITION BY line); raise NotKeyLocal if not.
+
+    `background`: under ENTAILMENT, the background's N-Triples lines (`background_lines`); the locality
+    analysis of the rules against it decides whether the materialization stays within a key."""
     from rdflib import URIRef, Variable
 
     from ..query.model import CountWindow, RangeWindow
@@ -89,12 +111,10 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>") -> Ke
     def refuse(reason: str):
         raise NotKeyLocal(f"PARTITION BY ?{key}: the query is not key-local: {reason}", filename, 1, 1)
 
-    if query.form != "SELECT":
-        refuse(f"{query.form} queries are not split by key (partitioned mode answers SELECT queries)")
-    if query.entailment is not None:
-        refuse("ENTAILMENT derives triples that may join several keys")
-    if query.graphs or query.named_graphs:
-        refuse("static graphs (FROM) are not split by key")
+    if query.form not in ("SELECT", "CONSTRUCT", "ASK"):
+        refuse(f"{query.form} queries are not split by key")
+    if query.named_graphs or (query.graphs and query.entailment is None):
+        refuse("static graphs (FROM without ENTAILMENT, FROM NAMED) are not split by key")
     for clause in query.windows:
         if isinstance(clause.window, CountWindow):
             refuse("a count window counts the triples of all keys")
@@ -127,14 +147,79 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>") -> Ke
             if variable not in groups:
                 refuse(f"the aggregates are not grouped by ?{key}")
     projected = query.algebra.algebra.get("PV") or []
-    if variable not in projected:
+    if query.form == "SELECT" and variable not in projected:
         refuse(f"?{key} is not selected (rows of different keys would not be told apart)")
     if not positions:
         refuse("no triple pattern")
     if query.rules is not None:
+        if query.entailment is not None:
+            refuse("RULES and ENTAILMENT together")
         body = _rules_key_local(query, body, positions, refuse)
+    locality, lines = None, ()
+    if query.entailment is not None:
+        locality, lines = _entailment_key_local(query, nodes, key, positions, background, refuse)
+        positions = locality.positions
     streams = tuple(dict.fromkeys(clause.stream for clause in query.windows))
-    return KeyPlan(key, positions, body, streams)
+    return KeyPlan(key, positions, body, streams, query.form, tuple(lines), locality, tuple(query.graphs))
+
+
+def _entailment_key_local(query, nodes, key: str, positions: dict[str, str], background, refuse):
+    """ENTAILMENT within a key: the locality analysis of the profile's rules against the TBox
+    (`rsp_plugin.spark.locality`), and no background fact a pattern can read (a key's answer would then
+    come from the background alone, which no key's triples bring)."""
+    from rdflib import Variable
+
+    from ..rdfterms import term_key
+    from .distributed.closure import SeedReasoner
+    from .locality import NotLocal, analyse
+
+    lines = list(background or ())
+    patterns = []
+    for node in nodes:
+        if node.name == "BGP":
+            for triple in node["triples"]:
+                patterns.append(tuple(("v", str(t)) if isinstance(t, Variable) else ("c", term_key(t))
+                                      for t in triple))
+    try:
+        locality = analyse(query.entailment, lines, patterns, key, positions)
+    except NotLocal as why:
+        refuse(str(why))
+    reasoner = SeedReasoner(query.entailment, lines)
+    for relation, args in reasoner.background_closure():
+        if relation != "triple":
+            continue
+        for pattern in patterns:
+            if all(want[0] == "v" or want[1] == have for want, have in zip(pattern, args)):
+                shown = " ".join(args)
+                refuse(f"the background's closure holds {shown}, which the pattern "
+                       f"{' '.join('?' + v if k == 'v' else v for k, v in pattern)} reads: a key's answer "
+                       "could come from the background alone")
+    return locality, lines
+
+
+def background_lines(text: str, filename: str, background=(), graphs: dict | None = None) -> list[str]:
+    """The background a query's materialization reads (--background files, FROM graphs), as N-Triples lines,
+    read on the driver as the local engine reads them."""
+    from ..runtime import RSPEngine
+
+    engine = RSPEngine()
+    for source in background:
+        engine.add_background(source)
+    for iri, source in (graphs or {}).items():
+        engine.add_graph(iri, source)
+    return _engine_background(engine, text, filename)
+
+
+def _engine_background(engine, text: str, filename: str) -> list[str]:
+    from ..query.syntax import parse_query
+
+    body, _ = split_partition_clause(text)
+    base = Path(filename).resolve().parent.as_uri() + "/" if not filename.startswith("<") else None
+    query = parse_query(body, filename, base=base)
+    if query.entailment is None:
+        return []
+    keys = engine.terms.keys
+    return [f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in engine._background_triples(query)]
 
 
 def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str:
@@ -225,14 +310,15 @@ def _show(term) -> str:
 
 # Running -----------------------------------------------------------------------------------------
 
+_ANY_PREDICATE = "<urn:x-rsp-plugin:any-predicate>"
+
 
 class KeyedResult:
     """One key's report at t: the sinks' view of a partitioned result."""
 
-    form = "SELECT"
-
     def __init__(self, query: str, key: str, t: int, payload: dict):
         self.query, self.key, self.t, self.payload = query, key, t, payload
+        self.form = "ASK" if "boolean" in payload else "CONSTRUCT" if "triples" in payload else "SELECT"
 
     def __repr__(self) -> str:
         return f"<KeyedResult {self.key} t={self.t}>"
@@ -244,13 +330,31 @@ class KeyedResult:
         return self.to_json()
 
 
+class PartitionedRun:
+    """What a partitioned replay wrote: its results, and how many stream lines were set aside."""
+
+    def __init__(self):
+        self.written: list[KeyedResult] = []
+        self.set_aside = 0
+
+    def __iter__(self):
+        return iter(self.written)
+
+    def __len__(self) -> int:
+        return len(self.written)
+
+
 def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: str | None = None,
                     checkpoint: str | Path | None = None, max_lines_per_trigger: int | None = None,
-                    dead_letters=None, query_name: str = "partitioned"):
+                    dead_letters=None, query_name: str = "partitioned", background=(), graphs: dict | None = None,
+                    background_text: list[str] | None = None, progress=None,
+                    filename: str | None = None) -> PartitionedRun:
     """Run a key-local query with one engine per key on the executors; returns the results written (a replay).
 
     `sources`: {stream IRI: path or DataFrame of the `rdf` columns}. The replay
     reads everything there is (Trigger.AvailableNow), then each key's last windows.
+    `background` (files) / `graphs` ({IRI: file}): the ontology of an ENTAILMENT query, read once on the
+    driver and given to every key's engine as N-Triples (`background_text`: those lines already read).
     """
     import tempfile
 
@@ -261,39 +365,65 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     from .sinks import DeadLetters, sink_for
 
     register(spark)
-    text, filename = _query_text(query)
-    plan = key_plan(text, key, filename)
-    for iri in sources:
+    text, read_from = _query_text(query)
+    filename = filename or read_from
+    lines = background_text if background_text is not None else background_lines(text, filename, background, graphs)
+    plan = key_plan(text, key, filename, background=lines)
+    pairs = list(sources.items()) if isinstance(sources, dict) else list(sources)
+    for iri, _ in pairs:
         if iri not in plan.streams:
             raise NotKeyLocal(f"stream <{iri}> is not read by the query", filename, 1, 1)
     frame = None
-    for lane, (iri, source) in enumerate(sources.items()):
+    for lane, (iri, source) in enumerate(pairs):
         part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, {}, lane)
         frame = part if frame is None else frame.unionByName(part)
     route = None
     for predicate, place in plan.positions.items():
+        if predicate == _ANY_PREDICATE:
+            continue
         route = (F.when(F.col("p") == predicate, F.col(place)) if route is None
                  else route.when(F.col("p") == predicate, F.col(place)))
-    keyed = (frame.withColumn("key", F.when(F.col("rejected").isNull(), route))
+    anywhere = plan.positions.get(_ANY_PREDICATE)
+    if anywhere is not None:
+        route = F.col(anywhere) if route is None else route.otherwise(F.col(anywhere))
+    rejected = F.col("rejected")
+    locality = plan.locality
+    if locality is not None and (locality.schema_predicates or locality.schema_classes):
+        schema = F.col("p").isin(sorted(locality.schema_predicates)) if locality.schema_predicates else F.lit(False)
+        if locality.schema_classes:
+            from .locality import RDF_TYPE
+
+            schema = schema | ((F.col("p") == RDF_TYPE) & F.col("o").isin(sorted(locality.schema_classes)))
+        why = locality.set_aside(next(iter(locality.schema_predicates), ""), "")
+        rejected = F.when(rejected.isNull() & schema,
+                          F.concat(F.col("stream"), F.lit(": "), F.col("s"), F.lit(" "), F.col("p"), F.lit(" "),
+                                   F.col("o"), F.lit(f": {why}"))).otherwise(rejected)
+    keyed = (frame.withColumn("rejected", rejected)
+             .withColumn("key", F.when(F.col("rejected").isNull(), route))
              .where(F.col("key").isNotNull() | F.col("rejected").isNotNull())
              # Spark drops a row whose event time is <= the watermark (the latest time seen before this
              # batch): shifted by 1 ms and watermarked 1 ms late, a row at the latest time still counts
              .withColumn("event_time", F.timestamp_millis(F.coalesce("ts", F.lit(0)) + 1))
              .withWatermark("event_time", "1 millisecond"))
-    evaluate = _key_function(plan.text, plan.streams, query_name)
+    evaluate = _key_function(plan.text, plan.streams, query_name, "\n".join(plan.background), plan.graphs,
+                             filename)
     results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
                                                           GroupStateTimeout.EventTimeTimeout)
     target = sink_for(sink, spark)
     dead = dead_letters if isinstance(dead_letters, DeadLetters) else DeadLetters(dead_letters)
-    written = []
+    run = PartitionedRun()
 
     def deliver(batch_id, rows):
         rows = sorted(rows, key=lambda row: (row["t"] if row["t"] is not None else -1, row["key"] or ""))
-        dead.write(batch_id, [row["payload"] for row in rows if row["kind"] == "rejected"])
+        refused = [row["payload"] for row in rows if row["kind"] == "rejected"]
+        dead.write(batch_id, refused)
         out = [KeyedResult(query_name, row["key"], row["t"], json.loads(row["payload"]))
                for row in rows if row["kind"] == "result"]
         target.write(batch_id, out)
-        written.extend(out)
+        run.written.extend(out)
+        run.set_aside += len(refused)
+        if progress is not None:
+            progress.note(f"batch {batch_id}: {len(out)} keyed results, {len(refused)} set aside")
 
     location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
     state_location = str(location / "spark")
@@ -303,10 +433,26 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     stream_query.awaitTermination()
     final = _finish_keys(spark, state_location, query_name)
     deliver(-1, final)
-    return written
+    return run
 
 
-def _key_function(text: str, streams: tuple[str, ...], query_name: str):
+def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=None, progress=None,
+                           dead_letters=None) -> PartitionedRun:
+    """`rsp-plugin query ... --engine spark --partition-by VAR`: the query registered on `engine` (its
+    background and graphs as the command line read them), split by ?VAR."""
+    queries = list(engine.queries.values())
+    if len(queries) != 1:
+        raise NotKeyLocal(f"partitioned mode runs one query ({len(queries)} registered)", "<query>", 1, 1)
+    registered = queries[0]
+    query = registered.query
+    lines = _engine_background(engine, query.text, query.filename)
+    return run_partitioned(spark, query.text, list(frames), sink, key=key, checkpoint=checkpoint,
+                           query_name=registered.name, background_text=lines, progress=progress,
+                           dead_letters=dead_letters, filename=query.filename)
+
+
+def _key_function(text: str, streams: tuple[str, ...], query_name: str, background: str = "", graphs=(),
+                  filename: str = "<query>"):
     """The function Spark calls per key: feed the key's engine, report, keep the engine in the state."""
 
     def evaluate(key, frames, state):
@@ -328,7 +474,8 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str):
             yield pd.DataFrame({"key": None, "t": None, "kind": "rejected",
                                 "payload": data["rejected"].astype(str)})
             return
-        engine, collector = _load_key(state.get[0]) if state.exists else _new_engine(text, streams, query_name)
+        engine, collector = (_load_key(state.get[0]) if state.exists
+                             else _new_engine(text, streams, query_name, background, graphs, filename))
         data = data.sort_values(["ts", "lane"], kind="stable")
         intern = engine.terms.intern
         for (stamp, lane), group in data.groupby(["ts", "lane"], sort=False):
@@ -357,13 +504,22 @@ class _KeyCollector:
         return taken
 
 
-def _new_engine(text: str, streams, query_name: str):
+def _new_engine(text: str, streams, query_name: str, background: str = "", graphs=(), filename: str = "<query>"):
+    """A key's engine; under ENTAILMENT its background is the driver's lines (the FROM graphs' triples are
+    among them: the graphs are registered empty, so no executor reads a file)."""
     from ..runtime import RSPEngine
 
     engine = RSPEngine()
     for iri in streams:
         engine.register_stream(iri)
-    engine.register_query(text, name=query_name)
+    if background:
+        from rdflib import Graph
+
+        engine.add_background(Graph().parse(data=background, format="nt"))
+    for iri in graphs:
+        engine.add_graph(iri, [])
+    base = Path(filename).resolve().parent.as_uri() + "/" if not filename.startswith("<") else None
+    engine.register_query(text, name=query_name, filename=filename, base=base)
     collector = _KeyCollector()
     engine.subscribe(collector)
     return engine, collector
@@ -373,7 +529,7 @@ def _rows(key: str, results) -> list[tuple]:
     rows = []
     for result in results:
         line = result.to_json()
-        if line.get("bindings"):
+        if line.get("bindings") or line.get("triples") or line.get("boolean"):
             rows.append((key, result.t, "result", json.dumps(line, ensure_ascii=False)))
     return rows
 
