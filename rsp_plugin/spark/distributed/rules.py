@@ -142,6 +142,7 @@ class StageB:
 
         from .plan import ALWAYS, NEVER
 
+        content = content.localCheckpoint()  # read once (the files and B*), then by every join of the rounds
         facts = content.where(F.col("w") >= 0)
         others = content.where(F.col("w") < 0)
         delta = facts.where(~((F.col("k1") == NEVER) & (F.col("k2") == ALWAYS)))
@@ -165,11 +166,18 @@ class StageB:
             condition.append(cover["_k1"] <= heads["k1"])
             condition.append(cover["_k2"] >= heads["k2"])
             fresh = heads.join(cover, on=condition, how="left_anti").localCheckpoint()
-            if fresh.isEmpty():
+            present = _present(fresh)
+            if not present:
                 break
             known = known.unionByName(fresh).localCheckpoint()
             delta = fresh
-            work = [(number, list(range(len(rule.atoms)))) for number, rule in enumerate(self.analysis.rules)]
+            # the next round: only the rules (and body positions) the new facts can match, so that the
+            # plan stays as small as what changed (a union over every rule and position is slow to plan)
+            work = []
+            for number, rule in enumerate(self.analysis.rules):
+                positions = [i for i in range(len(rule.atoms)) if self.analysis.matchable(number, i, present)]
+                if positions:
+                    work.append((number, positions))
         return known.unionByName(others)
 
     def _evaluate(self, number: int, position: int, delta, known):
@@ -213,6 +221,16 @@ class StageB:
                 value = F.lit(None).cast("string")
             columns.append(value.alias(f"c{slot}"))
         return frame.select(*columns, "k1", "k2")
+
+
+def _present(facts) -> set[Present]:
+    """What relations (and triple predicates, reflexive or not) a DataFrame of facts holds: one small job."""
+    from pyspark.sql import functions as F
+
+    rows = (facts.select("rel", F.when(F.col("rel") == TRIPLE_REL, F.col("c1")).alias("pred"),
+                         ((F.col("rel") == TRIPLE_REL) & (F.col("c0") == F.col("c2"))).alias("refl"))
+            .distinct().collect())
+    return {Present(row["rel"], row["pred"], bool(row["refl"])) for row in rows}
 
 
 def _atom_table(source, relation: str, args: tuple, keys):
