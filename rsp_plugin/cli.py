@@ -180,6 +180,13 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.add_argument("--explain", action="store_true",
                        help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
+    bench.add_argument("--masters", type=lambda text: [m for m in text.split(";") if m],
+                       help="spark: Spark masters, ';'-separated (default local[1];local[2];local-cluster[2,1,1024])")
+    bench.add_argument("--triples", type=int, help="spark: triples in the generated stream (default 150000)")
+    bench.add_argument("--plot", metavar="FILE.png", help="spark: draw the throughputs into a PNG")
+    bench.add_argument("--overhead", action="store_true",
+                       help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
+                            "the modes on 1 and 2 cores")
     bench.set_defaults(run=_bench)
     return parser
 

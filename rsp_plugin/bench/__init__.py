@@ -29,7 +29,11 @@ def run_suite(options) -> int:
 
         return run(options)
     if options.suite == "spark":
-        from .spark import run
+        if getattr(options, "overhead", False):
+            from .spark import run
+
+            return run(options)
+        from .spark_modes import run
 
         return run(options)
     if options.suite == "serve":

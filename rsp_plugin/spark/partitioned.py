@@ -336,6 +336,8 @@ class PartitionedRun:
     def __init__(self):
         self.written: list[KeyedResult] = []
         self.set_aside = 0
+        #: each micro-batch's latency (s): from the end of the one before (or the start) to its delivery
+        self.batch_seconds: list[float] = []
 
     def __iter__(self):
         return iter(self.written)
@@ -412,6 +414,9 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     target = sink_for(sink, spark)
     dead = dead_letters if isinstance(dead_letters, DeadLetters) else DeadLetters(dead_letters)
     run = PartitionedRun()
+    import time
+
+    last = [time.perf_counter()]
 
     def deliver(batch_id, rows):
         rows = sorted(rows, key=lambda row: (row["t"] if row["t"] is not None else -1, row["key"] or ""))
@@ -422,6 +427,10 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
         target.write(batch_id, out)
         run.written.extend(out)
         run.set_aside += len(refused)
+        now = time.perf_counter()
+        if batch_id >= 0:
+            run.batch_seconds.append(now - last[0])
+        last[0] = now
         if progress is not None:
             progress.note(f"batch {batch_id}: {len(out)} keyed results, {len(refused)} set aside")
 

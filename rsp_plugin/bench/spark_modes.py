@@ -1,0 +1,266 @@
+"""`rsp-plugin bench spark`: driver-side, partitioned and distributed modes on 1 core, 2 cores and a 2-process cluster.
+
+Three workloads over one generated `.tnt` stream (`bench.spark.write_stream`:
+observations of 200 sensors, 10,000 triples per second of event time), each
+query in a shape all three modes can run:
+
+    window   SELECT ?o [RANGE 1s STEP 1s] { ?o ex:observedBy ex:sensor0 }
+    rdfs     the same with ENTAILMENT RDFS over a small ontology (FROM), reading ?o a ex:Observation
+             (every triple materialized: types by subclass, domain, range)
+    lars     a LARS program as RULES: observations with a value above 90 are hot, and an observation
+             hot at some time point of the last 2 s is an alarm; SELECT the alarms of ex:sensor0
+
+on three Spark masters, each in a process of its own (Spark allows one session
+per process; the session is started and warmed up before any timer):
+
+    local[1]                  one core: the executors' tasks run one at a time
+    local[2]                  two cores, one JVM
+    local-cluster[2,1,1024]   two executor JVMs of one core each, with their own Python workers
+
+and three modes: `driver` (one engine on the driver, fed by Spark), `partitioned`
+(PARTITION BY ?o: one engine per observation in Spark's state store) and
+`distributed` (windows, entailment and joins as Spark plans on the executors).
+A shape a mode does not run is said so, with its reason (LARS programs are not
+distributed yet).
+
+Figures per run: triples / wall time of the whole replay (parsing included),
+the median latency of a micro-batch (a window closed by a batch is reported
+when the batch ends), and whether the results equal the driver-side mode's on
+the same master (the driver-side mode's are the local engine's: the Spark tests
+say so). The speed-up is local[1] wall time / local[2] wall time, per
+workload and mode. Medians of `--repeat` runs (default 1: the machine is shared).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .spark import EX, RATE_PER_SECOND, STREAM, write_stream
+
+MASTERS = ["local[1]", "local[2]", "local-cluster[2,1,1024]"]
+MODES = ["driver", "partitioned", "distributed"]
+
+ONTOLOGY = f"""@prefix ex: <{EX}> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:TemperatureObservation rdfs:subClassOf ex:Observation .
+ex:HumidityObservation rdfs:subClassOf ex:Observation .
+ex:Observation rdfs:subClassOf ex:Event .
+ex:observedBy rdfs:domain ex:Observation ; rdfs:range ex:Sensor .
+ex:Sensor rdfs:subClassOf ex:Device .
+"""
+
+RULES = f"""@prefix ex: <{EX}> .
+ex:hot(?o) :- ?o ex:value ?v, ?v > 90 .
+?o a ex:Alarm :- [RANGE 2] DIAMOND ex:hot(?o) .
+"""
+
+QUERIES = {
+    "window": """SELECT ?o FROM STREAM <{stream}> [RANGE 1s STEP 1s] WHERE {{ ?o <{ex}observedBy> <{ex}sensor0> }}""",
+    "rdfs": """PREFIX ex: <{ex}>
+SELECT ?o FROM STREAM <{stream}> [RANGE 1s STEP 1s] FROM <{ontology}>
+ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>
+WHERE {{ ?o a ex:Observation . ?o ex:observedBy ex:sensor0 }}""",
+    "lars": """PREFIX ex: <{ex}>
+SELECT ?o FROM STREAM <{stream}> [RANGE 1s STEP 1s] RULES <{rules}>
+WHERE {{ ?o a ex:Alarm . ?o ex:observedBy ex:sensor0 }}""",
+}
+
+
+def run(options) -> int:
+    quick = options.quick
+    triples = getattr(options, "triples", None) or (30_000 if quick else 150_000)
+    batch = (options.rates or [triples // 3])[0]
+    workloads = options.workloads or list(QUERIES)
+    unknown = [name for name in workloads if name not in QUERIES]
+    if unknown:
+        print(f"rsp-plugin: unknown spark workload(s): {', '.join(unknown)} (expected: {', '.join(QUERIES)})",
+              file=sys.stderr)
+        return 2
+    masters = getattr(options, "masters", None) or MASTERS
+    repeat = max(1, min(options.repeat if options.repeat != 3 else 1, 5))
+    with tempfile.TemporaryDirectory(prefix="rsp-bench-modes-") as scratch:
+        folder = Path(scratch)
+        stream = folder / "stream.tnt"
+        write_stream(stream, triples)
+        (folder / "ontology.ttl").write_text(ONTOLOGY)
+        (folder / "rules.lars").write_text(RULES)
+        texts = {name: QUERIES[name].format(ex=EX, stream=STREAM, ontology=folder / "ontology.ttl",
+                                            rules=folder / "rules.lars") for name in workloads}
+        config = {"stream": str(stream), "texts": texts, "batch": batch, "repeat": repeat, "modes": MODES,
+                  "folder": str(folder)}
+        print(f"Spark modes on {triples:,} generated triples ({RATE_PER_SECOND:,} per second of event time), "
+              f"micro-batches of {batch:,} lines; median of {repeat}; each master in its own process")
+        print()
+        header = (f"{'workload':<8} {'mode':<12} {'master':<24} {'seconds':>8} {'triples/s':>10} "
+                  f"{'ms/window':>10} {'batches':>8}  same as driver")
+        print(header)
+        print("-" * len(header))
+        rows = []
+        for master in masters:
+            for row in _child_rows(master, config):
+                rows.append(row)
+                print(_line(row, triples))
+                sys.stdout.flush()
+        print()
+        _speedups(rows, triples)
+        plot = getattr(options, "plot", None)
+        if plot:
+            _plot(rows, triples, Path(plot))
+            print(f"\nplot: {plot}")
+    return 0
+
+
+def _line(row: dict, triples: int) -> str:
+    if row.get("refused"):
+        return f"{row['workload']:<8} {row['mode']:<12} {row['master']:<24} not run: {row['refused']}"
+    return (f"{row['workload']:<8} {row['mode']:<12} {row['master']:<24} {row['seconds']:>8.2f} "
+            f"{triples / row['seconds']:>10,.0f} {row['latency_ms']:>10.0f} {row['batches']:>8}  "
+            f"{'yes' if row['same'] else 'NO'}")
+
+
+def _speedups(rows: list[dict], triples: int) -> None:
+    timed = {(r["workload"], r["mode"], r["master"]): r["seconds"] for r in rows if not r.get("refused")}
+    print("speed-up from 1 to 2 cores (local[1] s / local[2] s; local-cluster[2,1,..] likewise), and each mode "
+          "against the driver-side mode at 2 cores:")
+    for (workload, mode, master), seconds in sorted(timed.items()):
+        if master != "local[2]":
+            continue
+        one = timed.get((workload, mode, "local[1]"))
+        cluster = timed.get((workload, mode, "local-cluster[2,1,1024]"))
+        driver = timed.get((workload, "driver", "local[2]"))
+        parts = [f"{workload:<8} {mode:<12}"]
+        if one:
+            parts.append(f"1->2 cores {one / seconds:4.2f}x")
+        if one and cluster:
+            parts.append(f"1 core -> 2 executors {one / cluster:4.2f}x")
+        if driver and mode != "driver":
+            parts.append(f"vs driver-side at 2 cores {driver / seconds:4.2f}x")
+        print("  ".join(parts))
+
+
+def _plot(rows: list[dict], triples: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    masters = list(dict.fromkeys(r["master"] for r in rows))
+    figure, axes = plt.subplots(1, len(workloads), figsize=(4.2 * len(workloads), 3.6), sharey=True)
+    if len(workloads) == 1:
+        axes = [axes]
+    width = 0.8 / len(MODES)
+    for axis, workload in zip(axes, workloads):
+        for number, mode in enumerate(MODES):
+            values = []
+            for master in masters:
+                found = [r for r in rows if r["workload"] == workload and r["mode"] == mode and r["master"] == master
+                         and not r.get("refused")]
+                values.append(triples / found[0]["seconds"] if found else 0)
+            axis.bar([i + number * width for i in range(len(masters))], values, width, label=mode)
+        axis.set_title(workload)
+        axis.set_xticks([i + width for i in range(len(masters))])
+        axis.set_xticklabels([m.replace("local-cluster", "cluster") for m in masters], fontsize=8)
+    axes[0].set_ylabel("triples / s")
+    axes[0].legend(fontsize=8)
+    figure.suptitle(f"rsp-plugin bench spark: {triples:,} triples (0 = the mode does not run the shape)", fontsize=9)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+
+
+# the child process: one master, every workload and mode ----------------------------------------------------
+
+
+def _child_rows(master: str, config: dict):
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(config, handle)
+    process = subprocess.Popen([sys.executable, "-m", "rsp_plugin.bench.spark_modes", master, handle.name],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+                               start_new_session=True)
+    try:
+        for line in process.stdout:
+            if line.startswith("@@row "):
+                yield json.loads(line[6:])
+    finally:
+        process.wait()
+        Path(handle.name).unlink(missing_ok=True)
+
+
+def _child(master: str, config_path: str) -> None:
+    from ..spark import run_query, spark_session
+    from ..spark.distributed import NotDistributed, run_distributed
+    from ..spark.partitioned import NotKeyLocal, run_partitioned
+
+    config = json.loads(Path(config_path).read_text())
+    stream, batch, repeat = config["stream"], config["batch"], config["repeat"]
+    spark = spark_session(master)
+    warm = Path(config["folder"]) / "warm.tnt"
+    if not warm.exists():
+        write_stream(warm, 3000, seed=2)
+    for name, text in config["texts"].items():
+        run_query(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
+                  max_lines_per_trigger=1000).wait()
+
+    def emit(row: dict) -> None:
+        sys.stdout.write("@@row " + json.dumps(row) + "\n")
+        sys.stdout.flush()
+
+    for workload, text in config["texts"].items():
+        reference = None
+        for mode in config["modes"]:
+            row = {"workload": workload, "mode": mode, "master": master}
+            runs = []
+            try:
+                for _ in range(repeat):
+                    results = []
+                    started = time.perf_counter()
+                    if mode == "driver":
+                        driver = run_query(spark, text, {STREAM: stream}, results.append, progress=False,
+                                           max_lines_per_trigger=batch).wait()
+                        latencies = [r.seconds for r in driver.reports if not r.skipped]
+                    elif mode == "distributed":
+                        driver = run_distributed(spark, text, {STREAM: stream}, results.append,
+                                                 max_lines_per_trigger=batch).wait()
+                        latencies = [r.seconds for r in driver.reports if not r.skipped]
+                    else:
+                        done = run_partitioned(spark, text, {STREAM: stream}, results.append, key="o",
+                                               max_lines_per_trigger=batch)
+                        latencies = done.batch_seconds
+                    seconds = time.perf_counter() - started
+                    runs.append((seconds, latencies, _by_instant(r.to_json() for r in results)))
+            except (NotDistributed, NotKeyLocal) as why:
+                row["refused"] = str(why).split(": the query is not key-local: ")[-1]
+                emit(row)
+                continue
+            seconds = statistics.median(r[0] for r in runs)
+            latencies = runs[0][1]
+            answers = runs[0][2]
+            if mode == "driver":
+                reference = answers
+            row.update(seconds=seconds, latency_ms=1000 * statistics.median(latencies) if latencies else 0.0,
+                       batches=len(latencies), same=answers == reference, instants=len(answers))
+            emit(row)
+    spark.stop()
+
+
+def _by_instant(lines) -> dict:
+    """Per instant the rows of every key (or the one answer) together, sorted: what is compared."""
+    out: dict = {}
+    for line in lines:
+        out.setdefault(str(line["t"]), []).extend(json.dumps(b, sort_keys=True) for b in line.get("bindings", []))
+    return {t: sorted(rows) for t, rows in out.items() if rows}
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1], sys.argv[2])
