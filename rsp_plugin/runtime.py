@@ -34,6 +34,7 @@ set aside in `rejected`.
 from __future__ import annotations
 
 import heapq
+from itertools import chain
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,7 @@ from .query.results import QueryResult, ResultStream
 from .query.syntax import parse_query
 from .query.views import MaterializedView, PlainView, RulesView
 from .query.windows import CountingWindow, TimeWindow
-from .terms import TRIPLE, Dictionary
+from .terms import TRIPLE, Dictionary, Forgetting
 
 Triple = tuple[int, int, int]
 
@@ -199,8 +200,13 @@ class RegisteredQuery:
 class RSPEngine:
     """Streams in, continuous queries over windows, results out; time moves only when told."""
 
-    def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True):
-        self.terms = terms or Dictionary()
+    def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
+                 forget_terms: bool = True):
+        self.terms = terms if terms is not None else Dictionary()
+        #: when to make the dictionary forget the terms nothing can reach (None: never)
+        self.forgetting = Forgetting(self.terms) if forget_terms else None
+        #: more holders of term ids (objects with `live_terms()`), e.g. a micro-batch driver's queues
+        self.term_roots: list = []
         self.cache = TermCache(self.terms)
         self.t0 = t0
         self.fast_path = fast_path
@@ -226,6 +232,7 @@ class RSPEngine:
         self._emitted: list[QueryResult] = []
         self._anonymous = 0
         self._triple = self.terms.intern(TRIPLE)
+        self.terms.pin([self._triple])
 
     def __repr__(self) -> str:
         return (f"<RSPEngine streams={len(self._streams)} queries={len(self._queries)} "
@@ -283,6 +290,13 @@ class RSPEngine:
                        report: ReportPolicy = ReportPolicy.ON_WINDOW_CLOSE,
                        on_result: Callable[[QueryResult], None] | None = None) -> RegisteredQuery:
         """Parse and register a query; it reports from the next instant after its first element."""
+        mark = self.terms.next_id
+        try:
+            return self._register_query(text, name, filename, base, report, on_result)
+        finally:
+            self.terms.pin_since(mark)  # the query's constants, rules and graphs are never forgotten
+
+    def _register_query(self, text, name, filename, base, report, on_result) -> RegisteredQuery:
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base)
         name = name or query.name or self._fresh_name()
         if name in self._queries:
@@ -573,8 +587,36 @@ class RSPEngine:
             break
         if self.watermark is None or watermark > self.watermark:
             self.watermark = watermark
+        if self.forgetting is not None and self.forgetting.due():
+            self.forget_unreachable()
         emitted, self._emitted = self._emitted, []
         return emitted
+
+    # memory ---------------------------------------------------------------------------------------
+
+    def live_terms(self):
+        """Every term id the engine can still reach: pending input, windows and what they derive,
+        static graphs, the queries' R2S memory, and the `term_roots`."""
+        flat = chain.from_iterable
+        parts: list = [flat(triple for *_, triple in self._pending)]
+        parts.extend(shared.view.live_terms() for shared in self._windows.values())
+        parts.extend(graph.live_terms() for graph in self._graphs.values())
+        for query in self._queries.values():
+            previous = query.stream._previous
+            if previous:
+                parts.append(term for row in previous for term in row if term is not None)
+        parts.extend(root.live_terms() for root in self.term_roots)
+        return flat(parts)
+
+    def forget_unreachable(self) -> int:
+        """Make the dictionary forget every term nothing can reach (unless pinned); how many it forgot.
+        Called by `advance_to` when the dictionary grew enough (`forgetting`)."""
+        import numpy as np
+
+        live = np.fromiter(self.live_terms(), dtype=np.int64)
+        if self.forgetting is None:
+            return self.terms.retain(live)
+        return self.forgetting.run(live)
 
     def _next_instant(self) -> tuple[int | None, list[RegisteredQuery]]:
         best, due = None, []

@@ -110,36 +110,92 @@ def canonical_literal(key: str) -> str:
     return f'"{lexical}"{key[end + 1:]}'
 
 
-class Dictionary:
-    """A two-way map between written terms and dense integer ids."""
+class _Numbers(dict):
+    """id -> numeric value; a term that is not a number (or is forgotten) has None."""
 
-    __slots__ = ("_ids", "_keys", "_numbers", "_int_ids")
+    __slots__ = ()
+
+    def __missing__(self, term: int):
+        return None
+
+
+class Dictionary:
+    """A two-way map between written terms and integer ids, which forgets.
+
+    Ids are handed out in increasing order and never reused: an id that left the
+    engine (a result, a checkpoint) names the same term for as long as anybody
+    can still ask, and a stale id held somewhere names no other term. `keys[id]`
+    and `numbers[id]` are subscripts by id (mappings, not lists: after `retain`
+    the ids are not dense); `next_id` is the id the next new term gets.
+
+    Forgetting (`retain`): the owner of the engine collects the ids its state can
+    still reach (windows, materializations, rule engines, pending input, R2S
+    memory) and the dictionary drops every other id that is not pinned (the
+    constants of programs, queries and background graphs). A term seen again
+    after it was forgotten gets a new id.
+
+    >>> terms = Dictionary()
+    >>> a, b = terms.intern("<a>"), terms.intern("<b>")
+    >>> terms.pin([a]); terms.retain([]), terms.find("<b>"), terms.key(a)
+    (1, None, '<a>')
+    >>> terms.intern("<b>") != b, len(terms), terms.next_id
+    (True, 2, 3)
+    """
+
+    __slots__ = ("_ids", "_keys", "_numbers", "_int_ids", "_next", "_pinned", "generation", "forgotten")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
-        self._keys: list[str] = []
-        self._numbers: list = []
+        self._keys: dict[int, str] = {}
+        self._numbers: _Numbers = _Numbers()
         self._int_ids: dict[int, int] = {}
+        self._next = 0
+        self._pinned: set[int] = set()
+        #: how many times `retain` forgot something (caches of ids compare it)
+        self.generation = 0
+        #: how many terms were forgotten so far
+        self.forgotten = 0
 
     def __len__(self) -> int:
+        """How many terms are known now (not the next id: see `next_id`)."""
         return len(self._keys)
 
+    def __bool__(self) -> bool:
+        return bool(self._keys)
+
     def __repr__(self) -> str:
-        return f"<Dictionary terms={len(self._keys)}>"
+        return f"<Dictionary terms={len(self._keys)} next_id={self._next} forgotten={self.forgotten}>"
+
+    @property
+    def next_id(self) -> int:
+        """The id the next new term gets (every id below it was handed out once)."""
+        return self._next
 
     def intern(self, key: str) -> int:
         """The id of a written term, creating it on first sight."""
         found = self._ids.get(key)
         if found is not None:
             return found
-        new = len(self._keys)
+        new = self._next
+        self._next = new + 1
         self._ids[key] = new
-        self._keys.append(key)
-        self._numbers.append(number_of_key(key))
+        self._keys[new] = key
+        number = number_of_key(key)
+        if number is not None:
+            self._numbers[new] = number
         return new
 
+    def intern_keys(self, keys) -> list[int]:
+        """The ids of many written terms (distinct ones, say), new ones created in order."""
+        get = self._ids.get
+        found = list(map(get, keys))
+        if None in found:
+            intern = self.intern
+            found = [term if term is not None else intern(key) for term, key in zip(found, keys)]
+        return found
+
     def find(self, key: str) -> int | None:
-        """The id of a written term if it was ever interned."""
+        """The id of a written term if it is known (interned and not forgotten)."""
         return self._ids.get(key)
 
     def intern_int(self, value: int) -> int:
@@ -162,10 +218,137 @@ class Dictionary:
         return self._numbers[term]
 
     @property
-    def numbers(self) -> list:
-        """id -> numeric value (or None); the engine's hot path indexes it directly."""
+    def numbers(self) -> dict:
+        """id -> numeric value (None for any other id); the engine's hot path subscripts it."""
         return self._numbers
 
     @property
-    def keys(self) -> list[str]:
+    def keys(self) -> dict[int, str]:
+        """id -> written term (subscript by id; a forgotten id raises KeyError)."""
         return self._keys
+
+    def __contains__(self, term: int) -> bool:
+        return term in self._keys
+
+    def ids(self):
+        """The ids known now (in the order they were handed out)."""
+        return self._keys.keys()
+
+    def resolved(self, terms) -> "ResolvedTerms":
+        """The keys of these ids, kept aside: what a result that leaves the engine carries, so that
+        it can still be written after the dictionary forgot its terms."""
+        keys = self._keys
+        numbers = self._numbers
+        found = {term: keys[term] for term in set(terms) if term is not None}
+        return ResolvedTerms(self, found, _Numbers((term, numbers[term]) for term in found if term in numbers))
+
+    # forgetting -----------------------------------------------------------------------
+
+    def pin(self, terms) -> None:
+        """Never forget these ids (constants of programs, queries, background graphs)."""
+        self._pinned.update(terms)
+
+    def pin_since(self, mark: int) -> None:
+        """Pin every id handed out since `next_id` was `mark`."""
+        self._pinned.update(term for term in range(mark, self._next) if term in self._keys)
+
+    @property
+    def pinned(self) -> frozenset:
+        return frozenset(self._pinned)
+
+    def retain(self, live) -> int:
+        """Forget every id that is neither in `live` (an iterable or a numpy array of ids)
+        nor pinned; returns how many were forgotten."""
+        import numpy as np
+
+        keys = self._keys
+        if not keys:
+            return 0
+        known = np.fromiter(keys.keys(), dtype=np.int64, count=len(keys))
+        if not isinstance(live, np.ndarray):
+            live = np.fromiter(live, dtype=np.int64)
+        keep = np.isin(known, live.astype(np.int64, copy=False))
+        if self._pinned:
+            keep |= np.isin(known, np.fromiter(self._pinned, dtype=np.int64, count=len(self._pinned)))
+        dead = known[~keep]
+        if not len(dead):
+            return 0
+        ids, numbers = self._ids, self._numbers
+        for term in dead.tolist():
+            del ids[keys.pop(term)]
+            numbers.pop(term, None)
+        if self._int_ids:
+            self._int_ids = {value: term for value, term in self._int_ids.items() if term in keys}
+        self.generation += 1
+        self.forgotten += len(dead)
+        return len(dead)
+
+
+class ResolvedTerms:
+    """A few ids' keys (and numbers) captured from a `Dictionary`; anything else is the dictionary's.
+
+    >>> terms = Dictionary()
+    >>> a = terms.intern("<a>")
+    >>> seen = terms.resolved([a]); _ = terms.retain([])
+    >>> seen.keys[a], seen.key(a), terms.find("<a>")
+    ('<a>', '<a>', None)
+    """
+
+    __slots__ = ("dictionary", "keys", "numbers")
+
+    def __init__(self, dictionary: Dictionary, keys: dict, numbers: dict):
+        self.dictionary = dictionary
+        self.keys = keys
+        self.numbers = numbers
+
+    def key(self, term: int) -> str:
+        return self.keys[term]
+
+    def number(self, term: int):
+        return self.numbers[term]
+
+    def __getattr__(self, name):
+        if name in ResolvedTerms.__slots__ or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dictionary, name)
+
+    def __getstate__(self):
+        return {"dictionary": self.dictionary, "keys": self.keys, "numbers": self.numbers}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+
+class Forgetting:
+    """When an engine's owner should make its dictionary forget: once it handed out as many
+    new ids as were live after the last time (and at least `minimum`), so the walk over the
+    live state costs O(1) per new term, amortized, and the dictionary holds at most about
+    twice what the engine can still reach (plus `minimum`).
+
+    >>> terms = Dictionary()
+    >>> policy = Forgetting(terms, minimum=2)
+    >>> _ = [terms.intern(f"<{n}>") for n in range(3)]
+    >>> policy.due(), policy.run([0]), len(terms), policy.due()
+    (True, 2, 1, False)
+    """
+
+    __slots__ = ("terms", "minimum", "mark", "live", "runs")
+
+    def __init__(self, terms: Dictionary, minimum: int = 50_000):
+        self.terms = terms
+        self.minimum = minimum
+        self.mark = terms.next_id
+        self.live = len(terms)
+        self.runs = 0
+
+    def due(self) -> bool:
+        return self.terms.next_id - self.mark >= max(self.minimum, self.live)
+
+    def run(self, live) -> int:
+        """Forget what `live` (ids, any iterable or numpy array) does not name; how many were forgotten."""
+        forgotten = self.terms.retain(live)
+        self.mark = self.terms.next_id
+        self.live = len(self.terms)
+        self.runs += 1
+        return forgotten

@@ -239,6 +239,21 @@ class Materializer:
             return self._closure_before_start().get(fact)
         return self.engine.holds_until(fact)
 
+    def live_terms(self):
+        """The ids the materialization holds (for `Dictionary.retain`); literals it no longer
+        holds are forgotten here too, so that a literal seen again is learned again."""
+        from itertools import chain
+
+        parts = [self.engine.live_terms()]
+        if self._given_before_start:
+            parts.append(chain.from_iterable(args for _, args in self._given_before_start))
+        if self._before_start:
+            parts.append(chain.from_iterable(args for _, args in self._before_start))
+        if self._seen_terms:
+            held = set(chain.from_iterable(self.engine.live_terms()))
+            self._seen_terms &= held
+        return chain.from_iterable(parts)
+
     def inconsistent(self) -> list[Inconsistency]:
         """The inconsistencies whose triples all hold now (each reported once, when it was found)."""
         found = {}

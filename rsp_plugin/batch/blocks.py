@@ -1,0 +1,392 @@
+"""Stream files read a block of lines at a time: columns of ids out, the same dead letters.
+
+A block (a few MB of whole lines) is split into lines by pyarrow and checked by
+one anchored regex per line in polars: the lines in the common form
+(`TIMESTAMP <s> <p> <o> .` with single spaces, a literal without escapes) are
+cut into columns with `str.splitn` and encoded in bulk (`encode.py`). Every
+other line (odd whitespace, comments after the dot, escapes, xsd:dateTime
+timestamps, mistakes) goes to the per-line reader of `rsp_plugin.formats`, so
+its result, or its `FILE:LINE: reason`, is exactly the per-line path's. Blank
+and comment lines are skipped by both.
+
+    for block in read_tnt_blocks("s.tnt", terms, tick_ms=1):
+        block.times, block.s, block.p, block.o      # int64 columns, in line order
+        block.lines                                 # where each row was read
+        block.rejected                              # Rejected records, in line order
+
+Atom streams (`.stream`, `TIMESTAMP atom`) likewise: `read_atom_blocks` gives
+per row the predicate id and the argument ids (`AtomBlock`); lines with IRIs,
+prefixed names or literals take the per-line reader.
+
+>>> from rsp_plugin.terms import Dictionary
+>>> terms = Dictionary()
+>>> text = b'5 <a:s> <a:p> "x"^^<http://www.w3.org/2001/XMLSchema#string> .\\n6 <a:s> <a:p> .\\n\\n7  <a:s> <a:p> <a:o> .\\n'
+>>> block = tnt_block(text, 1, terms, filename="s.tnt")
+>>> block.lines.tolist(), block.times.tolist(), [terms.key(o) for o in block.o.tolist()]
+([1, 4], [5, 7], ['"x"', '<a:o>'])
+>>> [str(r) for r in block.rejected]
+['s.tnt:2: not an N-Triples triple after the timestamp: expected <s> <p> <o> .']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from ..formats import Rejected, StreamElement, read_atom_stream, read_ntriples_at, read_tnt
+from ..terms import TRIPLE, XSD_STRING, Dictionary
+from ..timeline import NEVER_EXPIRES
+from .encode import encode
+
+#: bytes read per block (whole lines: a block ends at its last newline)
+BLOCK_BYTES = 8 << 20
+
+_IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
+_BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
+_PLAIN_LITERAL = r'"[^"\\\n\r]*"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
+_TERM = rf"(?:{_IRI}|{_BLANK})"
+_OBJECT = rf"(?:{_IRI}|{_BLANK}|{_PLAIN_LITERAL})"
+_FAST_TNT = rf"^-?[0-9]{{1,18}} {_TERM} {_IRI} {_OBJECT} \.$"
+_FAST_NT = rf"^{_TERM} {_IRI} {_OBJECT} \.$"
+_NAME = r"[a-z][A-Za-z0-9_]*"
+_NUMBER = r"-?[0-9]{1,18}(?:\.[0-9]+)?"
+_FAST_ATOM = rf"^-?[0-9]{{1,18}} {_NAME}(?:\((?:{_NAME}|{_NUMBER})(?:,(?:{_NAME}|{_NUMBER}))*\))?$"
+_STRING_SUFFIX = '"^^' + XSD_STRING
+#: time points are int64 columns: a time point this far from 0 is set aside
+TIME_LIMIT = NEVER_EXPIRES
+
+
+@dataclass
+class TripleBlock:
+    """Triples read from one block: id columns in line order, and the lines set aside."""
+
+    lines: np.ndarray
+    times: np.ndarray
+    s: np.ndarray
+    p: np.ndarray
+    o: np.ndarray
+    rejected: list[Rejected] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def take(self, rows) -> "TripleBlock":
+        """The rows selected by an index or a mask (no dead letters)."""
+        return TripleBlock(self.lines[rows], self.times[rows], self.s[rows], self.p[rows], self.o[rows])
+
+
+@dataclass
+class AtomBlock:
+    """Atoms read from one block: per row its time point and predicate, its arguments per arity."""
+
+    lines: np.ndarray
+    times: np.ndarray
+    predicates: np.ndarray
+    #: per row, the argument ids (tuples): facts are (predicate, args)
+    args: list[tuple]
+    rejected: list[Rejected] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+# reading bytes ----------------------------------------------------------------------------
+
+
+def byte_blocks(handle, size: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(number of the block's first line, bytes of whole lines) from a binary file."""
+    line = 1
+    rest = b""
+    while True:
+        chunk = handle.read(size)
+        if not chunk:
+            break
+        data = rest + chunk
+        end = data.rfind(b"\n")
+        if end < 0:
+            rest = data
+            continue
+        block, rest = data[: end + 1], data[end + 1:]
+        yield line, block
+        line += block.count(b"\n")
+    if rest:
+        yield line, rest
+
+
+def _lines(data: bytes):
+    """The block's lines as a polars Series (Python's universal newlines), or None if not UTF-8."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import polars as pl
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text.endswith("\n"):
+        text = text[:-1]
+    if "\x00" in text:  # kept whole; the per-line reader says what is wrong with such a line
+        pass
+    pieces = pc.split_pattern(pa.array([text], type=pa.large_string()), "\n").flatten()
+    return pl.from_arrow(pieces)
+
+
+def _slow_lines(data: bytes, first_line: int, rows=None) -> Iterator[tuple[int, str | None]]:
+    """(line number, text or None if not UTF-8) of the given rows of the block (all: rows=None)."""
+    text_lines = data.split(b"\n")
+    if text_lines and text_lines[-1] == b"":
+        text_lines.pop()
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        decoded = None
+    if decoded is not None and "\r" in decoded:
+        decoded = decoded.replace("\r\n", "\n").replace("\r", "\n")
+        lines: list = decoded.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+    elif decoded is not None:
+        lines = decoded.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+    else:
+        lines = []
+        for raw in text_lines:
+            try:
+                lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                lines.append(None)
+    chosen = range(len(lines)) if rows is None else rows
+    for row in chosen:
+        yield first_line + row, lines[row]
+
+
+def _per_line(reader, data: bytes, first_line: int, rows, terms, filename: str, **options):
+    """The per-line reader on some lines of a block: (line, element) and Rejected records."""
+    elements: list[tuple[int, StreamElement]] = []
+    rejected: list[Rejected] = []
+    for number, text in _slow_lines(data, first_line, rows):
+        if text is None:
+            rejected.append(Rejected(filename, number, "not UTF-8 text"))
+            continue
+        for item in reader([text + "\n"], terms, filename=filename, **options):
+            if isinstance(item, Rejected):
+                rejected.append(Rejected(filename, number, item.reason))
+            else:
+                elements.append((number, item))
+    return elements, rejected
+
+
+# timestamped N-Triples ----------------------------------------------------------------------
+
+
+def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int | None = None,
+              filename: str = "<stream>", moment: int | None = None) -> TripleBlock:
+    """One block of `.tnt` lines (or, with `moment`, plain N-Triples all seen at `moment`)."""
+    import polars as pl
+
+    series = _lines(data)
+    if series is None:
+        return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
+    frame = pl.DataFrame({"text": series})
+    fast_pattern = _FAST_NT if moment is not None else _FAST_TNT
+    frame = frame.with_columns(
+        row=pl.int_range(pl.len(), dtype=pl.Int64),
+        fast=pl.col("text").str.contains(fast_pattern),
+    )
+    fast = frame.filter(pl.col("fast"))
+    others = frame.filter(~pl.col("fast") & ~_blank_or_comment(pl.col("text")))
+    if moment is None:
+        parts = fast.select(
+            pl.col("row"), pl.col("text").str.splitn(" ", 4).struct.rename_fields(["ts", "s", "p", "rest"]))
+    else:
+        parts = fast.select(
+            pl.col("row"), pl.col("text").str.splitn(" ", 3).struct.rename_fields(["s", "p", "rest"]))
+    parts = parts.unnest("text").with_columns(o=pl.col("rest").str.head(-2))
+    parts = parts.with_columns(
+        o=pl.when(pl.col("o").str.ends_with(_STRING_SUFFIX))
+        .then(pl.col("o").str.head(-len(_STRING_SUFFIX) + 1))
+        .otherwise(pl.col("o")))
+    rows = parts["row"].to_numpy()
+    if moment is None:
+        stamps = parts["ts"].cast(pl.Int64).to_numpy()
+        times = stamps if tick_ms is None else stamps // tick_ms
+    else:
+        times = np.full(len(rows), moment, dtype=np.int64)
+    block = TripleBlock(rows + first_line, times.astype(np.int64, copy=False),
+                        encode(parts["s"], terms), encode(parts["p"], terms), encode(parts["o"], terms))
+    if len(others):
+        slow = _tnt_slowly(data, first_line, others["row"].to_list(), terms, tick_ms, filename, moment)
+        block = _merge(block, slow)
+    return block
+
+
+def _blank_or_comment(text):
+    stripped = text.str.strip_chars()
+    return (stripped.str.len_bytes() == 0) | stripped.str.starts_with("#")
+
+
+def _tnt_slowly(data, first_line, rows, terms, tick_ms, filename, moment) -> TripleBlock:
+    if moment is None:
+        elements, rejected = _per_line(read_tnt, data, first_line, rows, terms, filename, tick_ms=tick_ms)
+    else:
+        elements, rejected = _per_line(read_ntriples_at, data, first_line, rows, terms, filename,
+                                       timestamp=moment)
+    kept = []
+    for number, element in elements:
+        if -TIME_LIMIT < element.time_point < TIME_LIMIT:
+            kept.append((number, element))
+        else:
+            rejected.append(Rejected(filename, number, f"time point {element.time_point} is out of range "
+                                                       f"(at most {TIME_LIMIT - 1} either way)"))
+    elements = kept
+    count = len(elements)
+    lines = np.fromiter((number for number, _ in elements), dtype=np.int64, count=count)
+    times = np.fromiter((element.time_point for _, element in elements), dtype=np.int64, count=count)
+    triples = np.array([element.fact[1] for _, element in elements], dtype=np.int64).reshape(count, 3)
+    rejected.sort(key=lambda record: record.line)
+    return TripleBlock(lines, times, triples[:, 0].copy(), triples[:, 1].copy(), triples[:, 2].copy(), rejected)
+
+
+def _merge(fast: TripleBlock, slow: TripleBlock) -> TripleBlock:
+    lines = np.concatenate([fast.lines, slow.lines])
+    order = np.argsort(lines, kind="stable")
+    merged = TripleBlock(lines[order], np.concatenate([fast.times, slow.times])[order],
+                         np.concatenate([fast.s, slow.s])[order], np.concatenate([fast.p, slow.p])[order],
+                         np.concatenate([fast.o, slow.o])[order])
+    merged.rejected = sorted(fast.rejected + slow.rejected, key=lambda record: record.line)
+    return merged
+
+
+def read_tnt_blocks(path: str | Path, terms: Dictionary, *, tick_ms: int | None = None,
+                    handle=None, block_bytes: int = BLOCK_BYTES, moment: int | None = None,
+                    filename: str | None = None) -> Iterator[TripleBlock]:
+    """A `.tnt` file (or plain N-Triples seen at `moment`), a block at a time."""
+    name = filename or str(path)
+    opened = handle if handle is not None else open(path, "rb")
+    try:
+        for first_line, data in byte_blocks(opened, block_bytes):
+            yield tnt_block(data, first_line, terms, tick_ms=tick_ms, filename=name, moment=moment)
+    finally:
+        if handle is None:
+            opened.close()
+
+
+# atom streams -----------------------------------------------------------------------------
+
+
+def atom_block(data: bytes, first_line: int, terms: Dictionary, *, prefixes: dict[str, str],
+               tick_ms: int | None = None, filename: str = "<stream>") -> AtomBlock:
+    """One block of `.stream` lines. `prefixes` is updated by the block's `@prefix` lines."""
+    import polars as pl
+
+    series = _lines(data)
+    if series is None:
+        return _atoms_slowly(data, first_line, None, terms, prefixes, tick_ms, filename)
+    frame = pl.DataFrame({"text": series}).with_columns(
+        row=pl.int_range(pl.len(), dtype=pl.Int64), fast=pl.col("text").str.contains(_FAST_ATOM))
+    fast = frame.filter(pl.col("fast"))
+    stripped = pl.col("text").str.strip_chars()
+    others = frame.filter(~pl.col("fast") & (stripped.str.len_bytes() > 0)
+                          & ~stripped.str.starts_with("%") & ~stripped.str.starts_with("#"))
+    parts = fast.select(pl.col("row"), pl.col("text").str.splitn(" ", 2).struct.rename_fields(["ts", "atom"]))
+    parts = parts.unnest("text").with_columns(
+        name=pl.col("atom").str.extract(r"^([^(]*)"),
+        inner=pl.col("atom").str.extract(r"\((.*)\)$"))
+    stamps = parts["ts"].cast(pl.Int64).to_numpy()
+    times = (stamps if tick_ms is None else stamps // tick_ms).astype(np.int64, copy=False)
+    predicates = encode(parts["name"], terms)
+    args = _argument_tuples(parts["inner"], terms)
+    block = AtomBlock(parts["row"].to_numpy() + first_line, times, predicates, args)
+    if len(others):
+        slow = _atoms_slowly(data, first_line, others["row"].to_list(), terms, prefixes, tick_ms, filename)
+        lines = np.concatenate([block.lines, slow.lines])
+        order = np.argsort(lines, kind="stable")
+        combined_args = block.args + slow.args
+        block = AtomBlock(lines[order], np.concatenate([block.times, slow.times])[order],
+                          np.concatenate([block.predicates, slow.predicates])[order],
+                          [combined_args[k] for k in order.tolist()], slow.rejected)
+    return block
+
+
+def _argument_tuples(inner, terms: Dictionary) -> list[tuple]:
+    """Per row the ids of its comma-separated arguments (null: no parentheses, no arguments)."""
+    if not len(inner):
+        return []
+    present = inner.is_not_null()
+    lengths = np.where(present.to_numpy(), inner.fill_null("").str.count_matches(",", literal=True).to_numpy() + 1, 0)
+    flat = inner.filter(present).str.split(",").explode()
+    ids = encode(flat, terms).tolist() if len(flat) else []
+    distinct = set(lengths.tolist())
+    if len(distinct) == 1:
+        arity = int(lengths[0])
+        if arity == 0:
+            return [()] * len(lengths)
+        iterator = iter(ids)
+        return list(zip(*([iterator] * arity)))
+    out = []
+    position = 0
+    for length in lengths.tolist():
+        out.append(tuple(ids[position:position + length]))
+        position += length
+    return out
+
+
+def _atoms_slowly(data, first_line, rows, terms, prefixes, tick_ms, filename) -> AtomBlock:
+    lines, times, predicates, args, rejected = [], [], [], [], []
+    for number, text in _slow_lines(data, first_line, rows):
+        if text is None:
+            rejected.append(Rejected(filename, number, "not UTF-8 text"))
+            continue
+        for item in read_atom_stream([text], terms, prefixes=prefixes, tick_ms=tick_ms, filename=filename):
+            if isinstance(item, Rejected):
+                rejected.append(Rejected(filename, number, item.reason))
+            elif not -TIME_LIMIT < item.time_point < TIME_LIMIT:
+                rejected.append(Rejected(filename, number, f"time point {item.time_point} is out of range "
+                                                           f"(at most {TIME_LIMIT - 1} either way)"))
+            else:
+                lines.append(number)
+                times.append(item.time_point)
+                predicates.append(item.fact[0])
+                args.append(tuple(item.fact[1]))
+        stripped = text.strip()
+        if stripped.startswith("@prefix"):
+            _learn_prefix(stripped, prefixes)
+    return AtomBlock(np.array(lines, dtype=np.int64), np.array(times, dtype=np.int64),
+                     np.array(predicates, dtype=np.int64), args, rejected)
+
+
+def _learn_prefix(line: str, prefixes: dict[str, str]) -> None:
+    from ..formats import _PREFIX_LINE
+
+    found = _PREFIX_LINE.match(line)
+    if found:
+        prefixes[found.group(1) or ""] = found.group(2)
+
+
+def read_atom_blocks(path: str | Path, terms: Dictionary, *, prefixes: dict[str, str] | None = None,
+                     tick_ms: int | None = None, handle=None, block_bytes: int = BLOCK_BYTES,
+                     filename: str | None = None) -> Iterator[AtomBlock]:
+    """A `.stream` file, a block at a time."""
+    name = filename or str(path)
+    known = dict(prefixes or {})
+    opened = handle if handle is not None else open(path, "rb")
+    try:
+        for first_line, data in byte_blocks(opened, block_bytes):
+            yield atom_block(data, first_line, terms, prefixes=known, tick_ms=tick_ms, filename=name)
+    finally:
+        if handle is None:
+            opened.close()
+
+
+def triple_atoms(block: TripleBlock, terms: Dictionary) -> AtomBlock:
+    """A block of triples as atoms `triple(s, p, o)` (for the rule engine)."""
+    triple = terms.intern(TRIPLE)
+    args = list(zip(block.s.tolist(), block.p.tolist(), block.o.tolist()))
+    return AtomBlock(block.lines, block.times, np.full(len(block), triple, dtype=np.int64), args,
+                     list(block.rejected))
