@@ -107,21 +107,18 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
-    from .formats import format_fact, read_stream_file
-    from .lars.engine import IncrementalEngine
+    from .batch.reason import replay
     from .lars.syntax import parse_program_file
-    from .replay import timeline
 
     program = parse_program_file(options.program)
     stream = Path(options.stream)
     try:
-        handle = stream.open(encoding="utf-8")
+        stream.open("rb").close()
     except OSError as error:
         raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
         raise UserError(f"--from {options.first} is after --to {options.last}")
 
-    terms = program.terms
     rejected = 0
 
     def set_aside(record) -> None:
@@ -129,30 +126,9 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning)
-    shown: dict = {}
-    out = sys.stdout
-    with handle:
-        elements = read_stream_file(
-            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle
-        )
-        for point, facts in timeline(
-            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream)
-        ):
-            report = engine.advance_to(point, facts)
-            for fact in report.stopped:
-                del shown[fact]
-            for fact in report.started:
-                shown[fact] = format_fact(fact, terms)
-            if options.changes:
-                line = {
-                    "t": point,
-                    "started": sorted(shown[f] for f in report.started),
-                    "stopped": sorted(format_fact(f, terms) for f in report.stopped),
-                }
-            else:
-                line = {"t": point, "atoms": sorted(shown.values())}
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.batch.reason)
+    replay(program, stream, sys.stdout, first=options.first, last=options.last, pruning=not options.no_pruning,
+           changes=options.changes, on_rejected=set_aside)
     if rejected:
         print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
     return 0

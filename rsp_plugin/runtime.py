@@ -611,9 +611,7 @@ class RSPEngine:
     def forget_unreachable(self) -> int:
         """Make the dictionary forget every term nothing can reach (unless pinned); how many it forgot.
         Called by `advance_to` when the dictionary grew enough (`forgetting`)."""
-        import numpy as np
-
-        live = np.fromiter(self.live_terms(), dtype=np.int64)
+        live = set(self.live_terms())
         if self.forgetting is None:
             return self.terms.retain(live)
         return self.forgetting.run(live)

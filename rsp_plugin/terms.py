@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from decimal import Decimal, InvalidOperation
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -47,6 +48,10 @@ _INTEGER_TYPES = {
 }
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _TYPED_LITERAL = re.compile(r'"(.*)"\^\^<([^>]*)>\Z', re.S)
+
+
+#: the first characters of a key that may be a number (a typed literal, or a number of the rule language)
+_NUMERIC_START = frozenset('"+-.0123456789')
 
 
 def number_of_key(key: str):
@@ -186,13 +191,41 @@ class Dictionary:
         return new
 
     def intern_keys(self, keys) -> list[int]:
-        """The ids of many written terms (distinct ones, say), new ones created in order."""
+        """The ids of many written terms, the new ones created in bulk (in order of first appearance)."""
         get = self._ids.get
         found = list(map(get, keys))
-        if None in found:
-            intern = self.intern
-            found = [term if term is not None else intern(key) for term, key in zip(found, keys)]
-        return found
+        if None not in found:
+            return found
+        fresh = list(dict.fromkeys(key for key, term in zip(keys, found) if term is None))
+        self._add_fresh(fresh)
+        return list(map(get, keys))
+
+    def intern_distinct(self, keys: list[str]):
+        """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
+        and how many were new."""
+        import numpy as np
+
+        count = len(keys)
+        found = np.fromiter(map(self._ids.get, keys, repeat(-1)), dtype=np.int64, count=count)
+        missing = np.flatnonzero(found < 0)
+        if len(missing):
+            start = self._next
+            found[missing] = np.arange(start, start + len(missing), dtype=np.int64)
+            self._add_fresh([keys[k] for k in missing.tolist()])
+        return found, len(missing)
+
+    def _add_fresh(self, fresh: list[str]) -> None:
+        start = self._next
+        self._next = start + len(fresh)
+        numbered = range(start, self._next)
+        self._ids.update(zip(fresh, numbered))
+        self._keys.update(zip(numbered, fresh))
+        numbers = self._numbers
+        for term, key in zip(numbered, fresh):
+            if key[:1] in _NUMERIC_START:
+                number = number_of_key(key)
+                if number is not None:
+                    numbers[term] = number
 
     def find(self, key: str) -> int | None:
         """The id of a written term if it is known (interned and not forgotten)."""
@@ -257,26 +290,30 @@ class Dictionary:
         return frozenset(self._pinned)
 
     def retain(self, live) -> int:
-        """Forget every id that is neither in `live` (an iterable or a numpy array of ids)
+        """Forget every id that is neither in `live` (any iterable of ids, a numpy array too)
         nor pinned; returns how many were forgotten."""
-        import numpy as np
-
         keys = self._keys
         if not keys:
             return 0
-        known = np.fromiter(keys.keys(), dtype=np.int64, count=len(keys))
-        if not isinstance(live, np.ndarray):
-            live = np.fromiter(live, dtype=np.int64)
-        keep = np.isin(known, live.astype(np.int64, copy=False))
-        if self._pinned:
-            keep |= np.isin(known, np.fromiter(self._pinned, dtype=np.int64, count=len(self._pinned)))
-        dead = known[~keep]
-        if not len(dead):
+        if hasattr(live, "tolist"):
+            live = live.tolist()
+        if not isinstance(live, (set, frozenset)):
+            live = set(live)
+        pinned = self._pinned
+        dead = [term for term in keys if term not in live and term not in pinned]
+        if not dead:
             return 0
-        ids, numbers = self._ids, self._numbers
-        for term in dead.tolist():
-            del ids[keys.pop(term)]
-            numbers.pop(term, None)
+        numbers = self._numbers
+        if len(dead) * 2 > len(keys):  # most of it goes: copy what stays
+            gone = set(dead)
+            self._keys = keys = {term: key for term, key in keys.items() if term not in gone}
+            self._ids = {key: term for term, key in keys.items()}
+            self._numbers = _Numbers((term, value) for term, value in numbers.items() if term in keys)
+        else:
+            ids = self._ids
+            for term in dead:
+                del ids[keys.pop(term)]
+                numbers.pop(term, None)
         if self._int_ids:
             self._int_ids = {value: term for value, term in self._int_ids.items() if term in keys}
         self.generation += 1

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from rsp_plugin.batch.blocks import read_atom_blocks, read_tnt_blocks
+from rsp_plugin.batch.atoms import read_atom_blocks
+from rsp_plugin.batch.blocks import read_tnt_blocks
 from rsp_plugin.formats import Rejected, read_atom_stream, read_ntriples_at, read_tnt
 from rsp_plugin.terms import Dictionary
 
@@ -125,10 +126,24 @@ def test_atom_blocks_equal_the_per_line_reader(block_bytes):
                              tuple(terms.key(t) for t in item.fact[1])))
     mine = Dictionary()
     got = []
-    for block in read_atom_blocks("f", mine, handle=io.BytesIO(text.encode()), block_bytes=block_bytes):
-        for line, time, predicate, args in zip(block.lines.tolist(), block.times.tolist(),
-                                               block.predicates.tolist(), block.args):
+    for block in read_atom_blocks("f.stream", mine, handle=io.BytesIO(text.encode()), block_bytes=block_bytes,
+                                  filename="f"):
+        for line, time, predicate, args in block.rows():
             got.append((line, time, mine.key(predicate), tuple(mine.key(t) for t in args)))
+        got.extend(("rejected", r.line, r.reason) for r in block.rejected)
+    key = lambda item: item[1] if item[0] == "rejected" else item[0]  # noqa: E731
+    assert sorted(got, key=key) == sorted(expected, key=key)
+
+
+@pytest.mark.parametrize("block_bytes", [64, 1 << 20])
+def test_rule_stream_tnt_blocks_equal_the_per_line_reader(block_bytes):
+    text = "\n".join(TNT_LINES) + "\n"
+    expected = _per_line(io.StringIO(text), read_tnt)
+    terms = Dictionary()
+    got = []
+    for block in read_atom_blocks("f.tnt", terms, handle=io.BytesIO(text.encode()), block_bytes=block_bytes,
+                                  filename="f"):
+        got.extend((line, time, tuple(terms.key(t) for t in args)) for line, time, _, args in block.rows())
         got.extend(("rejected", r.line, r.reason) for r in block.rejected)
     key = lambda item: item[1] if item[0] == "rejected" else item[0]  # noqa: E731
     assert sorted(got, key=key) == sorted(expected, key=key)

@@ -14,9 +14,7 @@ and comment lines are skipped by both.
         block.lines                                 # where each row was read
         block.rejected                              # Rejected records, in line order
 
-Atom streams (`.stream`, `TIMESTAMP atom`) likewise: `read_atom_blocks` gives
-per row the predicate id and the argument ids (`AtomBlock`); lines with IRIs,
-prefixed names or literals take the per-line reader.
+Rule streams for `reason` have their own, lighter reader (`atoms.py`).
 
 >>> from rsp_plugin.terms import Dictionary
 >>> terms = Dictionary()
@@ -36,8 +34,8 @@ from typing import Iterator
 
 import numpy as np
 
-from ..formats import Rejected, StreamElement, read_atom_stream, read_ntriples_at, read_tnt
-from ..terms import TRIPLE, XSD_STRING, Dictionary
+from ..formats import Rejected, StreamElement, read_ntriples_at, read_tnt
+from ..terms import XSD_STRING, Dictionary
 from ..timeline import NEVER_EXPIRES
 from .encode import encode
 
@@ -51,9 +49,6 @@ _TERM = rf"(?:{_IRI}|{_BLANK})"
 _OBJECT = rf"(?:{_IRI}|{_BLANK}|{_PLAIN_LITERAL})"
 _FAST_TNT = rf"^-?[0-9]{{1,18}} {_TERM} {_IRI} {_OBJECT} \.$"
 _FAST_NT = rf"^{_TERM} {_IRI} {_OBJECT} \.$"
-_NAME = r"[a-z][A-Za-z0-9_]*"
-_NUMBER = r"-?[0-9]{1,18}(?:\.[0-9]+)?"
-_FAST_ATOM = rf"^-?[0-9]{{1,18}} {_NAME}(?:\((?:{_NAME}|{_NUMBER})(?:,(?:{_NAME}|{_NUMBER}))*\))?$"
 _STRING_SUFFIX = '"^^' + XSD_STRING
 #: time points are int64 columns: a time point this far from 0 is set aside
 TIME_LIMIT = NEVER_EXPIRES
@@ -76,21 +71,6 @@ class TripleBlock:
     def take(self, rows) -> "TripleBlock":
         """The rows selected by an index or a mask (no dead letters)."""
         return TripleBlock(self.lines[rows], self.times[rows], self.s[rows], self.p[rows], self.o[rows])
-
-
-@dataclass
-class AtomBlock:
-    """Atoms read from one block: per row its time point and predicate, its arguments per arity."""
-
-    lines: np.ndarray
-    times: np.ndarray
-    predicates: np.ndarray
-    #: per row, the argument ids (tuples): facts are (predicate, args)
-    args: list[tuple]
-    rejected: list[Rejected] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.lines)
 
 
 # reading bytes ----------------------------------------------------------------------------
@@ -275,118 +255,3 @@ def read_tnt_blocks(path: str | Path, terms: Dictionary, *, tick_ms: int | None 
     finally:
         if handle is None:
             opened.close()
-
-
-# atom streams -----------------------------------------------------------------------------
-
-
-def atom_block(data: bytes, first_line: int, terms: Dictionary, *, prefixes: dict[str, str],
-               tick_ms: int | None = None, filename: str = "<stream>") -> AtomBlock:
-    """One block of `.stream` lines. `prefixes` is updated by the block's `@prefix` lines."""
-    import polars as pl
-
-    series = _lines(data)
-    if series is None:
-        return _atoms_slowly(data, first_line, None, terms, prefixes, tick_ms, filename)
-    frame = pl.DataFrame({"text": series}).with_columns(
-        row=pl.int_range(pl.len(), dtype=pl.Int64), fast=pl.col("text").str.contains(_FAST_ATOM))
-    fast = frame.filter(pl.col("fast"))
-    stripped = pl.col("text").str.strip_chars()
-    others = frame.filter(~pl.col("fast") & (stripped.str.len_bytes() > 0)
-                          & ~stripped.str.starts_with("%") & ~stripped.str.starts_with("#"))
-    parts = fast.select(pl.col("row"), pl.col("text").str.splitn(" ", 2).struct.rename_fields(["ts", "atom"]))
-    parts = parts.unnest("text").with_columns(
-        name=pl.col("atom").str.extract(r"^([^(]*)"),
-        inner=pl.col("atom").str.extract(r"\((.*)\)$"))
-    stamps = parts["ts"].cast(pl.Int64).to_numpy()
-    times = (stamps if tick_ms is None else stamps // tick_ms).astype(np.int64, copy=False)
-    predicates = encode(parts["name"], terms)
-    args = _argument_tuples(parts["inner"], terms)
-    block = AtomBlock(parts["row"].to_numpy() + first_line, times, predicates, args)
-    if len(others):
-        slow = _atoms_slowly(data, first_line, others["row"].to_list(), terms, prefixes, tick_ms, filename)
-        lines = np.concatenate([block.lines, slow.lines])
-        order = np.argsort(lines, kind="stable")
-        combined_args = block.args + slow.args
-        block = AtomBlock(lines[order], np.concatenate([block.times, slow.times])[order],
-                          np.concatenate([block.predicates, slow.predicates])[order],
-                          [combined_args[k] for k in order.tolist()], slow.rejected)
-    return block
-
-
-def _argument_tuples(inner, terms: Dictionary) -> list[tuple]:
-    """Per row the ids of its comma-separated arguments (null: no parentheses, no arguments)."""
-    if not len(inner):
-        return []
-    present = inner.is_not_null()
-    lengths = np.where(present.to_numpy(), inner.fill_null("").str.count_matches(",", literal=True).to_numpy() + 1, 0)
-    flat = inner.filter(present).str.split(",").explode()
-    ids = encode(flat, terms).tolist() if len(flat) else []
-    distinct = set(lengths.tolist())
-    if len(distinct) == 1:
-        arity = int(lengths[0])
-        if arity == 0:
-            return [()] * len(lengths)
-        iterator = iter(ids)
-        return list(zip(*([iterator] * arity)))
-    out = []
-    position = 0
-    for length in lengths.tolist():
-        out.append(tuple(ids[position:position + length]))
-        position += length
-    return out
-
-
-def _atoms_slowly(data, first_line, rows, terms, prefixes, tick_ms, filename) -> AtomBlock:
-    lines, times, predicates, args, rejected = [], [], [], [], []
-    for number, text in _slow_lines(data, first_line, rows):
-        if text is None:
-            rejected.append(Rejected(filename, number, "not UTF-8 text"))
-            continue
-        for item in read_atom_stream([text], terms, prefixes=prefixes, tick_ms=tick_ms, filename=filename):
-            if isinstance(item, Rejected):
-                rejected.append(Rejected(filename, number, item.reason))
-            elif not -TIME_LIMIT < item.time_point < TIME_LIMIT:
-                rejected.append(Rejected(filename, number, f"time point {item.time_point} is out of range "
-                                                           f"(at most {TIME_LIMIT - 1} either way)"))
-            else:
-                lines.append(number)
-                times.append(item.time_point)
-                predicates.append(item.fact[0])
-                args.append(tuple(item.fact[1]))
-        stripped = text.strip()
-        if stripped.startswith("@prefix"):
-            _learn_prefix(stripped, prefixes)
-    return AtomBlock(np.array(lines, dtype=np.int64), np.array(times, dtype=np.int64),
-                     np.array(predicates, dtype=np.int64), args, rejected)
-
-
-def _learn_prefix(line: str, prefixes: dict[str, str]) -> None:
-    from ..formats import _PREFIX_LINE
-
-    found = _PREFIX_LINE.match(line)
-    if found:
-        prefixes[found.group(1) or ""] = found.group(2)
-
-
-def read_atom_blocks(path: str | Path, terms: Dictionary, *, prefixes: dict[str, str] | None = None,
-                     tick_ms: int | None = None, handle=None, block_bytes: int = BLOCK_BYTES,
-                     filename: str | None = None) -> Iterator[AtomBlock]:
-    """A `.stream` file, a block at a time."""
-    name = filename or str(path)
-    known = dict(prefixes or {})
-    opened = handle if handle is not None else open(path, "rb")
-    try:
-        for first_line, data in byte_blocks(opened, block_bytes):
-            yield atom_block(data, first_line, terms, prefixes=known, tick_ms=tick_ms, filename=name)
-    finally:
-        if handle is None:
-            opened.close()
-
-
-def triple_atoms(block: TripleBlock, terms: Dictionary) -> AtomBlock:
-    """A block of triples as atoms `triple(s, p, o)` (for the rule engine)."""
-    triple = terms.intern(TRIPLE)
-    args = list(zip(block.s.tolist(), block.p.tolist(), block.o.tolist()))
-    return AtomBlock(block.lines, block.times, np.full(len(block), triple, dtype=np.int64), args,
-                     list(block.rejected))

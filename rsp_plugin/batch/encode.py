@@ -31,7 +31,7 @@ def encode(column, terms: Dictionary) -> np.ndarray:
     if len(column) == 0:
         return np.empty(0, dtype=np.int64)
     encoded = pc.dictionary_encode(column)
-    ids = np.asarray(terms.intern_keys(encoded.dictionary.to_pylist()), dtype=np.int64)
+    ids, _ = terms.intern_distinct(encoded.dictionary.to_pylist())
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     return ids[codes]
 
