@@ -56,6 +56,8 @@ from .query.results import QueryResult, ResultStream
 from .query.syntax import parse_query
 from .query.views import MaterializedView, PlainView, RulesView
 from .query.windows import CountingWindow, TimeWindow
+from .batch.columns import ColumnTimeWindow
+from .batch.query import ColumnarState, columnar_supported
 from .terms import TRIPLE, Dictionary, Forgetting
 
 Triple = tuple[int, int, int]
@@ -201,7 +203,7 @@ class RSPEngine:
     """Streams in, continuous queries over windows, results out; time moves only when told."""
 
     def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
-                 forget_terms: bool = True):
+                 forget_terms: bool = True, batch: bool = True):
         self.terms = terms if terms is not None else Dictionary()
         #: when to make the dictionary forget the terms nothing can reach (None: never)
         self.forgetting = Forgetting(self.terms) if forget_terms else None
@@ -210,6 +212,10 @@ class RSPEngine:
         self.cache = TermCache(self.terms)
         self.t0 = t0
         self.fast_path = fast_path
+        #: queries the fast path covers run on column windows (rsp_plugin.batch) unless False
+        self.batch = batch and fast_path
+        #: per stream, elements pushed as columns and not taken yet: [(t, s, p, o), ...]
+        self._column_pending: dict[str, list] = {}
         #: every report up to this time has been made (None before the first `advance_to`)
         self.watermark: int | None = None
         #: late or malformed input, in the order it was set aside
@@ -321,13 +327,16 @@ class RSPEngine:
         background = self._background_triples(query)
         rules_program = self._rules_program(query)
         static_default, static_named = self._static_graphs(query, background)
-        shared_windows = []
-        for clause in query.windows:
-            spec = clause.window
-            if isinstance(spec, NowWindow):
-                spec = RangeWindow(now_period, now_period)
-            shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program)))
         evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path)
+        specs = [RangeWindow(now_period, now_period) if isinstance(clause.window, NowWindow) else clause.window
+                 for clause in query.windows]
+        columnar = self._columnar(query, evaluator, specs)
+        if columnar:
+            evaluator.columnar = ColumnarState(self.terms)
+        shared_windows = []
+        for clause, spec in zip(query.windows, specs):
+            shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program,
+                                                               columnar)))
         registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
                                      period, self.watermark, self.t0)
         if query.output_stream is not None:
@@ -364,14 +373,24 @@ class RSPEngine:
             self._anonymous += 1
         return f"q{self._anonymous}"
 
-    def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program):
+    def _columnar(self, query: ContinuousQuery, evaluator: QueryEvaluator, specs) -> bool:
+        """Does this query run on the batch path (column windows, columnar evaluation)?"""
+        return (self.batch and evaluator.plan is not None and columnar_supported(evaluator.plan)
+                and query.entailment is None and query.rules is None
+                and all(isinstance(spec, RangeWindow) for spec in specs))
+
+    def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program,
+                       columnar: bool = False):
         reasoning = (query.entailment, tuple(background) if query.entailment else (),
                      query.rules if rules_program is not None else None)
-        key = (stream, spec, reasoning)
+        key = (stream, spec, reasoning, columnar)
         shared = self._windows.get(key)
         if shared is not None:
             return shared
-        window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
+        if columnar:
+            window = ColumnTimeWindow(spec, self.t0)
+        else:
+            window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
         if query.entailment is not None:
             view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
                                     rules=rules_program.source if rules_program is not None else None)
@@ -514,6 +533,80 @@ class RSPEngine:
             target.pushed += 1
             self._accept(target, timestamp, triple, (target.iri, target.pushed))
 
+    def push_columns(self, stream: str, times, s, p, o, *, lines=None, source: str | None = None) -> None:
+        """Push a batch as columns: timestamps (ms) and the ids of subjects, predicates, objects
+        (numpy arrays or sequences of ints, any order of time). Where every window of the
+        stream is a column window the batch stays columns; otherwise its elements are pushed
+        one by one. `lines` (with `source`) say where each element was read, for what is set aside."""
+        import numpy as np
+
+        target = self._streams.get(str(stream))
+        if target is None:
+            known = ", ".join(f"<{iri}>" for iri in self._streams) or "none"
+            raise KeyError(f"stream <{stream}> is not registered (registered: {known})")
+        if self.finished:
+            raise RuntimeError("the engine has finished its replay; make a new one")
+        times = np.asarray(times, dtype=np.int64)
+        columns = [np.asarray(column, dtype=np.int64) for column in (s, p, o)]
+        count = len(times)
+        if not count:
+            return
+        first_number = target.pushed + 1
+        target.pushed += count
+        numbers = np.asarray(lines, dtype=np.int64) if lines is not None else None
+        name = source or target.iri
+
+        def where(row: int) -> tuple[str, int]:
+            return (name, int(numbers[row]) if numbers is not None else first_number + row)
+
+        if not target.windows or not all(getattr(shared.window, "columnar", False) for shared in target.windows):
+            for row, (stamp, *triple) in enumerate(zip(times.tolist(), *(c.tolist() for c in columns))):
+                self._accept(target, stamp, tuple(triple), where(row))
+            return
+        bad = times < self.t0
+        if self.watermark is not None:
+            bad |= times < self.watermark
+        if bad.any():
+            for row in np.flatnonzero(bad).tolist():
+                self._accept(target, int(times[row]), tuple(int(c[row]) for c in columns), where(row))
+            keep = ~bad
+            times = times[keep]
+            columns = [column[keep] for column in columns]
+            if not len(times):
+                return
+        self._note(target, int(times.min()))
+        self._note(target, int(times.max()))
+        self._column_pending.setdefault(target.iri, []).append((times, *columns))
+
+    def _take_columns(self, watermark: int) -> bool:
+        """Elements pushed as columns with a timestamp before the watermark go to their windows
+        (a column window keeps an element until the first boundary after it). Any taken?"""
+        import numpy as np
+
+        taken = False
+        for iri, chunks in list(self._column_pending.items()):
+            stream = self._streams.get(iri)
+            times = np.concatenate([chunk[0] for chunk in chunks]) if len(chunks) > 1 else chunks[0][0]
+            columns = ([np.concatenate([chunk[k] for chunk in chunks]) for k in (1, 2, 3)] if len(chunks) > 1
+                       else list(chunks[0][1:]))
+            now = times < watermark
+            if not now.any():
+                if len(chunks) > 1:
+                    self._column_pending[iri] = [(times, *columns)]
+                continue
+            taken = True
+            if now.all():
+                del self._column_pending[iri]
+                ready = (times, *columns)
+            else:
+                later = ~now
+                self._column_pending[iri] = [(times[later], *(column[later] for column in columns))]
+                ready = (times[now], *(column[now] for column in columns))
+            if stream is not None:
+                for shared in list(stream.windows):
+                    shared.window.offer_columns(*ready)
+        return taken
+
     def _reject(self, where: tuple[str, int], reason: str) -> None:
         self.rejected.append(Rejected(where[0], where[1], reason))
 
@@ -565,6 +658,8 @@ class RSPEngine:
 
         Returns every report made since the last call, those a `push` made too (tuple
         windows report as their n-th element arrives, a late element may complete one)."""
+        if self._column_pending:
+            self._take_columns(watermark)
         pending = self._pending
         instant, due = self._next_instant()
         while True:
@@ -599,6 +694,8 @@ class RSPEngine:
         static graphs, the queries' R2S memory, and the `term_roots`."""
         flat = chain.from_iterable
         parts: list = [flat(triple for *_, triple in self._pending)]
+        for chunks in self._column_pending.values():
+            parts.extend(column.tolist() for chunk in chunks for column in chunk[1:])
         parts.extend(shared.view.live_terms() for shared in self._windows.values())
         parts.extend(graph.live_terms() for graph in self._graphs.values())
         for query in self._queries.values():
@@ -648,10 +745,13 @@ class RSPEngine:
             targets = [query.cap for query in self._queries.values() if query.cap is not None]
             if self._pending:
                 targets.append(max(timestamp for timestamp, *_ in self._pending) + 1)
+            for chunks in self._column_pending.values():
+                targets.append(max(int(chunk[0].max()) for chunk in chunks) + 1)
             if not targets:
                 break
             emitted.extend(self.advance_to(max(targets)))
-            if not self._pending and all(q.next_instant() is None for q in self._queries.values()):
+            if not self._pending and not self._column_pending and \
+                    all(q.next_instant() is None for q in self._queries.values()):
                 for query in self._queries.values():  # a derived stream may have moved an end
                     query.cap = query.replay_end(last_of)
                 if all(q.next_instant() is None for q in self._queries.values()):

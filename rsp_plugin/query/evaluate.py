@@ -52,6 +52,8 @@ class QueryEvaluator:
         self.plan = check_plan(compile_fast(query.algebra)) if fast else None
         self._ordered = _has_order_by(query.algebra.algebra)
         self._graphs: dict[int, object] = {}
+        #: the columnar evaluation's state, when the runtime gives this query column windows
+        self.columnar = None
 
     def __getstate__(self):
         """The plan and the rdflib views are rebuilt from the query after unpickling."""
@@ -81,7 +83,12 @@ class QueryEvaluator:
                     found = contexts[graph_name] = query_context(graph, dataset, prologue, tau)
                 return found
 
-            run = FastEvaluation(self.plan, snapshot, self.cache, context_of, tau)
+            if self.columnar is not None:  # the windows are columns (rsp_plugin.batch)
+                from ..batch.query import ColumnarEvaluation
+
+                run = ColumnarEvaluation(self.plan, snapshot, self.cache, context_of, tau, self.columnar)
+            else:
+                run = FastEvaluation(self.plan, snapshot, self.cache, context_of, tau)
             form = self.plan.form
             if form == "SELECT":
                 variables, rows = run.select()

@@ -1,0 +1,470 @@
+"""The fast path's plans evaluated over id columns: polars joins, filters by distinct value, grouped aggregates.
+
+`compile_fast` (rsp_plugin.query.fastpath) recognises the query shapes worth a
+fast path (basic graph patterns with FILTERs, GROUP BY and aggregates, DISTINCT,
+ORDER BY, LIMIT); `ColumnarEvaluation` evaluates the same plans over column
+windows (`columns.py`) with the same semantics:
+
+- a triple pattern is a filter of the content's (s, p, o) columns by its
+  constants, renamed to its variables (deduplicated when the content may hold a
+  triple twice: a window's content is a set);
+- patterns are joined smallest first (hash joins in polars), each next pattern
+  sharing a variable with what is joined, a cross product only when none does;
+- a FILTER is decided once per distinct tuple of the values it reads, by the
+  per-fact path's own check (numbers and IRIs natively, anything else by
+  rdflib), and kept across evaluations per value (not for NOW()); rows are
+  kept by a semi-join on the tuples that pass;
+- GROUP BY / aggregates: counts, distinct counts and integer sums in polars; the
+  result terms (datatype promotion, AVG of integers as xsd:decimal, decimals
+  summed exactly) made once per group in Python, as the per-fact path makes
+  them; a group with a non-numeric value (or GROUP_CONCAT) is handed to rdflib's
+  accumulator, as there;
+- what follows the aggregation (HAVING, BIND, ORDER BY, projection, DISTINCT,
+  LIMIT) works on few rows and is the per-fact path's code.
+
+Per row, no Python: per distinct value or per group, some.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import polars as pl
+from rdflib import Literal, URIRef
+from rdflib.namespace import XSD
+from rdflib.plugins.sparql.datatypes import type_promotion
+
+from ..query.content import UnionContent
+from ..query.fastpath import FastEvaluation, FastPlan, _expression_variables, _walk
+from .columns import ColumnContent
+
+_INTEGER_TYPES = {
+    f"http://www.w3.org/2001/XMLSchema#{name}"
+    for name in ("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+                 "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort",
+                 "unsignedByte")
+}
+#: value kinds of a term, for aggregates: an integer, a decimal, a float / double, anything else
+INT, DECIMAL, FLOAT, OTHER = 0, 1, 2, 3
+#: functions whose value depends on the evaluation, not only on the row
+_TIME_DEPENDENT = {"Builtin_NOW"}
+_TIMESTAMP_FUNCTIONS = ("http://larkc.eu/csparql/sparql/jena/ext#timestamp",
+                        "https://w3id.org/rsp-plugin/functions#timestamp")
+
+
+def columnar_supported(plan: FastPlan | None) -> bool:
+    """Can `ColumnarEvaluation` run this plan? (Not when an expression asks a triple's timestamp.)"""
+    if plan is None:
+        return False
+    expressions = [conjunct for _, conjunct in plan.conjunction.conjuncts]
+    expressions += [value for kind, value in plan.post]
+    for expression in expressions:
+        for node in _walk(expression):
+            if isinstance(node, URIRef) and str(node) in _TIMESTAMP_FUNCTIONS:
+                return False
+    return True
+
+
+class ColumnarState:
+    """What a query's columnar evaluations keep between them: filter outcomes per distinct value,
+    the numeric reading of terms, static graphs as columns. Forgotten when the dictionary forgets."""
+
+    def __init__(self, terms):
+        self.terms = terms
+        self.generation = terms.generation
+        self.filters: dict[int, dict[tuple, bool]] = {}
+        self.values: dict[int, tuple] = {}
+        self.tables: dict[int, tuple] = {}
+        #: datatype IRI <-> small code (strings: kept whatever the dictionary forgets)
+        self.datatype_codes: dict[str, int] = {}
+        self.datatype_strings: list[str] = []
+
+    def check(self) -> None:
+        if self.generation != self.terms.generation:
+            self.filters.clear()
+            self.values.clear()
+            self.tables.clear()
+            self.generation = self.terms.generation
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(generation=-1, filters={}, values={}, tables={})
+        return state
+
+
+class ColumnarEvaluation(FastEvaluation):
+    """One evaluation of a `FastPlan` over column windows (and static graphs)."""
+
+    def __init__(self, plan: FastPlan, snapshot, cache, contexts, tau: int = 0, state: ColumnarState | None = None):
+        super().__init__(plan, snapshot, cache, contexts, tau)
+        self.state = state or ColumnarState(cache.terms)
+        self.state.check()
+
+    # the conjunction ---------------------------------------------------------------------------
+
+    def frame_solutions(self) -> tuple[dict[str, int], pl.DataFrame | None]:
+        """Variable slots and the solutions as a frame (one column per variable, named by it)."""
+        conjunction = self.plan.conjunction
+        terms = self.terms
+        tables = []
+        for graph, pattern in conjunction.atoms:
+            resolved = []
+            for kind, value in pattern:
+                if kind == "c":
+                    found = terms.find(value)
+                    if found is None:
+                        return self._all_slots({}), None
+                    resolved.append(("c", found))
+                else:
+                    resolved.append(("v", value))
+            table = self._pattern_table(graph, resolved)
+            if not len(table):
+                return self._all_slots({}), None
+            tables.append(table)
+        pending = [(graph, conjunct, self._variables_of(conjunct)) for graph, conjunct in conjunction.conjuncts]
+        frame = None
+        bound: set[str] = set()
+        remaining = list(range(len(tables)))
+        while remaining:
+            connected = [k for k in remaining if frame is None or set(tables[k].columns) & bound]
+            choice = min(connected or remaining, key=lambda k: len(tables[k]))
+            remaining.remove(choice)
+            table = tables[choice]
+            if frame is None:
+                frame = table
+            else:
+                shared = [name for name in table.columns if name in bound]
+                frame = frame.join(table, on=shared, how="inner") if shared else frame.join(table, how="cross")
+            bound |= set(table.columns)
+            ready = [item for item in pending if item[2] <= bound]
+            for item in ready:
+                pending.remove(item)
+                frame = self._filter(frame, item[0], item[1], sorted(item[2]))
+            if not len(frame):
+                return self._all_slots({}), None
+        for graph, conjunct, names in pending:  # a filter on a variable no pattern binds
+            frame = self._filter(frame, graph, conjunct, sorted(names & bound))
+        slots = {name: index for index, name in enumerate(frame.columns)}
+        return slots, frame
+
+    def solutions(self) -> tuple[dict[str, int], list[tuple]]:
+        slots, frame = self.frame_solutions()
+        if frame is None:
+            return slots, []
+        return slots, frame.rows()
+
+    def _content_frame(self, graph) -> tuple[pl.DataFrame, bool]:
+        """The (s, p, o) columns of a graph of the snapshot, and whether they are a set already."""
+        content = self.snapshot.graph(graph)
+        parts = content.parts if isinstance(content, UnionContent) else [content]
+        frames = []
+        distinct = True
+        for part in parts:
+            if isinstance(part, ColumnContent):
+                _, s, p, o = part.columns()
+                if len(s):
+                    frames.append(pl.DataFrame({"s": s, "p": p, "o": o}))
+                    distinct &= part.distinct
+            else:
+                frame = self._static_frame(part)
+                if len(frame):
+                    frames.append(frame)
+        if not frames:
+            return pl.DataFrame({"s": [], "p": [], "o": []}, schema={"s": pl.Int64, "p": pl.Int64, "o": pl.Int64}), True
+        if len(frames) == 1:
+            return frames[0], distinct
+        return pl.concat(frames), False
+
+    def _static_frame(self, part) -> pl.DataFrame:
+        """A static graph (a TripleIndex) as columns, made once per graph (while it keeps its size)."""
+        tables = self.state.tables
+        found = tables.get(id(part))
+        if found is None or found[0] is not part or found[1] != len(part):
+            triples = list(part.match(None, None, None))
+            columns = np.array(triples, dtype=np.int64).reshape(len(triples), 3)
+            frame = pl.DataFrame({"s": columns[:, 0], "p": columns[:, 1], "o": columns[:, 2]})
+            found = tables[id(part)] = (part, len(part), frame)
+        return found[2]
+
+    def _pattern_table(self, graph, pattern) -> pl.DataFrame:
+        content, distinct = self._content_frame(graph)
+        condition = None
+        names: dict[str, str] = {}
+        same: list[tuple[str, str]] = []
+        for position, (kind, value) in zip(("s", "p", "o"), pattern):
+            if kind == "c":
+                test = pl.col(position) == value
+                condition = test if condition is None else condition & test
+            elif value in names:
+                same.append((names[value], position))
+            else:
+                names[value] = position
+        for first, second in same:
+            test = pl.col(first) == pl.col(second)
+            condition = test if condition is None else condition & test
+        table = content.filter(condition) if condition is not None else content
+        table = table.select([pl.col(position).alias(name) for name, position in names.items()])
+        if not distinct and len(table):
+            table = table.unique()
+        return table
+
+    # filters --------------------------------------------------------------------------------
+
+    def _filter(self, frame: pl.DataFrame, graph, conjunct, variables: list[str]) -> pl.DataFrame:
+        """Keep the rows whose values pass the conjunct, decided once per distinct tuple of values."""
+        slots = {name: index for index, name in enumerate(variables)}
+        check = self._conjunct_check(graph, conjunct, slots)
+        if not variables:
+            return frame if check(()) else frame.clear()
+        memo = self._memo_of(conjunct)
+        candidates = frame.select(variables).unique().rows()
+        passing = []
+        for values in candidates:
+            found = memo.get(values) if memo is not None else None
+            if found is None:
+                found = bool(check(values))
+                if memo is not None:
+                    memo[values] = found
+            if found:
+                passing.append(values)
+        if len(passing) == len(candidates):
+            return frame
+        if len(variables) == 1:
+            name = variables[0]
+            return frame.filter(pl.col(name).is_in(pl.Series(name, [v[0] for v in passing], dtype=pl.Int64)))
+        keep = pl.DataFrame(passing, schema={name: pl.Int64 for name in variables}, orient="row")
+        return frame.join(keep, on=variables, how="semi")
+
+    def _memo_of(self, conjunct) -> dict | None:
+        if any(getattr(node, "name", None) in _TIME_DEPENDENT for node in _walk(conjunct)):
+            return None
+        return self.state.filters.setdefault(id(conjunct), {})
+
+    # SELECT ---------------------------------------------------------------------------------
+
+    def select(self) -> tuple[list[str], list[tuple]]:
+        plan = self.plan
+        slots, frame = self.frame_solutions()
+        if plan.aggregation is not None:
+            if frame is None:
+                slots, rows = self._aggregate(slots, [])
+            else:
+                slots, rows = self._frame_aggregate(slots, frame)
+        else:
+            rows = frame.rows() if frame is not None else []
+        for kind, value in plan.post:
+            if kind == "extend":
+                slots, rows = self._extend_expression(slots, rows, *value)
+            elif kind == "having":
+                check = self._memo_filter(None, value, slots)
+                rows = [row for row in rows if check(row)]
+            elif kind == "order":
+                rows = self._order(slots, rows, value)
+        positions = [slots.get(variable) for variable in plan.projection]
+        projected = [tuple(row[i] if i is not None else None for i in positions) for row in rows]
+        if plan.distinct:
+            projected = list(dict.fromkeys(projected))
+        if plan.slice is not None:
+            start, length = plan.slice
+            projected = projected[start: None if length is None else start + length]
+        return plan.projection, projected
+
+    # aggregates -------------------------------------------------------------------------------
+
+    def _frame_aggregate(self, slots, frame: pl.DataFrame):
+        group_vars, aggregates = self.plan.aggregation
+        grouped_frame = frame
+        for name in group_vars:
+            if name not in slots:
+                grouped_frame = grouped_frame.with_columns(pl.lit(None, dtype=pl.Int64).alias(name))
+        by = list(dict.fromkeys(group_vars))
+        expressions = [pl.len().alias("__rows")]
+        needs_values: list[str] = []
+        for number, aggregate in enumerate(aggregates):
+            expressions.extend(self._aggregate_expressions(number, aggregate, slots, needs_values))
+        work = grouped_frame
+        for name in dict.fromkeys(needs_values):
+            work = work.join(self._value_table(frame[name]), left_on=name, right_on=f"__id_{name}", how="left",
+                             coalesce=False)
+        if by:
+            summary = work.group_by(by, maintain_order=True).agg(expressions)
+        else:  # one group: grouped by a constant, so that lists stay lists
+            summary = work.with_columns(pl.lit(0).alias("__all")).group_by("__all").agg(expressions)
+        out_slots = {name: index for index, name in enumerate(group_vars)}
+        for aggregate in aggregates:
+            out_slots[str(aggregate.res)] = len(out_slots)
+        rows = []
+        for record in summary.iter_rows(named=True):
+            values = [record[name] for name in group_vars]
+            for number, aggregate in enumerate(aggregates):
+                values.append(self._finish(number, aggregate, record, by, frame, slots))
+            rows.append(tuple(values))
+        return out_slots, rows
+
+    def _aggregate_expressions(self, number: int, aggregate, slots, needs_values: list[str]) -> list:
+        name = aggregate.name
+        tag = f"__a{number}"
+        if aggregate.vars == "*":
+            if aggregate.distinct:
+                columns = list(slots)
+                return [pl.struct(columns).n_unique().alias(tag)]
+            return []
+        variable = str(aggregate.vars)
+        if variable not in slots:
+            return []
+        column = pl.col(variable)
+        if name == "Aggregate_Count":
+            return [(column.n_unique() if aggregate.distinct else column.count()).alias(tag)]
+        if name == "Aggregate_Sample":
+            return [column.first().alias(tag)]
+        if name == "Aggregate_GroupConcat":
+            return []
+        needs_values.append(variable)
+        kind, integer, number_column, datatype = (pl.col(f"__{part}_{variable}") for part in ("kind", "int", "num", "dt"))
+        if aggregate.distinct:  # per distinct value (id): its first occurrence
+            first = column.is_first_distinct()
+            kind, integer, number_column, datatype = (c.filter(first) for c in (kind, integer, number_column, datatype))
+            ids = column.filter(first)
+            count = column.n_unique()
+        else:
+            ids = column
+            count = column.count()
+        out = [kind.max().alias(f"{tag}_kind"), count.alias(f"{tag}_n"), datatype.unique().alias(f"{tag}_dt")]
+        if name in ("Aggregate_Sum", "Aggregate_Avg"):
+            out.append(integer.sum().alias(f"{tag}_isum"))
+            out.append(integer.abs().max().alias(f"{tag}_imax"))
+            out.append(number_column.sum().alias(f"{tag}_fsum"))
+        elif name in ("Aggregate_Min", "Aggregate_Max"):
+            order = ids.sort_by([number_column, ids], descending=[name == "Aggregate_Max", False])
+            out.append(order.first().alias(f"{tag}_pick"))
+        return out
+
+    def _finish(self, number: int, aggregate, record: dict, by: list[str], frame: pl.DataFrame, slots):
+        """One aggregate's value in one group, as the per-fact path makes it."""
+        name = aggregate.name
+        tag = f"__a{number}"
+        intern = self.cache.intern
+        if aggregate.vars == "*":
+            return intern(Literal(record[tag] if aggregate.distinct else record["__rows"]))
+        variable = str(aggregate.vars)
+        if variable not in slots or name == "Aggregate_GroupConcat":
+            return self._rdflib_aggregate(aggregate, self._members(record, by, frame), slots)
+        if name == "Aggregate_Count":
+            return intern(Literal(record[tag]))
+        if name == "Aggregate_Sample":
+            return record[tag]
+        if record[f"{tag}_kind"] == OTHER:
+            return self._rdflib_aggregate(aggregate, self._members(record, by, frame), slots)
+        if name in ("Aggregate_Min", "Aggregate_Max"):
+            return record[f"{tag}_pick"]
+        datatypes = self._datatypes(record[f"{tag}_dt"])
+        try:
+            datatype = URIRef(datatypes[0])
+            for other in datatypes[1:]:
+                datatype = type_promotion(datatype, URIRef(other))
+        except TypeError:
+            return self._rdflib_aggregate(aggregate, self._members(record, by, frame), slots)
+        count = record[f"{tag}_n"]
+        kind = record[f"{tag}_kind"]
+        if kind == INT and record[f"{tag}_imax"] is not None and record[f"{tag}_imax"] * count < (1 << 62):
+            total: Any = record[f"{tag}_isum"]
+        elif kind == FLOAT:
+            total = self._float_total(aggregate, record, by, frame)
+        else:
+            total = self._exact_total(aggregate, record, by, frame)
+        if name == "Aggregate_Sum":
+            return intern(Literal(total, datatype=datatype))
+        if datatype in (XSD.float, XSD.double):
+            return intern(Literal(total / count))
+        return intern(Literal(Decimal(total) / Decimal(count)))
+
+    def _datatypes(self, codes) -> list[str]:
+        strings = self._datatype_strings
+        return [strings[code] for code in codes if code is not None and code >= 0] or [str(XSD.integer)]
+
+    def _group_values(self, aggregate, record, by, frame) -> list[int]:
+        members = frame
+        for name in by:
+            value = record[name]
+            members = members.filter(pl.col(name).is_null() if value is None else pl.col(name) == value)
+        values = members[str(aggregate.vars)].to_list()
+        if aggregate.distinct:
+            values = list(dict.fromkeys(values))
+        return values
+
+    def _exact_total(self, aggregate, record, by, frame):
+        """Decimals (and big integers) summed exactly, per distinct value times its count."""
+        numbers = self.terms.numbers
+        values = self._group_values(aggregate, record, by, frame)
+        counts: dict[int, int] = {}
+        for value in values:
+            counts[value] = counts.get(value, 0) + 1
+        if all(type(numbers[value]) is int for value in counts):
+            return sum(numbers[value] * times for value, times in counts.items())
+        from ..query.fastpath import _rdflib_sum
+
+        return _rdflib_sum([numbers[value] for value in values])
+
+    def _float_total(self, aggregate, record, by, frame):
+        numbers = self.terms.numbers
+        from ..query.fastpath import _rdflib_sum
+
+        return _rdflib_sum([numbers[value] for value in self._group_values(aggregate, record, by, frame)])
+
+    def _members(self, record, by, frame) -> list[tuple]:
+        members = frame
+        for name in by:
+            value = record[name]
+            if name in members.columns:
+                members = members.filter(pl.col(name).is_null() if value is None else pl.col(name) == value)
+        return members.rows()
+
+    def _value_table(self, column: pl.Series) -> pl.DataFrame:
+        """Per distinct term of the column: its kind, integer value, numeric value, datatype code."""
+        name = column.name
+        cache = self.state.values
+        keys = self.terms.keys
+        numbers = self.terms.numbers
+        strings = self._datatype_strings
+        codes = self._datatype_codes
+        ids = column.unique().to_list()
+        rows = []
+        for term in ids:
+            found = cache.get(term)
+            if found is None:
+                found = cache[term] = _value_of(term, keys[term], numbers[term], codes, strings)
+            rows.append(found)
+        return pl.DataFrame(rows, schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8,
+                                          f"__int_{name}": pl.Int64, f"__num_{name}": pl.Float64,
+                                          f"__dt_{name}": pl.Int64}, orient="row")
+
+    @property
+    def _datatype_codes(self) -> dict[str, int]:
+        return self.state.datatype_codes
+
+    @property
+    def _datatype_strings(self) -> list[str]:
+        return self.state.datatype_strings
+
+
+def _value_of(term: int, key: str, number, codes: dict, strings: list) -> tuple:
+    """(id, kind, integer value, numeric value, datatype code) of one term, as the per-fact path reads it:
+    a number only if it is a typed literal with a numeric value."""
+    if number is None or key[0] != '"' or "^^<" not in key:
+        return (term, OTHER, None, None, -1)
+    datatype = key[key.rindex("^^<") + 3:-1]
+    code = codes.get(datatype)
+    if code is None:
+        code = codes[datatype] = len(strings)
+        strings.append(datatype)
+    if type(number) is int:
+        small = number if -(1 << 62) < number < (1 << 62) else None
+        return (term, INT if small is not None else DECIMAL, small, float(number), code)
+    if isinstance(number, float):
+        return (term, FLOAT, None, number, code)
+    return (term, DECIMAL, None, float(number), code)
+
+
+__all__ = ["ColumnarEvaluation", "ColumnarState", "columnar_supported"]
