@@ -289,9 +289,9 @@ class Dictionary:
     def pinned(self) -> frozenset:
         return frozenset(self._pinned)
 
-    def retain(self, live) -> int:
+    def retain(self, live, *, keep_since: int | None = None) -> int:
         """Forget every id that is neither in `live` (any iterable of ids, a numpy array too)
-        nor pinned; returns how many were forgotten."""
+        nor pinned (nor handed out at or after `keep_since`); returns how many were forgotten."""
         keys = self._keys
         if not keys:
             return 0
@@ -300,7 +300,8 @@ class Dictionary:
         if not isinstance(live, (set, frozenset)):
             live = set(live)
         pinned = self._pinned
-        dead = [term for term in keys if term not in live and term not in pinned]
+        young = self._next if keep_since is None else keep_since
+        dead = [term for term in keys if term < young and term not in live and term not in pinned]
         if not dead:
             return 0
         numbers = self._numbers
@@ -363,11 +364,18 @@ class Forgetting:
     live state costs O(1) per new term, amortized, and the dictionary holds at most about
     twice what the engine can still reach (plus `minimum`).
 
+    Generations: an id handed out since the last time is kept this time whatever the live
+    set says. A reader interns a batch before it pushes it (a line read ahead, a block, a
+    micro-batch waiting for another stream): its ids survive one forgetting unreached.
+
     >>> terms = Dictionary()
     >>> policy = Forgetting(terms, minimum=2)
     >>> _ = [terms.intern(f"<{n}>") for n in range(3)]
+    >>> policy.due(), policy.run([0]), len(terms)   # all three are young: kept this time
+    (True, 0, 3)
+    >>> _ = [terms.intern(f"<{n}>") for n in range(3, 6)]
     >>> policy.due(), policy.run([0]), len(terms), policy.due()
-    (True, 2, 1, False)
+    (True, 2, 4, False)
     """
 
     __slots__ = ("terms", "minimum", "mark", "live", "runs")
@@ -383,8 +391,9 @@ class Forgetting:
         return self.terms.next_id - self.mark >= max(self.minimum, self.live)
 
     def run(self, live) -> int:
-        """Forget what `live` (ids, any iterable or numpy array) does not name; how many were forgotten."""
-        forgotten = self.terms.retain(live)
+        """Forget what `live` (ids, any iterable or numpy array) does not name, among the ids handed
+        out before the last run; how many were forgotten."""
+        forgotten = self.terms.retain(live, keep_since=self.mark)
         self.mark = self.terms.next_id
         self.live = len(self.terms)
         self.runs += 1

@@ -105,3 +105,48 @@ def test_late_columns_are_taken_while_a_window_still_holds_them_and_set_aside_af
         "f.tnt:8: late: timestamp 400 is older than every window still to be reported (watermark 3000); set aside"]
     assert [r.t for r in later] == [4000]
     assert later[0].to_json()["bindings"][0]["n"] == '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'
+
+
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("files", [1, 2])
+def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(batch, files, tmp_path, monkeypatch):
+    """The query CLI's readers intern a line, a block, before the watermark moves and it is pushed
+    (one file: blocks; two files: lines merged by time)."""
+    import io
+    from contextlib import redirect_stdout
+    from types import SimpleNamespace
+
+    import rsp_plugin.query.cli as cli
+    from rsp_plugin.batch import blocks
+    from rsp_plugin.bench import sosa
+
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 20_000)
+    lines = [line for block in sosa.blocks(6000, rate=100) for line in block]
+    paths = []
+    for number in range(files):
+        path = tmp_path / f"s{number}.tnt"
+        path.write_text("".join(lines[number::files]))
+        paths.append(path)
+    query = tmp_path / "q.rq"
+    query.write_text(sosa.query_text("off"))
+    outputs = []
+    original = cli.RSPEngine
+    for forget in (False, True):
+        made = []
+
+        def engine(**options):
+            made.append(original(forget_terms=forget, batch=batch, **options))
+            if forget:
+                made[-1].forgetting.minimum = 200
+            return made[-1]
+
+        monkeypatch.setattr(cli, "RSPEngine", engine)
+        out = io.StringIO()
+        options = SimpleNamespace(query=str(query), stream=[f"{sosa.STREAM}={path}" for path in paths],
+                                  background=[], report="on-window-close", format="json")
+        with redirect_stdout(out):
+            assert cli.run_query(options, ValueError) == 0
+        outputs.append(out.getvalue())
+        if forget:
+            assert made[0].terms.forgotten > 1000
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") > 10

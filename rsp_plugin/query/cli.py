@@ -51,6 +51,31 @@ def run_query(options, user_error) -> int:
             set_aside += 1
         shown = len(engine.rejected)
 
+    if len(sources) == 1 and sources[0][1].suffix.lower() in (".tnt", ".nt"):
+        # one line-based file: read a block at a time, pushed as columns (rsp_plugin.batch.replay)
+        from ..batch.replay import replay_file
+
+        def set_aside_record(record) -> None:
+            nonlocal set_aside
+            print(record, file=sys.stderr)
+            set_aside += 1
+
+        iri, path, moment = sources[0]
+        try:
+            replay_file(engine, iri, path, moment=moment if path.suffix.lower() == ".nt" else None,
+                        on_rejected=set_aside_record)
+        except OSError as error:
+            raise user_error(f"{path}: cannot read the stream: {error.strerror}") from None
+        shown = len(engine.rejected)
+        engine.finish()
+        show_rejected()
+        for error in engine.errors:
+            print(f"rsp-plugin: {error}", file=sys.stderr)
+        if set_aside:
+            print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)",
+                  file=sys.stderr)
+        return 0
+
     handles = []
     try:
         readers = []
