@@ -77,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     query.set_defaults(run=_query)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark"], help="which benchmark suite")
+    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "throughput", "soak"],
+                       help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
@@ -88,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")
     bench.add_argument("--slides", type=int, help="materialize: slides measured per setting")
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
+    bench.add_argument("--plot", metavar="PNG", help="throughput / soak: where the plot goes ('-': none)")
+    bench.add_argument("--old-limit", type=int, metavar="N",
+                       help="throughput: the per-fact path runs on at most the first N triples (default 1M)")
+    bench.add_argument("--triples", type=int, metavar="N", help="soak: stream triples (default 5M; LARS 2M atoms)")
     bench.set_defaults(run=_bench)
     return parser
 

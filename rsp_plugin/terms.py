@@ -200,9 +200,10 @@ class Dictionary:
         self._add_fresh(fresh)
         return list(map(get, keys))
 
-    def intern_distinct(self, keys: list[str]):
+    def intern_distinct(self, keys: list[str], numeric=None):
         """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
-        and how many were new."""
+        and how many were new. `numeric`: a boolean numpy array, False where a key cannot be a
+        number (only the others are parsed for a value)."""
         import numpy as np
 
         count = len(keys)
@@ -211,21 +212,29 @@ class Dictionary:
         if len(missing):
             start = self._next
             found[missing] = np.arange(start, start + len(missing), dtype=np.int64)
-            self._add_fresh([keys[k] for k in missing.tolist()])
+            chosen = missing.tolist()
+            if numeric is None:
+                self._add_fresh([keys[k] for k in chosen])
+            else:
+                candidates = np.flatnonzero(numeric[missing])
+                self._add_fresh([keys[k] for k in chosen],
+                                [(start + int(k), keys[chosen[k]]) for k in candidates.tolist()])
         return found, len(missing)
 
-    def _add_fresh(self, fresh: list[str]) -> None:
+    def _add_fresh(self, fresh: list[str], numeric: list[tuple[int, str]] | None = None) -> None:
+        """New terms, ids in order; `numeric`: the (id, key) pairs that may be numbers (else: all)."""
         start = self._next
         self._next = start + len(fresh)
         numbered = range(start, self._next)
         self._ids.update(zip(fresh, numbered))
         self._keys.update(zip(numbered, fresh))
         numbers = self._numbers
-        for term, key in zip(numbered, fresh):
-            if key[:1] in _NUMERIC_START:
-                number = number_of_key(key)
-                if number is not None:
-                    numbers[term] = number
+        if numeric is None:
+            numeric = [(term, key) for term, key in zip(numbered, fresh) if key[:1] in _NUMERIC_START]
+        for term, key in numeric:
+            number = number_of_key(key)
+            if number is not None:
+                numbers[term] = number
 
     def find(self, key: str) -> int | None:
         """The id of a written term if it is known (interned and not forgotten)."""

@@ -19,6 +19,11 @@ import pyarrow.compute as pc
 
 from ..terms import Dictionary
 
+#: the keys that may have a numeric value (`number_of_key`): a number, or a literal of a numeric datatype
+_MAYBE_NUMBER = (r'^[-+.0-9]|\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|int|long|short|byte|'
+                 r'nonNegativeInteger|positiveInteger|nonPositiveInteger|negativeInteger|unsignedLong|'
+                 r'unsignedInt|unsignedShort|unsignedByte|decimal|double|float)>$')
+
 
 def encode(column, terms: Dictionary) -> np.ndarray:
     """Ids (int64) of a column of N-Triples keys: a list, a pyarrow array or a polars Series."""
@@ -31,7 +36,11 @@ def encode(column, terms: Dictionary) -> np.ndarray:
     if len(column) == 0:
         return np.empty(0, dtype=np.int64)
     encoded = pc.dictionary_encode(column)
-    ids, _ = terms.intern_distinct(encoded.dictionary.to_pylist())
+    distinct = encoded.dictionary
+    import polars as pl  # (its regex engine is the faster one here)
+
+    numeric = pl.from_arrow(distinct).str.contains(_MAYBE_NUMBER).to_numpy()
+    ids, _ = terms.intern_distinct(distinct.to_pylist(), numeric)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     return ids[codes]
 
