@@ -375,9 +375,17 @@ class RSPEngine:
 
     def _columnar(self, query: ContinuousQuery, evaluator: QueryEvaluator, specs) -> bool:
         """Does this query run on the batch path (column windows, columnar evaluation)?"""
-        return (self.batch and evaluator.plan is not None and columnar_supported(evaluator.plan)
-                and query.entailment is None and query.rules is None
-                and all(isinstance(spec, RangeWindow) for spec in specs))
+        if not (self.batch and evaluator.plan is not None and columnar_supported(evaluator.plan)
+                and all(isinstance(spec, RangeWindow) for spec in specs)):
+            return False
+        if query.entailment is None:
+            return query.rules is None
+        if query.rules is None:
+            return True
+        from .batch.materialize import supports
+
+        program = self._rules_program(query)
+        return supports(query.entailment, program.source if program is not None else None)
 
     def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program,
                        columnar: bool = False):
@@ -389,6 +397,15 @@ class RSPEngine:
             return shared
         if columnar:
             window = ColumnTimeWindow(spec, self.t0)
+            if query.entailment is not None:
+                from .batch.views import BatchMaterializedView
+
+                view = BatchMaterializedView(window, query.entailment, terms=self.terms, background=background,
+                                             rules=rules_program.source if rules_program is not None else None)
+            else:
+                view = PlainView(window)
+            shared = self._windows[key] = _SharedWindow(key, stream, view)
+            return shared
         else:
             window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
         if query.entailment is not None:

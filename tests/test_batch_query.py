@@ -77,6 +77,28 @@ def test_batch_path_answers_what_the_per_fact_path_answers(seed):
     assert _columns(case, seed) == expected, str(case)
 
 
+@pytest.mark.parametrize("seed", range(2000, 2048))
+def test_batch_materialization_answers_what_the_per_fact_one_answers(seed):
+    from test_query_differential import SHAPES
+
+    case = Case(seed, entailment=SHAPES[seed % len(SHAPES)][1])
+    expected = _per_element(case, batch=False)
+    assert _per_element(case, batch=True) == expected, str(case)
+    assert _columns(case, seed) == expected, str(case)
+
+
+def test_the_batch_path_is_taken_with_entailment_too():
+    from test_query_differential import SHAPES
+
+    taken = 0
+    for seed in range(2000, 2048):
+        case = Case(seed, entailment=SHAPES[seed % len(SHAPES)][1])
+        query = next(iter(_engine(case, True).queries.values()))
+        if case.entailment and query.evaluator.columnar is not None:
+            taken += 1
+    assert taken >= 20
+
+
 def test_the_batch_path_is_taken_for_most_shapes():
     taken = set()
     for seed in range(240):

@@ -77,6 +77,10 @@ class _Chunk:
         return bool(np.any(self.hashes[places] == hashes))
 
 
+_EMPTY = np.empty(0, dtype=np.int64)
+_EMPTY_COLUMNS = (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+
+
 class ColumnContent:
     """The triples of a column window at its boundary: columns, and an index when one is asked for.
 
@@ -84,7 +88,7 @@ class ColumnContent:
     union with other contents) reads it as a `TripleIndex`, built on first use.
     """
 
-    def __init__(self, chunks: list[_Chunk], low: int, high: int, distinct: bool):
+    def __init__(self, chunks: list, low: int, high: int, distinct: bool):
         self._chunks = chunks
         self.low = low
         self.high = high
@@ -174,6 +178,9 @@ class ColumnTimeWindow(TimeWindow):
         #: a row may repeat another until a window's low passes this time
         self._repeats_until: int | None = None
         self.content = ColumnContent([], 0, 0, True)
+        #: chunks not yet handed to a reader of what enters (`entered`), and what entered last time
+        self._fresh: list[_Chunk] = []
+        self.entered = _EMPTY_COLUMNS
 
     def __repr__(self) -> str:
         rows = sum(len(chunk) for chunk in self._chunks)
@@ -225,6 +232,7 @@ class ColumnTimeWindow(TimeWindow):
             if self._repeats_until is None or latest > self._repeats_until:
                 self._repeats_until = latest
         self._chunks.append(chunk)
+        self._fresh.append(chunk)
 
     def _flush(self) -> None:
         if self._waiting:
@@ -249,9 +257,29 @@ class ColumnTimeWindow(TimeWindow):
         distinct = self._repeats_until is None or self._repeats_until < low
         if distinct:
             self._repeats_until = None
+        self._enter(low, boundary)
         self.boundary = boundary
         self.content = ColumnContent(list(kept), low, boundary, distinct)
         return []
+
+    def _enter(self, low: int, boundary: int) -> None:
+        """`entered`: (t, s, p, o) of the elements that came into the window with this boundary,
+        oldest first (what a materialization takes); later ones wait for their boundary."""
+        parts, waiting = [], []
+        for chunk in self._fresh:
+            start = int(np.searchsorted(chunk.t, low, side="left"))
+            stop = int(np.searchsorted(chunk.t, boundary, side="left"))
+            if stop > start:
+                parts.append((chunk.t[start:stop], chunk.s[start:stop], chunk.p[start:stop], chunk.o[start:stop]))
+            if stop < len(chunk.t):
+                waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:]))
+        self._fresh = waiting
+        if not parts:
+            self.entered = _EMPTY_COLUMNS
+            return
+        t, s, p, o = (np.concatenate(column) for column in zip(*parts)) if len(parts) > 1 else parts[0]
+        order = np.argsort(t, kind="stable")
+        self.entered = (t[order], s[order], p[order], o[order])
 
     def is_empty(self) -> bool:
         return self.content.is_empty()
@@ -262,4 +290,17 @@ class ColumnTimeWindow(TimeWindow):
         return chain.from_iterable(parts)
 
 
-__all__ = ["ColumnTimeWindow", "ColumnContent", "triple_hashes"]
+
+
+def triple_columns(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> ColumnContent:
+    """A set of triples given as columns (a materialization's), read as a content."""
+    return ColumnContent([_Rows(np.zeros(len(s), dtype=np.int64), s, p, o)], 0, 1, True)
+
+
+class _Rows:
+    __slots__ = ("t", "s", "p", "o")
+
+    def __init__(self, t, s, p, o):
+        self.t, self.s, self.p, self.o = t, s, p, o
+
+__all__ = ["ColumnTimeWindow", "ColumnContent", "triple_columns", "triple_hashes"]

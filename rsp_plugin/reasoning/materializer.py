@@ -156,41 +156,7 @@ class Materializer:
     # set-up ----------------------------------------------------------------------------
 
     def _program(self, rules, trivial: bool) -> tuple[Program, list[Triple]]:
-        terms = self.terms
-        lift = f"?s ?p ?o :- {BACKGROUND_TRIPLE}(?s, ?p, ?o) .\n"
-        if self.window is not None:
-            lift += f"?s ?p ?o :- [RANGE {self.window}] DIAMOND {WINDOW_TRIPLE}(?s, ?p, ?o) .\n"
-        rule_lists = [parse_program(lift, "<materializer>", terms).rules]
-        if self.profile is not None:
-            files, extras = PROFILES[self.profile]
-            for name in files + (extras if trivial else ()):
-                rule_lists.append(rules_of(name, terms))
-        user = None
-        if rules is not None:
-            user = _parse_user_rules(rules, terms)
-            _check_tuple_windows(user, self._triple)
-            rule_lists.append(user.rules)
-
-        combined: list[Rule] = []
-        axioms: list[Triple] = []
-        for rule_list in rule_lists:
-            for rule in rule_list:
-                if _is_ground_triple_fact(rule, self._triple):
-                    axioms.append(tuple(rule.head.args))  # a fact of the rule set: background, held once
-                else:
-                    combined.append(rule)
-        merged = Program(
-            combined,
-            terms,
-            prefixes=user.prefixes if user is not None else {},
-            tick_ms=user.tick_ms if user is not None else None,
-            filename=user.filename if user is not None else f"<{self.profile or 'no'} profile>",
-        )
-        if any(rule.negative for rule in combined):
-            merged.strata = stratify(combined, _raise_at)
-        else:  # strata only order `not`; a positive program is one fixpoint
-            merged.strata = [combined]
-        return merged, axioms
+        return materialization_program(self.profile, self.window, self.terms, rules, trivial)
 
     # evaluation ------------------------------------------------------------------------
 
@@ -320,6 +286,49 @@ class Materializer:
 
 
 # helpers ------------------------------------------------------------------------------------
+
+
+def materialization_program(profile: str | None, window: int | None, terms: Dictionary, rules=None,
+                            trivial: bool = False) -> tuple[Program, list[Triple]]:
+    """The one LARS program of a materialization (lifting rules, the profile's rules, the user's
+    rules) and the ground triples of the rule sets (axioms, held as background)."""
+    triple_id = terms.intern(TRIPLE)
+    lift = f"?s ?p ?o :- {BACKGROUND_TRIPLE}(?s, ?p, ?o) .\n"
+    if window is not None:
+        lift += f"?s ?p ?o :- [RANGE {window}] DIAMOND {WINDOW_TRIPLE}(?s, ?p, ?o) .\n"
+    rule_lists = [parse_program(lift, "<materializer>", terms).rules]
+    if profile is not None:
+        files, extras = PROFILES[profile]
+        for name in files + (extras if trivial else ()):
+            rule_lists.append(rules_of(name, terms))
+    user = None
+    if rules is not None:
+        user = _parse_user_rules(rules, terms)
+        _check_tuple_windows(user, triple_id)
+        rule_lists.append(user.rules)
+
+    combined: list[Rule] = []
+    axioms: list[Triple] = []
+    for rule_list in rule_lists:
+        for rule in rule_list:
+            if _is_ground_triple_fact(rule, triple_id):
+                axioms.append(tuple(rule.head.args))  # a fact of the rule set: background, held once
+            else:
+                combined.append(rule)
+    merged = Program(
+        combined,
+        terms,
+        prefixes=user.prefixes if user is not None else {},
+        tick_ms=user.tick_ms if user is not None else None,
+        filename=user.filename if user is not None else f"<{profile or 'no'} profile>",
+    )
+    if any(rule.negative for rule in combined):
+        merged.strata = stratify(combined, _raise_at)
+    else:  # strata only order `not`; a positive program is one fixpoint
+        merged.strata = [combined]
+    return merged, axioms
+
+
 
 
 def _profile_name(profile: str | None) -> str | None:
