@@ -216,7 +216,7 @@ class Materializer:
         if self._before_start:
             parts.append(chain.from_iterable(args for _, args in self._before_start))
         if self._seen_terms:
-            held = set(chain.from_iterable(self.engine.live_terms()))
+            held = set(self.engine.live_terms())
             self._seen_terms &= held
         return chain.from_iterable(parts)
 
