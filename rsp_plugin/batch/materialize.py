@@ -181,7 +181,12 @@ class BatchMaterializer:
         for plan in self.plans:
             for position, atom in enumerate(plan.atoms):
                 self._readers.setdefault(atom.predicate, []).append((plan, position))
+        #: relations other than triples -> their table
         self.tables: dict[int, pl.DataFrame] = {}
+        #: the triples, per predicate (columns c0, c1, c2, h)
+        self._parts: dict[int, pl.DataFrame] = {}
+        self._all_triples: pl.DataFrame | None = None
+        self._started_false: list = []
         self.now: int | None = None
         self.rounds = 0
         given = list(axioms) + load_background(background, self.terms)
@@ -192,7 +197,7 @@ class BatchMaterializer:
 
     def __repr__(self) -> str:
         return (f"<BatchMaterializer profile={self.profile} window={self.window} now={self.now} "
-                f"triples={len(self.tables.get(self._triple, ()))}>")
+                f"triples={sum(len(part) for part in self._parts.values())}>")
 
     # time ---------------------------------------------------------------------------------------
 
@@ -220,11 +225,17 @@ class BatchMaterializer:
 
     def _expire(self, time_point: int) -> int:
         removed = 0
-        for predicate, table in list(self.tables.items()):
-            if len(table) and table["h"].min() < time_point:
-                kept = table.filter(pl.col("h") >= time_point)
-                removed += len(table) - len(kept)
-                self.tables[predicate] = kept
+        for tables in (self.tables, self._parts):
+            for key, table in list(tables.items()):
+                if len(table) and table["h"].min() < time_point:
+                    kept = table.filter(pl.col("h") >= time_point)
+                    removed += len(table) - len(kept)
+                    if len(kept):
+                        tables[key] = kept
+                    else:
+                        del tables[key]
+        if removed:
+            self._all_triples = None
         return removed
 
     # the fixpoint ---------------------------------------------------------------------------------
@@ -255,28 +266,51 @@ class BatchMaterializer:
         return added, rounds, events
 
     def _merge(self, candidates: dict[int, pl.DataFrame]) -> dict[int, pl.DataFrame]:
-        """Keep the candidates that are new or hold longer than known; put them in the tables."""
+        """Keep the candidates that are new or hold longer than known; put them in the tables.
+        Triples are kept per predicate (a partition each), so a merge touches the predicates derived."""
         fresh: dict[int, pl.DataFrame] = {}
         for predicate, frame in candidates.items():
             arity = self.arity.setdefault(predicate, len(frame.columns) - 1)
             keys = _columns(arity)
             best = frame.group_by(keys).agg(pl.col("h").max()) if len(frame) > 1 else frame
-            table = self.tables.get(predicate)
-            if table is None or not len(table):
-                new = started = best
-                self.tables[predicate] = best
-            else:
-                known = best.join(table.rename({"h": "h_known"}), on=keys, how="left")
-                new = known.filter(pl.col("h_known").is_null() | (pl.col("h") > pl.col("h_known"))).drop("h_known")
-                if not len(new):
-                    continue
-                started = known.filter(pl.col("h_known").is_null()) if predicate in self._false else None
-                self.tables[predicate] = pl.concat([table.join(new.select(keys), on=keys, how="anti"), new])
-            if predicate in self._false and started is not None and len(started):
-                self._started_false.append((predicate, started))
-            if len(new):
+            if predicate == self._triple:
+                pieces = [self._merge_into(self._parts, p, part, keys, None)
+                          for (p,), part in best.partition_by("c1", as_dict=True).items()]
+                pieces = [piece for piece in pieces if piece is not None]
+                if pieces:
+                    fresh[predicate] = pl.concat(pieces) if len(pieces) > 1 else pieces[0]
+                    self._all_triples = None
+                continue
+            new = self._merge_into(self.tables, predicate, best, keys, predicate if predicate in self._false else None)
+            if new is not None:
                 fresh[predicate] = new
         return fresh
+
+    def _merge_into(self, tables: dict, key: int, best: pl.DataFrame, keys: list[str], false) -> pl.DataFrame | None:
+        table = tables.get(key)
+        if table is None or not len(table):
+            tables[key] = best
+            if false is not None:
+                self._started_false.append((false, best))
+            return best
+        known = best.join(table.rename({"h": "h_known"}), on=keys, how="inner")
+        if not len(known):  # all of it is new
+            tables[key] = pl.concat([table, best])
+            if false is not None:
+                self._started_false.append((false, best))
+            return best
+        longer = known.filter(pl.col("h") > pl.col("h_known")).drop("h_known")
+        new = pl.concat([best.join(known.select(keys), on=keys, how="anti"), longer])
+        if not len(new):
+            return None
+        if false is not None:
+            started = best.join(known.select(keys), on=keys, how="anti")
+            if len(started):
+                self._started_false.append((false, started))
+        if len(longer):
+            table = table.join(longer.select(keys), on=keys, how="anti")
+        tables[key] = pl.concat([table, new])
+        return new
 
     def _evaluate(self, plan: _Plan, position: int, delta: pl.DataFrame) -> pl.DataFrame | None:
         """The heads the rule derives with the delta at `position` and the full tables elsewhere."""
@@ -290,10 +324,10 @@ class BatchMaterializer:
         while rest:
             connected = [k for k in rest if bound & set(plan.atoms[k].variables)] or rest
             choice = max(connected, key=lambda k: (sum(not isinstance(a, Var) for a in plan.atoms[k].args),
-                                                   -len(self.tables.get(plan.atoms[k].predicate, ()))))
+                                                   -self._size(plan.atoms[k])))
             rest.remove(choice)
             atom = plan.atoms[choice]
-            table = self.tables.get(atom.predicate)
+            table = self._relation(atom)
             if table is None or not len(table):
                 return None
             other = _match(table, atom, "h2")
@@ -307,6 +341,24 @@ class BatchMaterializer:
             if not len(frame):
                 return None
         return _project(frame, plan.head)
+
+    def _relation(self, atom: _Atom) -> pl.DataFrame | None:
+        """The facts an atom may match: a triple pattern with a constant predicate reads its partition."""
+        if atom.predicate != self._triple:
+            return self.tables.get(atom.predicate)
+        predicate = atom.args[1]
+        if not isinstance(predicate, Var):
+            return self._parts.get(predicate)
+        if self._all_triples is None:
+            parts = [part for part in self._parts.values() if len(part)]
+            self._all_triples = pl.concat(parts) if parts else _empty(3)
+        return self._all_triples
+
+    def _size(self, atom: _Atom) -> int:
+        if atom.predicate == self._triple and isinstance(atom.args[1], Var):
+            return sum(len(part) for part in self._parts.values())
+        table = self._relation(atom)
+        return 0 if table is None else len(table)
 
     def _compare(self, frame: pl.DataFrame, comparisons: list, bound: set) -> pl.DataFrame:
         """Apply the comparisons whose variables are bound (once per distinct tuple of values)."""
@@ -386,7 +438,7 @@ class BatchMaterializer:
 
     def triple_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(s, p, o) of the triples that hold now (each once)."""
-        table = self.tables.get(self._triple)
+        table = self._relation(_Atom(self._triple, (Var("s"), Var("p"), Var("o"))))
         if table is None or not len(table):
             empty = np.empty(0, dtype=np.int64)
             return empty, empty, empty
@@ -397,7 +449,7 @@ class BatchMaterializer:
         return list(zip(s.tolist(), p.tolist(), o.tolist()))
 
     def expires(self, triple: Triple) -> int | None:
-        table = self.tables.get(self._triple)
+        table = self._parts.get(triple[1])
         if table is None:
             return None
         found = table.filter((pl.col("c0") == triple[0]) & (pl.col("c1") == triple[1]) & (pl.col("c2") == triple[2]))
@@ -418,8 +470,9 @@ class BatchMaterializer:
     def live_terms(self):
         from itertools import chain
 
-        parts = [table.drop("h").to_numpy().ravel().tolist() for table in self.tables.values() if len(table)]
-        parts.append(self.tables.keys())
+        parts = [table.drop("h").to_numpy().ravel().tolist()
+                 for table in chain(self.tables.values(), self._parts.values()) if len(table)]
+        parts.append(list(self.tables.keys()))
         if self._seen_literals:
             held = set(chain.from_iterable(parts[:-1]))
             self._seen_literals &= held
