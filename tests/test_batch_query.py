@@ -69,16 +69,30 @@ def _columns(case: Case, seed: int):
     return [result.to_json() for result in results]
 
 
+@pytest.fixture
+def polars_always(monkeypatch):
+    """Small windows take the per-fact join by default: here every evaluation is a polars plan."""
+    from rsp_plugin.batch import query
+
+    monkeypatch.setattr(query, "SMALL", 0)
+
+
 @pytest.mark.parametrize("seed", range(240))
-def test_batch_path_answers_what_the_per_fact_path_answers(seed):
+def test_batch_path_answers_what_the_per_fact_path_answers(seed, polars_always):
     case = Case(seed)
     expected = _per_element(case, batch=False)
     assert _per_element(case, batch=True) == expected, str(case)
     assert _columns(case, seed) == expected, str(case)
 
 
+@pytest.mark.parametrize("seed", range(0, 240, 7))
+def test_small_windows_take_the_per_fact_join_with_the_same_answers(seed):
+    case = Case(seed)
+    assert _columns(case, seed) == _per_element(case, batch=False), str(case)
+
+
 @pytest.mark.parametrize("seed", range(2000, 2048))
-def test_batch_materialization_answers_what_the_per_fact_one_answers(seed):
+def test_batch_materialization_answers_what_the_per_fact_one_answers(seed, polars_always):
     from test_query_differential import SHAPES
 
     case = Case(seed, entailment=SHAPES[seed % len(SHAPES)][1])

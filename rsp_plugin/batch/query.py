@@ -94,6 +94,11 @@ class ColumnarState:
         return state
 
 
+#: below this many rows in the windows, an evaluation indexes them and takes the per-fact fast path
+#: (a polars plan costs a few ms whatever its size; a small window is joined faster by dicts)
+SMALL = 1500
+
+
 class ColumnarEvaluation(FastEvaluation):
     """One evaluation of a `FastPlan` over column windows (and static graphs)."""
 
@@ -101,6 +106,33 @@ class ColumnarEvaluation(FastEvaluation):
         super().__init__(plan, snapshot, cache, contexts, tau)
         self.state = state or ColumnarState(cache.terms)
         self.state.check()
+        self._indexed = self._small_snapshot()
+
+    def _small_snapshot(self):
+        """The snapshot with its column windows as indexes, when they are small (else None)."""
+        from ..query.evaluate import Snapshot
+
+        snapshot = self.snapshot
+        default = snapshot.default
+        parts = default.parts if isinstance(default, UnionContent) else [default]
+        columns = [part for part in [*parts, *snapshot.named.values()] if isinstance(part, ColumnContent)]
+        if sum(len(part.columns()[0]) for part in columns) >= SMALL:
+            return None
+
+        def indexed(part):
+            return part.index() if isinstance(part, ColumnContent) else part
+
+        return Snapshot([indexed(part) for part in parts],
+                        {name: indexed(part) for name, part in snapshot.named.items()})
+
+    def _per_fact(self) -> FastEvaluation:
+        return FastEvaluation(self.plan, self._indexed, self.cache, self.contexts, self.tau)
+
+    def ask(self) -> bool:
+        return self._per_fact().ask() if self._indexed is not None else super().ask()
+
+    def construct(self):
+        return self._per_fact().construct() if self._indexed is not None else super().construct()
 
     # the conjunction ---------------------------------------------------------------------------
 
@@ -245,6 +277,8 @@ class ColumnarEvaluation(FastEvaluation):
     # SELECT ---------------------------------------------------------------------------------
 
     def select(self) -> tuple[list[str], list[tuple]]:
+        if self._indexed is not None:
+            return self._per_fact().select()
         plan = self.plan
         slots, frame = self.frame_solutions()
         if plan.aggregation is not None:
