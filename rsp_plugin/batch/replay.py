@@ -29,25 +29,15 @@ def replay_file(engine, iri: str, path: Path, *, moment: int | None = None,
     replay does (the caller calls `engine.finish()`); returns how many elements were read."""
     source = str(path)
     seen = len(engine.rejected)
-    latest: int | None = None
     count = 0
     size = block_bytes or blocks.BLOCK_BYTES
+    lanes = np.zeros(0, dtype=np.int64)
     for block in read_tnt_blocks(path, engine.terms, tick_ms=1, moment=moment, block_bytes=size):
-        times = block.times
-        count += len(times)
-        if len(times):
-            carried = np.concatenate(([latest if latest is not None else times[0]], times))
-            running = np.maximum.accumulate(carried)
-            late = np.flatnonzero(times < running[:-1])
-            start = 0
-            for row in [*late.tolist(), len(times)]:
-                if row > start:
-                    _push(engine, iri, block, start, row, source)
-                if row < len(times):
-                    _push(engine, iri, block, row, row + 1, source)
-                start = row + 1
-            top = int(running[-1])
-            latest = top if latest is None else max(latest, top)
+        count += len(block.times)
+        if len(lanes) < len(block.times):
+            lanes = np.zeros(len(block.times), dtype=np.int64)
+        feed(engine, [iri], lanes[:len(block.times)], block.times, block.s, block.p, block.o,
+             lines=block.lines, source=source)
         records = list(block.rejected) + engine.rejected[seen:]
         seen = len(engine.rejected)
         for record in sorted(records, key=lambda record: record.line):
@@ -55,10 +45,39 @@ def replay_file(engine, iri: str, path: Path, *, moment: int | None = None,
     return count
 
 
-def _push(engine, iri: str, block, start: int, stop: int, source: str) -> None:
-    times = block.times[start:stop]
-    engine.push_columns(iri, times, block.s[start:stop], block.p[start:stop], block.o[start:stop],
-                        lines=block.lines[start:stop], source=source)
-    top = int(times.max())
-    if engine.watermark is None or top > engine.watermark:
-        engine.advance_to(top)
+def feed(engine, streams: list[str], lanes, times, s, p, o, *, delay: int = 0, lines=None,
+         source: str | None = None) -> None:
+    """Push rows (each of stream `streams[lane]`) in their order, as a per-element feed does: the
+    watermark moves to a row's timestamp (minus `delay`) before the row is pushed. Rows in time
+    order go as columns, one push per stream and one watermark move per run; a row older than
+    one before it is pushed alone, after the watermark reached the rows before it."""
+    count = len(times)
+    if not count:
+        return
+    lanes = np.asarray(lanes, dtype=np.int64)
+    times = np.asarray(times, dtype=np.int64)
+    before = engine.watermark + delay if engine.watermark is not None else int(times[0])
+    running = np.maximum.accumulate(np.concatenate(([before], times)))
+    late = np.flatnonzero(times < running[:-1]).tolist()
+    start = 0
+    for row in [*late, count]:
+        if row > start:
+            _push_run(engine, streams, lanes, times, s, p, o, start, row, delay, lines, source)
+        if row < count:
+            _push_run(engine, streams, lanes, times, s, p, o, row, row + 1, delay, lines, source)
+        start = row + 1
+
+
+def _push_run(engine, streams, lanes, times, s, p, o, start, stop, delay, lines, source) -> None:
+    chosen = lanes[start:stop]
+    first = int(chosen[0])
+    if stop - start == 1 or bool(np.all(chosen == first)):
+        groups = [(first, slice(start, stop))]
+    else:  # several streams: each its rows, in stream order (at equal times, as a merge by (time, stream))
+        groups = [(int(lane), start + np.flatnonzero(chosen == lane)) for lane in np.unique(chosen).tolist()]
+    for lane, rows in groups:
+        engine.push_columns(streams[lane], times[rows], s[rows], p[rows], o[rows],
+                            lines=lines[rows] if lines is not None else None, source=source)
+    target = int(times[start:stop].max()) - delay
+    if engine.watermark is None or target > engine.watermark:
+        engine.advance_to(target)
