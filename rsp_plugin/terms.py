@@ -402,8 +402,11 @@ class Forgetting:
     def run(self, live) -> int:
         """Forget what `live` (ids, any iterable or numpy array) does not name, among the ids handed
         out before the last run; how many were forgotten."""
+        if hasattr(live, "tolist"):
+            live = live.tolist()
+        live = live if isinstance(live, (set, frozenset)) else set(live)
         forgotten = self.terms.retain(live, keep_since=self.mark)
         self.mark = self.terms.next_id
-        self.live = len(self.terms)
+        self.live = len(live)  # what is reached (the young generation kept unreached does not count)
         self.runs += 1
         return forgotten
