@@ -37,7 +37,7 @@ import numpy as np
 from ..formats import Rejected, StreamElement, read_ntriples_at, read_tnt
 from ..terms import XSD_STRING, Dictionary
 from ..timeline import NEVER_EXPIRES
-from .encode import encode
+from .encode import encode_checked
 
 #: bytes read per block (whole lines: a block ends at its last newline)
 BLOCK_BYTES = 8 << 20
@@ -47,8 +47,10 @@ _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
 _PLAIN_LITERAL = r'"[^"\\\n\r]*"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
 _TERM = rf"(?:{_IRI}|{_BLANK})"
 _OBJECT = rf"(?:{_IRI}|{_BLANK}|{_PLAIN_LITERAL})"
-_FAST_TNT = rf"^-?[0-9]{{1,18}} {_TERM} {_IRI} {_OBJECT} \.\n$"
-_FAST_NT = rf"^{_TERM} {_IRI} {_OBJECT} \.\n$"
+_SUBJECT = rf"^{_TERM}$"
+_PREDICATE = rf"^{_IRI}$"
+_OBJECT_ONLY = rf"^{_OBJECT}$"
+_TIMESTAMP = r"^-?[0-9]{1,18}$"
 _STRING_SUFFIX = '"^^' + XSD_STRING
 #: time points are int64 columns: a time point this far from 0 is set aside
 TIME_LIMIT = NEVER_EXPIRES
@@ -173,41 +175,40 @@ def _per_line(reader, data: bytes, first_line: int, rows, terms, filename: str, 
 
 def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int | None = None,
               filename: str = "<stream>", moment: int | None = None) -> TripleBlock:
-    """One block of `.tnt` lines (or, with `moment`, plain N-Triples all seen at `moment`)."""
+    """One block of `.tnt` lines (or, with `moment`, plain N-Triples all seen at `moment`).
+
+    Every line is cut at its first spaces (`str.splitn`); each column's distinct values are
+    checked (and interned) once (`encode_checked`); a row whose parts are not all in the common
+    form takes the per-line reader."""
     import polars as pl
 
     series = _lines(data)
     if series is None:
         return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
-    frame = pl.DataFrame({"text": series})
-    fast_pattern = _FAST_NT if moment is not None else _FAST_TNT
-    frame = frame.with_columns(
-        row=pl.int_range(pl.len(), dtype=pl.Int64),
-        fast=pl.col("text").str.contains(fast_pattern),
-    )
-    fast = frame.filter(pl.col("fast"))
-    others = frame.filter(~pl.col("fast") & ~_blank_or_comment(pl.col("text")))
+    names = ["ts", "s", "p", "rest"] if moment is None else ["s", "p", "rest"]
+    parts = pl.DataFrame({"text": series}).select(
+        pl.col("text").str.splitn(" ", len(names)).struct.rename_fields(names)).unnest("text")
+    rest = pl.col("rest")
+    parts = parts.with_columns(o=pl.when(rest.str.ends_with(" .\n")).then(rest.str.head(-3)))
+    s, s_ok = encode_checked(parts["s"], terms, _SUBJECT)
+    p, p_ok = encode_checked(parts["p"], terms, _PREDICATE)
+    o, o_ok = encode_checked(parts["o"], terms, _OBJECT_ONLY, canonical=True)
+    good = s_ok & p_ok & o_ok
     if moment is None:
-        parts = fast.select(
-            pl.col("row"), pl.col("text").str.splitn(" ", 4).struct.rename_fields(["ts", "s", "p", "rest"]))
+        stamps = parts["ts"]
+        good &= stamps.str.contains(_TIMESTAMP).fill_null(False).to_numpy()
+        times = stamps.cast(pl.Int64, strict=False).fill_null(0).to_numpy()
+        if tick_ms is not None:
+            times = times // tick_ms
     else:
-        parts = fast.select(
-            pl.col("row"), pl.col("text").str.splitn(" ", 3).struct.rename_fields(["s", "p", "rest"]))
-    parts = parts.unnest("text").with_columns(o=pl.col("rest").str.head(-3))  # " .\n"
-    parts = parts.with_columns(
-        o=pl.when(pl.col("o").str.ends_with(_STRING_SUFFIX))
-        .then(pl.col("o").str.head(-len(_STRING_SUFFIX) + 1))
-        .otherwise(pl.col("o")))
-    rows = parts["row"].to_numpy()
-    if moment is None:
-        stamps = parts["ts"].cast(pl.Int64).to_numpy()
-        times = stamps if tick_ms is None else stamps // tick_ms
-    else:
-        times = np.full(len(rows), moment, dtype=np.int64)
-    block = TripleBlock(rows + first_line, times.astype(np.int64, copy=False),
-                        encode(parts["s"], terms), encode(parts["p"], terms), encode(parts["o"], terms))
-    if len(others):
-        slow = _tnt_slowly(data, first_line, others["row"].to_list(), terms, tick_ms, filename, moment)
+        times = np.full(len(parts), moment, dtype=np.int64)
+    rows = np.flatnonzero(good)
+    all_good = len(rows) == len(parts)
+    block = TripleBlock(rows + first_line, times if all_good else times[rows], s if all_good else s[rows],
+                        p if all_good else p[rows], o if all_good else o[rows])
+    if not all_good:
+        others = np.flatnonzero(~good).tolist()
+        slow = _tnt_slowly(data, first_line, others, terms, tick_ms, filename, moment)
         block = _merge(block, slow)
     return block
 

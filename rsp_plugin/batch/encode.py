@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from ..terms import Dictionary
 
+_STRING_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#string>'
 #: the keys that may have a numeric value (`number_of_key`): a number, or a literal of a numeric datatype
 _MAYBE_NUMBER = (r'^[-+.0-9]|\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|int|long|short|byte|'
                  r'nonNegativeInteger|positiveInteger|nonPositiveInteger|negativeInteger|unsignedLong|'
@@ -43,6 +44,41 @@ def encode(column, terms: Dictionary) -> np.ndarray:
     ids, _ = terms.intern_distinct(distinct.to_pylist(), numeric)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     return ids[codes]
+
+
+def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool = False):
+    """Ids of a column of written terms and which rows are well-formed: each distinct value is
+    checked once against `pattern` (a polars regex) and only those that pass are interned; the
+    rows of the others get id -1. `canonical`: literals typed xsd:string lose their datatype
+    (RDF 1.1: "a"^^xsd:string is "a"), as the per-line readers write them."""
+    import polars as pl
+
+    if hasattr(column, "to_arrow"):
+        column = column.to_arrow()
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if len(column) == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+    encoded = pc.dictionary_encode(column)
+    distinct = pl.from_arrow(encoded.dictionary)
+    good = distinct.str.contains(pattern).fill_null(False).to_numpy()
+    chosen = np.flatnonzero(good)
+    ids = np.full(len(distinct), -1, dtype=np.int64)
+    if len(chosen):
+        keys = distinct.gather(chosen) if len(chosen) < len(distinct) else distinct
+        numeric = keys.str.contains(_MAYBE_NUMBER).to_numpy()
+        key_list = keys.to_list()
+        if canonical and keys.str.ends_with(_STRING_SUFFIX).any():
+            key_list = [key[: -len(_STRING_SUFFIX) + 1] if key.endswith(_STRING_SUFFIX) else key for key in key_list]
+            ids[chosen] = terms.intern_keys(key_list)
+        else:
+            ids[chosen] = terms.intern_distinct(key_list, numeric)[0]
+    indices = encoded.indices
+    if indices.null_count:  # a missing value: not well-formed
+        ids = np.append(ids, -1)
+        indices = indices.fill_null(len(distinct))
+    rows = ids[indices.to_numpy(zero_copy_only=False)]
+    return rows, rows >= 0
 
 
 def decode(ids: np.ndarray, terms: Dictionary) -> list[str]:
