@@ -147,7 +147,8 @@ class Dictionary:
     (True, 2, 3)
     """
 
-    __slots__ = ("_ids", "_keys", "_numbers", "_int_ids", "_next", "_pinned", "generation", "forgotten")
+    __slots__ = ("_ids", "_keys", "_numbers", "_int_ids", "_next", "_pinned", "_touched", "generation",
+                 "forgotten")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -156,6 +157,8 @@ class Dictionary:
         self._int_ids: dict[int, int] = {}
         self._next = 0
         self._pinned: set[int] = set()
+        #: ids a reader looked up since the last `retain` (it may hold them until it pushes them)
+        self._touched: set[int] = set()
         #: how many times `retain` forgot something (caches of ids compare it)
         self.generation = 0
         #: how many terms were forgotten so far
@@ -180,6 +183,7 @@ class Dictionary:
         """The id of a written term, creating it on first sight."""
         found = self._ids.get(key)
         if found is not None:
+            self._touched.add(found)
             return found
         new = self._next
         self._next = new + 1
@@ -195,10 +199,13 @@ class Dictionary:
         get = self._ids.get
         found = list(map(get, keys))
         if None not in found:
+            self._touched.update(found)
             return found
         fresh = list(dict.fromkeys(key for key, term in zip(keys, found) if term is None))
         self._add_fresh(fresh)
-        return list(map(get, keys))
+        found = list(map(get, keys))
+        self._touched.update(found)
+        return found
 
     def intern_distinct(self, keys: list[str], numeric=None):
         """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
@@ -209,6 +216,8 @@ class Dictionary:
         count = len(keys)
         found = np.fromiter(map(self._ids.get, keys, repeat(-1)), dtype=np.int64, count=count)
         missing = np.flatnonzero(found < 0)
+        if len(missing) < count:
+            self._touched.update(found.tolist())
         if len(missing):
             start = self._next
             found[missing] = np.arange(start, start + len(missing), dtype=np.int64)
@@ -245,6 +254,8 @@ class Dictionary:
         found = self._int_ids.get(value)
         if found is None:
             found = self._int_ids[value] = self.intern(str(value))
+        else:
+            self._touched.add(found)
         return found
 
     def intern_number(self, value) -> int:
@@ -309,8 +320,10 @@ class Dictionary:
         if not isinstance(live, (set, frozenset)):
             live = set(live)
         pinned = self._pinned
+        touched, self._touched = self._touched, set()
         young = self._next if keep_since is None else keep_since
-        dead = [term for term in keys if term < young and term not in live and term not in pinned]
+        dead = [term for term in keys
+                if term < young and term not in live and term not in pinned and term not in touched]
         if not dead:
             return 0
         numbers = self._numbers
@@ -373,9 +386,10 @@ class Forgetting:
     live state costs O(1) per new term, amortized, and the dictionary holds at most about
     twice what the engine can still reach (plus `minimum`).
 
-    Generations: an id handed out since the last time is kept this time whatever the live
-    set says. A reader interns a batch before it pushes it (a line read ahead, a block, a
-    micro-batch waiting for another stream): its ids survive one forgetting unreached.
+    Generations: an id handed out, or looked up by `intern`, since the last time is kept this
+    time whatever the live set says. A reader interns a batch before it pushes it (a line read
+    ahead, a block, a micro-batch waiting for another stream): its ids, new or old, survive one
+    forgetting unreached.
 
     >>> terms = Dictionary()
     >>> policy = Forgetting(terms, minimum=2)
