@@ -403,7 +403,7 @@ class Forgetting:
 
     __slots__ = ("terms", "minimum", "mark", "live", "runs")
 
-    def __init__(self, terms: Dictionary, minimum: int = 50_000):
+    def __init__(self, terms: Dictionary, minimum: int = 20_000):
         self.terms = terms
         self.minimum = minimum
         self.mark = terms.next_id
@@ -423,4 +423,24 @@ class Forgetting:
         self.mark = self.terms.next_id
         self.live = len(live)  # what is reached (the young generation kept unreached does not count)
         self.runs += 1
+        if forgotten:
+            _give_back_memory()
         return forgotten
+
+
+def _give_back_memory() -> None:
+    """Hand the memory freed by forgetting back to the system (glibc's malloc_trim; elsewhere
+    nothing): without it a long run's resident size keeps the high-water mark of its sawtooth."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
