@@ -201,11 +201,11 @@ class Dictionary:
         if None not in found:
             self._touched.update(found)
             return found
-        fresh = list(dict.fromkeys(key for key, term in zip(keys, found) if term is None))
-        self._add_fresh(fresh)
-        found = list(map(get, keys))
-        self._touched.update(found)
-        return found
+        fresh = [key for key, term in zip(keys, found) if term is None]
+        if len(fresh) < len(found):
+            self._touched.update([term for term in found if term is not None])
+        self._add_fresh(list(dict.fromkeys(fresh)))
+        return list(map(get, keys))
 
     def intern_distinct(self, keys: list[str], numeric=None):
         """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
@@ -319,19 +319,20 @@ class Dictionary:
             live = live.tolist()
         if not isinstance(live, (set, frozenset)):
             live = set(live)
-        pinned = self._pinned
         touched, self._touched = self._touched, set()
         young = self._next if keep_since is None else keep_since
-        dead = [term for term in keys
-                if term < young and term not in live and term not in pinned and term not in touched]
+        candidates = keys.keys() - live  # set algebra in C; then the pinned, the looked up, the young
+        candidates -= self._pinned
+        candidates -= touched
+        dead = [term for term in candidates if term < young]
         if not dead:
             return 0
         numbers = self._numbers
         if len(dead) * 2 > len(keys):  # most of it goes: copy what stays
-            gone = set(dead)
-            self._keys = keys = {term: key for term, key in keys.items() if term not in gone}
+            kept = keys.keys() - set(dead)
+            self._keys = keys = {term: keys[term] for term in sorted(kept)}
             self._ids = {key: term for term, key in keys.items()}
-            self._numbers = _Numbers((term, value) for term, value in numbers.items() if term in keys)
+            self._numbers = _Numbers((term, numbers[term]) for term in kept if term in numbers)
         else:
             ids = self._ids
             for term in dead:
@@ -423,24 +424,4 @@ class Forgetting:
         self.mark = self.terms.next_id
         self.live = len(live)  # what is reached (the young generation kept unreached does not count)
         self.runs += 1
-        if forgotten:
-            _give_back_memory()
         return forgotten
-
-
-def _give_back_memory() -> None:
-    """Hand the memory freed by forgetting back to the system (glibc's malloc_trim; elsewhere
-    nothing): without it a long run's resident size keeps the high-water mark of its sawtooth."""
-    global _TRIM
-    if _TRIM is None:
-        try:
-            import ctypes
-
-            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _TRIM = False
-    if _TRIM:
-        _TRIM(0)
-
-
-_TRIM = None

@@ -67,6 +67,19 @@ def columnar_supported(plan: FastPlan | None) -> bool:
     return True
 
 
+class _Aggregate:
+    """What an rdflib aggregate node says, read once (its attributes are slow to read)."""
+
+    __slots__ = ("node", "name", "distinct", "vars", "res")
+
+    def __init__(self, node):
+        self.node = node
+        self.name = node.name
+        self.distinct = bool(node.distinct)
+        self.vars = node.vars if node.vars == "*" else str(node.vars)
+        self.res = str(node.res)
+
+
 class ColumnarState:
     """What a query's columnar evaluations keep between them: filter outcomes per distinct value,
     the numeric reading of terms, static graphs as columns. Forgotten when the dictionary forgets."""
@@ -80,23 +93,28 @@ class ColumnarState:
         #: datatype IRI <-> small code (strings: kept whatever the dictionary forgets)
         self.datatype_codes: dict[str, int] = {}
         self.datatype_strings: list[str] = []
+        #: (kind, value, datatype) -> the id of the aggregate's result term
+        self.results: dict[tuple, int] = {}
+        #: id(plan) -> its aggregates read once
+        self.aggregates: dict[int, list] = {}
 
     def check(self) -> None:
         if self.generation != self.terms.generation:
             self.filters.clear()
             self.values.clear()
             self.tables.clear()
+            self.results.clear()
             self.generation = self.terms.generation
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.update(generation=-1, filters={}, values={}, tables={})
+        state.update(generation=-1, filters={}, values={}, tables={}, results={}, aggregates={})
         return state
 
 
 #: below this many rows in the windows, an evaluation indexes them and takes the per-fact fast path
 #: (a polars plan costs a few ms whatever its size; a small window is joined faster by dicts)
-SMALL = 1500
+SMALL = 300
 
 
 class ColumnarEvaluation(FastEvaluation):
@@ -308,7 +326,10 @@ class ColumnarEvaluation(FastEvaluation):
     # aggregates -------------------------------------------------------------------------------
 
     def _frame_aggregate(self, slots, frame: pl.DataFrame):
-        group_vars, aggregates = self.plan.aggregation
+        group_vars, nodes = self.plan.aggregation
+        aggregates = self.state.aggregates.get(id(self.plan))
+        if aggregates is None or aggregates[0].node is not nodes[0]:
+            aggregates = self.state.aggregates[id(self.plan)] = [_Aggregate(node) for node in nodes]
         grouped_frame = frame
         for name in group_vars:
             if name not in slots:
@@ -328,7 +349,7 @@ class ColumnarEvaluation(FastEvaluation):
             summary = work.with_columns(pl.lit(0).alias("__all")).group_by("__all").agg(expressions)
         out_slots = {name: index for index, name in enumerate(group_vars)}
         for aggregate in aggregates:
-            out_slots[str(aggregate.res)] = len(out_slots)
+            out_slots[aggregate.res] = len(out_slots)
         rows = []
         for record in summary.iter_rows(named=True):
             values = [record[name] for name in group_vars]
@@ -345,7 +366,7 @@ class ColumnarEvaluation(FastEvaluation):
                 columns = list(slots)
                 return [pl.struct(columns).n_unique().alias(tag)]
             return []
-        variable = str(aggregate.vars)
+        variable = aggregate.vars
         if variable not in slots:
             return []
         column = pl.col(variable)
@@ -379,18 +400,18 @@ class ColumnarEvaluation(FastEvaluation):
         """One aggregate's value in one group, as the per-fact path makes it."""
         name = aggregate.name
         tag = f"__a{number}"
-        intern = self.cache.intern
+        intern = self._result
         if aggregate.vars == "*":
-            return intern(Literal(record[tag] if aggregate.distinct else record["__rows"]))
-        variable = str(aggregate.vars)
+            return intern("count", record[tag] if aggregate.distinct else record["__rows"], None)
+        variable = aggregate.vars
         if variable not in slots or name == "Aggregate_GroupConcat":
-            return self._rdflib_aggregate(aggregate, self._members(record, by, frame), slots)
+            return self._rdflib_aggregate(aggregate.node, self._members(record, by, frame), slots)
         if name == "Aggregate_Count":
-            return intern(Literal(record[tag]))
+            return intern("count", record[tag], None)
         if name == "Aggregate_Sample":
             return record[tag]
         if record[f"{tag}_kind"] == OTHER:
-            return self._rdflib_aggregate(aggregate, self._members(record, by, frame), slots)
+            return self._rdflib_aggregate(aggregate.node, self._members(record, by, frame), slots)
         if name in ("Aggregate_Min", "Aggregate_Max"):
             return record[f"{tag}_pick"]
         datatypes = self._datatypes(record[f"{tag}_dt"])
@@ -399,7 +420,7 @@ class ColumnarEvaluation(FastEvaluation):
             for other in datatypes[1:]:
                 datatype = type_promotion(datatype, URIRef(other))
         except TypeError:
-            return self._rdflib_aggregate(aggregate, self._members(record, by, frame), slots)
+            return self._rdflib_aggregate(aggregate.node, self._members(record, by, frame), slots)
         count = record[f"{tag}_n"]
         kind = record[f"{tag}_kind"]
         if kind == INT and record[f"{tag}_imax"] is not None and record[f"{tag}_imax"] * count < (1 << 62):
@@ -409,10 +430,19 @@ class ColumnarEvaluation(FastEvaluation):
         else:
             total = self._exact_total(aggregate, record, by, frame)
         if name == "Aggregate_Sum":
-            return intern(Literal(total, datatype=datatype))
+            return intern("typed", total, datatype)
         if datatype in (XSD.float, XSD.double):
-            return intern(Literal(total / count))
-        return intern(Literal(Decimal(total) / Decimal(count)))
+            return intern("plain", total / count, None)
+        return intern("plain", Decimal(total) / Decimal(count), None)
+
+    def _result(self, kind: str, value, datatype) -> int:
+        """The id of an aggregate's result term (Literal(value) or Literal(value, datatype)), once per value."""
+        key = (kind, type(value), value, datatype)
+        found = self.state.results.get(key)
+        if found is None:
+            term = Literal(value, datatype=datatype) if kind == "typed" else Literal(value)
+            found = self.state.results[key] = self.cache.intern(term)
+        return found
 
     def _datatypes(self, codes) -> list[str]:
         strings = self._datatype_strings
@@ -423,7 +453,7 @@ class ColumnarEvaluation(FastEvaluation):
         for name in by:
             value = record[name]
             members = members.filter(pl.col(name).is_null() if value is None else pl.col(name) == value)
-        values = members[str(aggregate.vars)].to_list()
+        values = members[aggregate.vars].to_list()
         if aggregate.distinct:
             values = list(dict.fromkeys(values))
         return values
