@@ -78,24 +78,35 @@ class TripleBlock:
 # reading bytes ----------------------------------------------------------------------------
 
 
-def byte_blocks(handle, size: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
-    """(number of the block's first line, bytes of whole lines) from a binary file."""
+def byte_blocks(handle, size: int = BLOCK_BYTES) -> Iterator[tuple[int, memoryview]]:
+    """(number of the block's first line, its bytes: whole lines) from a binary file.
+
+    The bytes are a view of one buffer read into again for the next block (fresh memory costs
+    page faults, 8 MB of them per block): a block must be done with before the next is asked."""
+    buffer = bytearray(size + (1 << 16))
+    view = memoryview(buffer)
     line = 1
-    rest = b""
+    held = 0  # bytes of an unfinished line carried from the last read, at the buffer's start
     while True:
-        chunk = handle.read(size)
-        if not chunk:
+        if held >= len(buffer) - (1 << 15):  # a line longer than the buffer: make it grow
+            bigger = bytearray(2 * len(buffer))
+            bigger[:held] = buffer[:held]
+            view.release()
+            buffer, view = bigger, memoryview(bigger)
+        count = handle.readinto(view[held:])
+        if not count:
             break
-        data = rest + chunk
-        end = data.rfind(b"\n")
+        filled = held + count
+        end = buffer.rfind(b"\n", 0, filled)
         if end < 0:
-            rest = data
+            held = filled
             continue
-        block, rest = data[: end + 1], data[end + 1:]
-        yield line, block
-        line += block.count(b"\n")
-    if rest:
-        yield line, rest
+        yield line, view[: end + 1]
+        line += buffer.count(b"\n", 0, end + 1)
+        held = filled - end - 1
+        buffer[:held] = buffer[end + 1: filled]
+    if held:
+        yield line, view[:held]
 
 
 def _lines(data: bytes):
@@ -105,14 +116,16 @@ def _lines(data: bytes):
     import pyarrow as pa
     import polars as pl
 
-    if b"\r" in data:
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if len(raw) and (raw[-1] != 10 or bool(np.any(raw == 13))):  # rare: copy, then translate
         try:
-            data = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").encode("utf-8")
+            data = bytes(data).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").encode("utf-8")
         except UnicodeDecodeError:
             return None
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
     offsets = np.empty(len(ends) + 1, dtype=np.int64)
     offsets[0] = 0
     offsets[1:] = ends + 1
@@ -126,6 +139,7 @@ def _lines(data: bytes):
 
 def _slow_lines(data: bytes, first_line: int, rows=None) -> Iterator[tuple[int, str | None]]:
     """(line number, text or None if not UTF-8) of the given rows of the block (all: rows=None)."""
+    data = bytes(data)
     text_lines = data.split(b"\n")
     if text_lines and text_lines[-1] == b"":
         text_lines.pop()
