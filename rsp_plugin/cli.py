@@ -166,7 +166,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
-    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl"],
+    bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
+                                         "throughput", "soak"],
                        help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
@@ -180,10 +181,13 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.add_argument("--explain", action="store_true",
                        help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
+    bench.add_argument("--plot", metavar="PNG", help="throughput / soak / spark: where the plot goes ('-': none)")
+    bench.add_argument("--old-limit", type=int, metavar="N",
+                       help="throughput: the per-fact path runs on at most the first N triples (default 1M)")
+    bench.add_argument("--triples", type=int, metavar="N",
+                       help="soak: stream triples (default 5M; LARS 2M atoms); spark: triples of the stream (150k)")
     bench.add_argument("--masters", type=lambda text: [m for m in text.split(";") if m],
                        help="spark: Spark masters, ';'-separated (default local[1];local[2];local-cluster[2,1,1024])")
-    bench.add_argument("--triples", type=int, help="spark: triples in the generated stream (default 150000)")
-    bench.add_argument("--plot", metavar="FILE.png", help="spark: draw the throughputs into a PNG")
     bench.add_argument("--overhead", action="store_true",
                        help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
                             "the modes on 1 and 2 cores")
@@ -253,10 +257,8 @@ def _reason(options) -> int:
         return reason_answer_streams(options, UserError)
     if options.models != "1" or options.solver_timeout is not None:
         raise UserError("--models and --solver-timeout are for --semantics answer-stream")
-    from .formats import format_fact, read_stream_file
-    from .lars.engine import IncrementalEngine
+    from .batch.reason import replay
     from .lars.syntax import parse_program_file
-    from .replay import timeline
 
     program = parse_program_file(options.program)
     stream = Path(options.stream)
@@ -267,7 +269,6 @@ def _reason(options) -> int:
     if options.first is not None and options.last is not None and options.first > options.last:
         raise UserError(f"--from {options.first} is after --to {options.last}")
 
-    terms = program.terms
     rejected = 0
 
     def set_aside(record) -> None:
@@ -275,34 +276,12 @@ def _reason(options) -> int:
         rejected += 1
         print(record, file=sys.stderr)
 
-    bounds = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
-    engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, **bounds)
-    shown: dict = {}
-    out = sys.stdout
+    # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.batch.reason)
     with handle:
-        elements = read_stream_file(
-            stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle,
-            max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
-        )
-        for point, facts in timeline(
-            elements, first=options.first, last=options.last, on_rejected=set_aside, filename=str(stream),
-            max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
-        ):
-            report = engine.advance_to(point, facts)
-            for fact in report.stopped:
-                shown.pop(fact, None)
-            for fact in report.started:
-                if fact[0] not in program.hidden:  # DatalogMTL's auxiliary predicates
-                    shown[fact] = format_fact(fact, terms)
-            if options.changes:
-                line = {
-                    "t": point,
-                    "started": sorted(shown[f] for f in report.started if f in shown),
-                    "stopped": sorted(format_fact(f, terms) for f in report.stopped if f[0] not in program.hidden),
-                }
-            else:
-                line = {"t": point, "atoms": sorted(shown.values())}
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        replay(program, stream, sys.stdout, first=options.first, last=options.last, pruning=not options.no_pruning,
+               changes=options.changes, on_rejected=set_aside, handle=handle, max_derivations=options.max_derivations,
+               max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
+               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
     if rejected:
         print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
     return 0

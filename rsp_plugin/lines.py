@@ -155,6 +155,80 @@ def read_blocks(
         yield [item if type(item) is str else Rejected(filename, number + 1, item[0])]
 
 
+def byte_blocks(handle: BinaryIO, size: int = BLOCK_BYTES, *, filename: str = "<stream>",
+                max_line_bytes: int | None = limits.MAX_LINE_BYTES) -> Iterator[tuple[int, memoryview | bytes, list]]:
+    """(number of the block's first line, its bytes: whole lines, lines set aside) from a binary file,
+    for the block readers (`rsp_plugin.batch`) that parse bytes without cutting them into lines first.
+
+    A line longer than `max_line_bytes` is set aside (a `Rejected` record) and left in the block
+    as an empty line, so the numbering of the others holds; once it passes the bound, the rest of
+    it is skipped unread up to its newline. The bytes are a view of one buffer read into again for
+    the next block (fresh memory costs page faults): a block must be done with before the next."""
+    bound = max_line_bytes
+    if bound is not None:
+        size = max(4096, min(size, bound - (1 << 16)))  # blocks no longer than the bound: nor their lines
+    buffer = bytearray(size + (1 << 16))
+    view = memoryview(buffer)
+    line = 1
+    held = 0  # bytes of an unfinished line carried from the last read, at the buffer's start
+    skipping = False  # inside a line past the bound: dropped up to its newline
+    rejected: list = []
+    while True:
+        if held >= len(buffer) - (1 << 15):  # a line longer than the buffer (and the bound allows it)
+            bigger = bytearray(2 * len(buffer))
+            bigger[:held] = buffer[:held]
+            view.release()
+            buffer, view = bigger, memoryview(bigger)
+        count = handle.readinto(view[held:])
+        if not count:
+            break
+        filled = held + count
+        if skipping:
+            cut = buffer.find(b"\n", 0, filled)
+            if cut < 0:
+                held = 0
+                continue
+            buffer[:filled - cut] = buffer[cut:filled]  # the long line stays as an empty one
+            filled -= cut
+            skipping = False
+            rejected.append(Rejected(filename, line, too_long(bound)))
+        end = buffer.rfind(b"\n", 0, filled)
+        if end < 0:
+            held = filled
+            if bound is not None and held > bound:
+                skipping, held = True, 0
+            continue
+        block = view[: end + 1]
+        if bound is not None and end + 1 > bound:  # (a small bound, or a grown buffer) lines past it?
+            block = _blank_long_lines(bytes(block), line, bound, filename, rejected)
+        yield line, block, rejected
+        rejected = []
+        line += buffer.count(b"\n", 0, end + 1)
+        held = filled - end - 1
+        buffer[:held] = buffer[end + 1: filled]
+        if bound is not None and held > bound:
+            skipping, held = True, 0
+    if skipping:
+        rejected.append(Rejected(filename, line, too_long(bound)))
+        yield line, b"\n", rejected
+    elif held:
+        block = view[:held]
+        if bound is not None and held > bound:
+            block = _blank_long_lines(bytes(block), line, bound, filename, rejected)
+        yield line, block, rejected
+    elif rejected:
+        yield line, b"", rejected
+
+
+def _blank_long_lines(block: bytes, first_line: int, bound: int, filename: str, rejected: list) -> bytes:
+    pieces = block.split(b"\n")
+    for number, piece in enumerate(pieces):
+        if len(piece) > bound:
+            rejected.append(Rejected(filename, first_line + number, too_long(bound)))
+            pieces[number] = b""
+    return b"\n".join(pieces)
+
+
 def _cut(chunk: bytes, filename: str, number: int, bound: int | None, out: list) -> int:
     """Whole lines (`chunk` without its last newline) into `out`; returns the last line's number."""
     try:

@@ -78,29 +78,39 @@ def _unescape(match: re.Match) -> str:
 
 
 class TermCache:
-    """Both directions between ids of a `Dictionary` and rdflib terms, remembered."""
+    """Both directions between ids of a `Dictionary` and rdflib terms, remembered.
 
-    __slots__ = ("terms", "_by_id", "_ids")
+    When the dictionary forgets terms (`Dictionary.retain`), the cache forgets them too
+    (checked by the dictionary's generation on the next call).
+    """
+
+    __slots__ = ("terms", "_by_id", "_ids", "_generation")
 
     def __init__(self, terms: Dictionary):
         self.terms = terms
-        self._by_id: list[Node | None] = []
+        self._by_id: dict[int, Node] = {}
         self._ids: dict[Node, int] = {}
+        self._generation = terms.generation
+
+    def _forget(self) -> None:
+        known = self.terms.keys
+        self._by_id = {term_id: node for term_id, node in self._by_id.items() if term_id in known}
+        self._ids = {node: term_id for node, term_id in self._ids.items() if term_id in known}
+        self._generation = self.terms.generation
 
     def term(self, term_id: int) -> Node:
-        by_id = self._by_id
-        if term_id < len(by_id):
-            found = by_id[term_id]
-            if found is not None:
-                return found
-        else:
-            by_id.extend([None] * (len(self.terms) - len(by_id)))
-        found = key_term(self.terms.keys[term_id])
-        by_id[term_id] = found
+        found = self._by_id.get(term_id)
+        if found is not None:
+            return found
+        if self._generation != self.terms.generation:
+            self._forget()
+        found = self._by_id[term_id] = key_term(self.terms.keys[term_id])
         return found
 
     def find(self, term: Node) -> int | None:
         """The id of a term if the dictionary knows it (no new id)."""
+        if self._generation != self.terms.generation:
+            self._forget()
         found = self._ids.get(term)
         if found is None:
             found = self.terms.find(term_key(term))
@@ -109,6 +119,8 @@ class TermCache:
         return found
 
     def intern(self, term: Node) -> int:
+        if self._generation != self.terms.generation:
+            self._forget()
         found = self._ids.get(term)
         if found is None:
             key = term_key(term)

@@ -34,6 +34,7 @@ set aside in `rejected`.
 from __future__ import annotations
 
 import heapq
+from itertools import chain
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,9 @@ from .query.safety import allowed, check_query, fetch_graph, is_remote
 from .query.syntax import parse_query
 from .query.views import MaterializedView, PlainView, RulesView
 from .query.windows import CountingWindow, TimeWindow
-from .terms import TRIPLE, Dictionary
+from .batch.columns import ColumnTimeWindow
+from .batch.query import ColumnarState, columnar_supported
+from .terms import TRIPLE, Dictionary, Forgetting
 
 Triple = tuple[int, int, int]
 
@@ -234,18 +237,31 @@ class RSPEngine:
     def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
                  max_gap: int | None = limits.MAX_GAP_WINDOWS, allow_service: Iterable[str] = (),
                  allow_graphs: Iterable[str] = (), jsonld_contexts: dict[str, str] | None = None,
-                 allow_files: bool = True, explain: bool = False):
+                 allow_files: bool = True, explain: bool = False, forget_terms: bool = True,
+                 batch: bool = True):
         """`max_gap`: how many windows (of the smallest STEP) an element may jump ahead of the
         current time before it is set aside (None: no bound; `rsp_plugin.limits`).
         `allow_service`, `allow_graphs`: SERVICE endpoints and remote FROM graphs a query may
         reach (IRIs, or prefixes ending in `*`; `rsp_plugin.query.safety`); `jsonld_contexts`:
         JSON-LD context IRI -> local file, for the graphs read (`rsp_plugin.documents`).
         `allow_files=False`: a query may not name local files (FROM, RULES), only graphs given here.
-        `explain=True`: keep what `explain(query, t, row)` needs (`rsp_plugin/explain/query.py`)."""
-        self.terms = terms or Dictionary()
+        `explain=True`: keep what `explain(query, t, row)` needs (`rsp_plugin/explain/query.py`);
+        such an engine keeps every term (the explanations hold them) and runs the per-fact path.
+        `forget_terms`: the dictionary forgets the terms nothing can reach any more (bounded
+        memory on streams of fresh IRIs). `batch`: queries the fast path covers run on column
+        windows (`rsp_plugin.batch`)."""
+        self.terms = terms if terms is not None else Dictionary()
+        #: when to make the dictionary forget the terms nothing can reach (None: never)
+        self.forgetting = Forgetting(self.terms) if forget_terms and not explain else None
+        #: more holders of term ids (objects with `live_terms()`), e.g. a micro-batch driver's queues
+        self.term_roots: list = []
         self.cache = TermCache(self.terms)
         self.t0 = t0
         self.fast_path = fast_path
+        #: queries the fast path covers run on column windows (rsp_plugin.batch) unless False
+        self.batch = batch and fast_path and not explain
+        #: per stream, elements pushed as columns and not taken yet: [(t, s, p, o), ...]
+        self._column_pending: dict[str, list] = {}
         self.max_gap = max_gap
         self.allow_service = tuple(allow_service)
         self.allow_graphs = tuple(allow_graphs)
@@ -285,6 +301,7 @@ class RSPEngine:
             from .explain.query import ElementSources
 
             self.explanations = ElementSources()
+        self.terms.pin([self._triple])
 
     def __repr__(self) -> str:
         return (f"<RSPEngine streams={len(self._streams)} queries={len(self._queries)} "
@@ -353,6 +370,13 @@ class RSPEngine:
         of the query's RULES program: "stream" (default) or "answer-stream" (the LARS papers'
         Def. 5, loops through `not` allowed; the query sees the first answer at each time
         point, in the order of `rsp_plugin.asp.engine`)."""
+        mark = self.terms.next_id
+        try:
+            return self._register_query(text, name, filename, base, report, dialect, on_result, semantics)
+        finally:
+            self.terms.pin_since(mark)  # the query's constants, rules and graphs are never forgotten
+
+    def _register_query(self, text, name, filename, base, report, dialect, on_result, semantics) -> RegisteredQuery:
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base,
                                                                            dialect=dialect)
         report = report or query.report
@@ -381,14 +405,17 @@ class RSPEngine:
         background = self._background_triples(query)
         rules_program = self._rules_program(query, semantics)
         static_default, static_named = self._static_graphs(query, background)
-        shared_windows = []
-        for clause in query.windows:
-            spec = clause.window
-            if isinstance(spec, NowWindow):
-                spec = RangeWindow(now_period, now_period)
-            shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program)))
         evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path,
                                    services=self.allow_service)
+        specs = [RangeWindow(now_period, now_period) if isinstance(clause.window, NowWindow) else clause.window
+                 for clause in query.windows]
+        columnar = self._columnar(query, evaluator, specs, rules_program)
+        if columnar:
+            evaluator.columnar = ColumnarState(self.terms)
+        shared_windows = []
+        for clause, spec in zip(query.windows, specs):
+            shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program,
+                                                               columnar)))
         registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
                                      period, self.watermark, self.t0)
         if query.output_stream is not None:
@@ -427,13 +454,40 @@ class RSPEngine:
             self._anonymous += 1
         return f"q{self._anonymous}"
 
-    def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program):
+    def _columnar(self, query: ContinuousQuery, evaluator: QueryEvaluator, specs, rules_program) -> bool:
+        """Does this query run on the batch path (column windows, columnar evaluation)?"""
+        if not (self.batch and evaluator.plan is not None and columnar_supported(evaluator.plan)
+                and all(isinstance(spec, RangeWindow) and not getattr(spec, "end", 0) for spec in specs)):
+            return False
+        if query.entailment is None:
+            return query.rules is None
+        if query.rules is None:
+            return True
+        if rules_program is None or rules_program.semantics != "stream":
+            return False
+        from .batch.materialize import supports
+
+        return supports(query.entailment, rules_program.source)
+
+    def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program,
+                       columnar: bool = False):
         reasoning = (query.entailment, tuple(background) if query.entailment else (),
                      query.rules if rules_program is not None else None,
                      rules_program.semantics if rules_program is not None else None)
-        key = (stream, spec, reasoning)
+        key = (stream, spec, reasoning, columnar)
         shared = self._windows.get(key)
         if shared is not None:
+            return shared
+        if columnar:
+            window = ColumnTimeWindow(spec, self.t0)
+            if query.entailment is not None:
+                from .batch.views import BatchMaterializedView
+
+                view = BatchMaterializedView(window, query.entailment, terms=self.terms, background=background,
+                                             rules=rules_program.source if rules_program is not None else None)
+            else:
+                view = PlainView(window)
+            shared = self._windows[key] = _SharedWindow(key, stream, view)
             return shared
         window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
         explain = self.explanations is not None
@@ -601,6 +655,99 @@ class RSPEngine:
             target.pushed += 1
             self._accept(target, timestamp, triple, (target.iri, target.pushed))
 
+    def push_columns(self, stream: str, times, s, p, o, *, lines=None, source: str | None = None) -> None:
+        """Push a batch as columns: timestamps (ms) and the ids of subjects, predicates, objects
+        (numpy arrays or sequences of ints, any order of time). Where every window of the
+        stream is a column window the batch stays columns; otherwise its elements are pushed
+        one by one. `lines` (with `source`) say where each element was read, for what is set aside."""
+        import numpy as np
+
+        target = self._streams.get(str(stream))
+        if target is None:
+            known = ", ".join(f"<{iri}>" for iri in self._streams) or "none"
+            raise KeyError(f"stream <{stream}> is not registered (registered: {known})")
+        if self.finished:
+            raise RuntimeError("the engine has finished its replay; make a new one")
+        times = np.asarray(times, dtype=np.int64)
+        columns = [np.asarray(column, dtype=np.int64) for column in (s, p, o)]
+        count = len(times)
+        if not count:
+            return
+        first_number = target.pushed + 1
+        target.pushed += count
+        numbers = np.asarray(lines, dtype=np.int64) if lines is not None else None
+        name = source or target.iri
+
+        def where(row: int) -> tuple[str, int]:
+            return (name, int(numbers[row]) if numbers is not None else first_number + row)
+
+        if (not target.windows or not all(getattr(shared.window, "columnar", False) for shared in target.windows)
+                or self._gap_in(times)):  # (a jump past max_gap: each element judged in its turn)
+            for row, (stamp, *triple) in enumerate(zip(times.tolist(), *(c.tolist() for c in columns))):
+                self._accept(target, stamp, tuple(triple), where(row))
+            return
+        bad = times < self.t0
+        if self.watermark is not None:
+            bad |= times < self.watermark
+        if bad.any():
+            for row in np.flatnonzero(bad).tolist():
+                self._accept(target, int(times[row]), tuple(int(c[row]) for c in columns), where(row))
+            keep = ~bad
+            times = times[keep]
+            columns = [column[keep] for column in columns]
+            if not len(times):
+                return
+        self._note(target, int(times.min()))
+        self._note(target, int(times.max()))
+        if self._latest is None or int(times.max()) > self._latest:
+            self._latest = int(times.max())
+        self._column_pending.setdefault(target.iri, []).append((times, *columns))
+
+    def _gap_in(self, times) -> bool:
+        """Would an element of this batch (in its order) be too far ahead of or behind the stream
+        (`gap_problem`)? Each compared with the latest time before it, as `_accept` does."""
+        import numpy as np
+
+        unit = self._gap_unit
+        if self.max_gap is None or unit is None:
+            return False
+        now = self._latest
+        if self.watermark is not None and (now is None or self.watermark > now):
+            now = self.watermark
+        if now is None:
+            now = int(times[0])
+        before = np.maximum.accumulate(np.concatenate(([now], times)))[:-1]
+        return bool(np.any(np.abs(times - before) > self.max_gap * unit))
+
+    def _take_columns(self, watermark: int) -> bool:
+        """Elements pushed as columns with a timestamp before the watermark go to their windows
+        (a column window keeps an element until the first boundary after it). Any taken?"""
+        import numpy as np
+
+        taken = False
+        for iri, chunks in list(self._column_pending.items()):
+            stream = self._streams.get(iri)
+            times = np.concatenate([chunk[0] for chunk in chunks]) if len(chunks) > 1 else chunks[0][0]
+            columns = ([np.concatenate([chunk[k] for chunk in chunks]) for k in (1, 2, 3)] if len(chunks) > 1
+                       else list(chunks[0][1:]))
+            now = times < watermark
+            if not now.any():
+                if len(chunks) > 1:
+                    self._column_pending[iri] = [(times, *columns)]
+                continue
+            taken = True
+            if now.all():
+                del self._column_pending[iri]
+                ready = (times, *columns)
+            else:
+                later = ~now
+                self._column_pending[iri] = [(times[later], *(column[later] for column in columns))]
+                ready = (times[now], *(column[now] for column in columns))
+            if stream is not None:
+                for shared in list(stream.windows):
+                    shared.window.offer_columns(*ready)
+        return taken
+
     def _reject(self, where: tuple[str, int], reason: str) -> None:
         self.rejected.append(Rejected(where[0], where[1], reason))
 
@@ -662,6 +809,11 @@ class RSPEngine:
 
     # bounds -------------------------------------------------------------------------------------
 
+    @property
+    def latest_timestamp(self) -> int | None:
+        """The latest timestamp taken so far (None before the first)."""
+        return self._latest
+
     def gap_problem(self, timestamp: int) -> str | None:
         """Why an element (or a watermark) at `timestamp` is too far from the current time (the
         watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows of
@@ -705,6 +857,8 @@ class RSPEngine:
 
         Returns every report made since the last call, those a `push` made too (tuple
         windows report as their n-th element arrives, a late element may complete one)."""
+        if self._column_pending:
+            self._take_columns(watermark)
         pending = self._pending
         instant, due = self._next_instant(watermark)
         while True:
@@ -727,8 +881,36 @@ class RSPEngine:
             break
         if self.watermark is None or watermark > self.watermark:
             self.watermark = watermark
+        if self.forgetting is not None and self.forgetting.due():
+            self.forget_unreachable()
         emitted, self._emitted = self._emitted, []
         return emitted
+
+    # memory ---------------------------------------------------------------------------------------
+
+    def live_terms(self):
+        """Every term id the engine can still reach: pending input, windows and what they derive,
+        static graphs, the queries' R2S memory, and the `term_roots`."""
+        flat = chain.from_iterable
+        parts: list = [flat(triple for *_, triple in self._pending)]
+        for chunks in self._column_pending.values():
+            parts.extend(column.tolist() for chunk in chunks for column in chunk[1:])
+        parts.extend(shared.view.live_terms() for shared in self._windows.values())
+        parts.extend(graph.live_terms() for graph in self._graphs.values())
+        for query in self._queries.values():
+            previous = query.stream._previous
+            if previous:
+                parts.append(term for row in previous for term in row if term is not None)
+        parts.extend(root.live_terms() for root in self.term_roots)
+        return flat(parts)
+
+    def forget_unreachable(self) -> int:
+        """Make the dictionary forget every term nothing can reach (unless pinned); how many it forgot.
+        Called by `advance_to` when the dictionary grew enough (`forgetting`)."""
+        live = set(self.live_terms())
+        if self.forgetting is None:
+            return self.terms.retain(live)
+        return self.forgetting.run(live)
 
     def _reports_on_change(self) -> bool:
         return any(query.policy is ReportPolicy.ON_CONTENT_CHANGE for query in self._queries.values())
@@ -800,10 +982,13 @@ class RSPEngine:
             targets = [query.cap for query in self._queries.values() if query.cap is not None]
             if self._pending:
                 targets.append(max(timestamp for timestamp, *_ in self._pending) + 1)
+            for chunks in self._column_pending.values():
+                targets.append(max(int(chunk[0].max()) for chunk in chunks) + 1)
             if not targets:
                 break
             emitted.extend(self.advance_to(max(targets)))
-            if not self._pending and all(q.next_instant() is None for q in self._queries.values()):
+            if not self._pending and not self._column_pending and \
+                    all(q.next_instant() is None for q in self._queries.values()):
                 for query in self._queries.values():  # a derived stream may have moved an end
                     query.cap = query.replay_end(last_of)
                 if all(q.next_instant() is None for q in self._queries.values()):

@@ -261,6 +261,8 @@ class _Writer:
             return _rdflib_value(value)
         if module in ("pyarrow", "polars"):
             return _arrow_value(value)
+        if module == "numpy":
+            return _numpy_value(value, self._value)
         if callable(value):
             raise StateError(f"cannot store a callable ({getattr(value, '__qualname__', type(value).__name__)}): "
                              "functions are code, not state")
@@ -485,6 +487,8 @@ class _Reader:
             return graph.parse(data=item[2], format="nt")
         if tag == "a":
             return _arrow_back(item[1], item[2])
+        if tag == "N" and len(item) == 4:
+            return _numpy_back(item[1], item[2], item[3], self.fail)
         if tag in ("o", "e", "c"):
             return self.instance(item, index)
         self.fail(f"an unknown entry tag {tag!r}")
@@ -588,6 +592,39 @@ def _resolve(name: str, reader: _Reader):
             in _RECONSTRUCTORS:
         return found
     reader.fail(f"{name} is not a class of rsp_plugin")
+
+
+#: numpy dtypes a state may hold (numbers and booleans, in either byte order): no objects, no strings
+_NUMPY_KINDS = "biuf"
+
+
+def _numpy_value(value, encode):
+    """A numeric numpy array as its dtype, shape and bytes; a numpy number as the Python number."""
+    import numpy as np
+
+    if isinstance(value, np.generic) and value.dtype.kind in _NUMPY_KINDS:
+        return encode(value.item())
+    if isinstance(value, np.ndarray) and value.dtype.kind in _NUMPY_KINDS:
+        data = np.ascontiguousarray(value).tobytes()
+        return ["N", value.dtype.str, list(value.shape), base64.b64encode(data).decode("ascii")]
+    raise StateError(f"cannot store a numpy {type(value).__qualname__} of {getattr(value, 'dtype', '?')}: "
+                     "only arrays of numbers")
+
+
+def _numpy_back(dtype: str, shape, text: str, fail):
+    import numpy as np
+
+    if not (isinstance(dtype, str) and len(dtype) <= 4 and dtype[1:2] in tuple(_NUMPY_KINDS)
+            and dtype[:1] in "<>|=" and isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)):
+        fail("a malformed array")
+    kind = np.dtype(dtype)
+    data = base64.b64decode(text)
+    count = 1
+    for n in shape:
+        count *= n
+    if count * kind.itemsize != len(data):
+        fail("an array whose bytes do not fit its shape")
+    return np.frombuffer(data, dtype=kind).reshape(shape).copy()
 
 
 def _arrow_back(kind: str, text: str):

@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from decimal import Decimal, InvalidOperation
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -47,6 +48,10 @@ _INTEGER_TYPES = {
 }
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _TYPED_LITERAL = re.compile(r'"(.*)"\^\^<([^>]*)>\Z', re.S)
+
+
+#: the first characters of a key that may be a number (a typed literal, or a number of the rule language)
+_NUMERIC_START = frozenset('"+-.0123456789')
 
 
 def number_of_key(key: str):
@@ -110,36 +115,155 @@ def canonical_literal(key: str) -> str:
     return f'"{lexical}"{key[end + 1:]}'
 
 
-class Dictionary:
-    """A two-way map between written terms and dense integer ids."""
+class _Numbers(dict):
+    """id -> numeric value; a term that is not a number (or is forgotten) has None."""
 
-    __slots__ = ("_ids", "_keys", "_numbers", "_int_ids")
+    __slots__ = ()
+
+    def __missing__(self, term: int):
+        return None
+
+
+class Dictionary:
+    """A two-way map between written terms and integer ids, which forgets.
+
+    Ids are handed out in increasing order and never reused: an id that left the
+    engine (a result, a checkpoint) names the same term for as long as anybody
+    can still ask, and a stale id held somewhere names no other term. `keys[id]`
+    and `numbers[id]` are subscripts by id (mappings, not lists: after `retain`
+    the ids are not dense); `next_id` is the id the next new term gets.
+
+    Forgetting (`retain`): the owner of the engine collects the ids its state can
+    still reach (windows, materializations, rule engines, pending input, R2S
+    memory) and the dictionary drops every other id that is not pinned (the
+    constants of programs, queries and background graphs). A term seen again
+    after it was forgotten gets a new id.
+
+    >>> terms = Dictionary()
+    >>> a, b = terms.intern("<a>"), terms.intern("<b>")
+    >>> terms.pin([a]); terms.retain([]), terms.find("<b>"), terms.key(a)
+    (1, None, '<a>')
+    >>> terms.intern("<b>") != b, len(terms), terms.next_id
+    (True, 2, 3)
+    """
+
+    __slots__ = ("_ids", "_keys", "_numbers", "_int_ids", "_next", "_pinned", "_touched", "generation",
+                 "forgotten")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
-        self._keys: list[str] = []
-        self._numbers: list = []
+        self._keys: dict[int, str] = {}
+        self._numbers: _Numbers = _Numbers()
         self._int_ids: dict[int, int] = {}
+        self._next = 0
+        self._pinned: set[int] = set()
+        #: ids a reader looked up since the last `retain` (it may hold them until it pushes them)
+        self._touched: set[int] = set()
+        #: how many times `retain` forgot something (caches of ids compare it)
+        self.generation = 0
+        #: how many terms were forgotten so far
+        self.forgotten = 0
+
+    def __getstate__(self):
+        """Plain data for a checkpoint (`rsp_plugin.state`): the ids and keys, the numbers, what is pinned."""
+        return {"keys": dict(self._keys), "numbers": dict(self._numbers), "int_ids": dict(self._int_ids),
+                "next": self._next, "pinned": set(self._pinned), "generation": self.generation,
+                "forgotten": self.forgotten}
+
+    def __setstate__(self, state) -> None:
+        self._keys = dict(state["keys"])
+        self._ids = {key: term for term, key in self._keys.items()}
+        self._numbers = _Numbers(state["numbers"])
+        self._int_ids = dict(state["int_ids"])
+        self._next = state["next"]
+        self._pinned = set(state["pinned"])
+        self._touched = set()
+        self.generation = state["generation"]
+        self.forgotten = state["forgotten"]
 
     def __len__(self) -> int:
+        """How many terms are known now (not the next id: see `next_id`)."""
         return len(self._keys)
 
+    def __bool__(self) -> bool:
+        return bool(self._keys)
+
     def __repr__(self) -> str:
-        return f"<Dictionary terms={len(self._keys)}>"
+        return f"<Dictionary terms={len(self._keys)} next_id={self._next} forgotten={self.forgotten}>"
+
+    @property
+    def next_id(self) -> int:
+        """The id the next new term gets (every id below it was handed out once)."""
+        return self._next
 
     def intern(self, key: str) -> int:
         """The id of a written term, creating it on first sight."""
         found = self._ids.get(key)
         if found is not None:
+            self._touched.add(found)
             return found
-        new = len(self._keys)
+        new = self._next
+        self._next = new + 1
         self._ids[key] = new
-        self._keys.append(key)
-        self._numbers.append(number_of_key(key))
+        self._keys[new] = key
+        number = number_of_key(key)
+        if number is not None:
+            self._numbers[new] = number
         return new
 
+    def intern_keys(self, keys) -> list[int]:
+        """The ids of many written terms, the new ones created in bulk (in order of first appearance)."""
+        get = self._ids.get
+        found = list(map(get, keys))
+        if None not in found:
+            self._touched.update(found)
+            return found
+        fresh = [key for key, term in zip(keys, found) if term is None]
+        if len(fresh) < len(found):
+            self._touched.update([term for term in found if term is not None])
+        self._add_fresh(list(dict.fromkeys(fresh)))
+        return list(map(get, keys))
+
+    def intern_distinct(self, keys: list[str], numeric=None):
+        """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
+        and how many were new. `numeric`: a boolean numpy array, False where a key cannot be a
+        number (only the others are parsed for a value)."""
+        import numpy as np
+
+        count = len(keys)
+        found = np.fromiter(map(self._ids.get, keys, repeat(-1)), dtype=np.int64, count=count)
+        missing = np.flatnonzero(found < 0)
+        if len(missing) < count:
+            self._touched.update(found.tolist())
+        if len(missing):
+            start = self._next
+            found[missing] = np.arange(start, start + len(missing), dtype=np.int64)
+            chosen = missing.tolist()
+            if numeric is None:
+                self._add_fresh([keys[k] for k in chosen])
+            else:
+                candidates = np.flatnonzero(numeric[missing])
+                self._add_fresh([keys[k] for k in chosen],
+                                [(start + int(k), keys[chosen[k]]) for k in candidates.tolist()])
+        return found, len(missing)
+
+    def _add_fresh(self, fresh: list[str], numeric: list[tuple[int, str]] | None = None) -> None:
+        """New terms, ids in order; `numeric`: the (id, key) pairs that may be numbers (else: all)."""
+        start = self._next
+        self._next = start + len(fresh)
+        numbered = range(start, self._next)
+        self._ids.update(zip(fresh, numbered))
+        self._keys.update(zip(numbered, fresh))
+        numbers = self._numbers
+        if numeric is None:
+            numeric = [(term, key) for term, key in zip(numbered, fresh) if key[:1] in _NUMERIC_START]
+        for term, key in numeric:
+            number = number_of_key(key)
+            if number is not None:
+                numbers[term] = number
+
     def find(self, key: str) -> int | None:
-        """The id of a written term if it was ever interned."""
+        """The id of a written term if it is known (interned and not forgotten)."""
         return self._ids.get(key)
 
     def intern_int(self, value: int) -> int:
@@ -147,6 +271,8 @@ class Dictionary:
         found = self._int_ids.get(value)
         if found is None:
             found = self._int_ids[value] = self.intern(str(value))
+        else:
+            self._touched.add(found)
         return found
 
     def intern_number(self, value) -> int:
@@ -162,10 +288,157 @@ class Dictionary:
         return self._numbers[term]
 
     @property
-    def numbers(self) -> list:
-        """id -> numeric value (or None); the engine's hot path indexes it directly."""
+    def numbers(self) -> dict:
+        """id -> numeric value (None for any other id); the engine's hot path subscripts it."""
         return self._numbers
 
     @property
-    def keys(self) -> list[str]:
+    def keys(self) -> dict[int, str]:
+        """id -> written term (subscript by id; a forgotten id raises KeyError)."""
         return self._keys
+
+    def __contains__(self, term: int) -> bool:
+        return term in self._keys
+
+    def ids(self):
+        """The ids known now (in the order they were handed out)."""
+        return self._keys.keys()
+
+    def resolved(self, terms) -> "ResolvedTerms":
+        """The keys of these ids, kept aside: what a result that leaves the engine carries, so that
+        it can still be written after the dictionary forgot its terms."""
+        keys = self._keys
+        numbers = self._numbers
+        found = {term: keys[term] for term in set(terms) if term is not None}
+        return ResolvedTerms(self, found, _Numbers((term, numbers[term]) for term in found if term in numbers))
+
+    # forgetting -----------------------------------------------------------------------
+
+    def pin(self, terms) -> None:
+        """Never forget these ids (constants of programs, queries, background graphs)."""
+        self._pinned.update(terms)
+
+    def pin_since(self, mark: int) -> None:
+        """Pin every id handed out since `next_id` was `mark`."""
+        self._pinned.update(term for term in range(mark, self._next) if term in self._keys)
+
+    @property
+    def pinned(self) -> frozenset:
+        return frozenset(self._pinned)
+
+    def retain(self, live, *, keep_since: int | None = None) -> int:
+        """Forget every id that is neither in `live` (any iterable of ids, a numpy array too)
+        nor pinned (nor handed out at or after `keep_since`); returns how many were forgotten."""
+        keys = self._keys
+        if not keys:
+            return 0
+        if hasattr(live, "tolist"):
+            live = live.tolist()
+        if not isinstance(live, (set, frozenset)):
+            live = set(live)
+        touched, self._touched = self._touched, set()
+        young = self._next if keep_since is None else keep_since
+        candidates = keys.keys() - live  # set algebra in C; then the pinned, the looked up, the young
+        candidates -= self._pinned
+        candidates -= touched
+        dead = [term for term in candidates if term < young]
+        if not dead:
+            return 0
+        numbers = self._numbers
+        if len(dead) * 2 > len(keys):  # most of it goes: copy what stays
+            kept = keys.keys() - set(dead)
+            self._keys = keys = {term: keys[term] for term in sorted(kept)}
+            self._ids = {key: term for term, key in keys.items()}
+            self._numbers = _Numbers((term, numbers[term]) for term in kept if term in numbers)
+        else:
+            ids = self._ids
+            for term in dead:
+                del ids[keys.pop(term)]
+                numbers.pop(term, None)
+        if self._int_ids:
+            self._int_ids = {value: term for value, term in self._int_ids.items() if term in keys}
+        self.generation += 1
+        self.forgotten += len(dead)
+        return len(dead)
+
+
+class ResolvedTerms:
+    """A few ids' keys (and numbers) captured from a `Dictionary`; anything else is the dictionary's.
+
+    >>> terms = Dictionary()
+    >>> a = terms.intern("<a>")
+    >>> seen = terms.resolved([a]); _ = terms.retain([])
+    >>> seen.keys[a], seen.key(a), terms.find("<a>")
+    ('<a>', '<a>', None)
+    """
+
+    __slots__ = ("dictionary", "keys", "numbers")
+
+    def __init__(self, dictionary: Dictionary, keys: dict, numbers: dict):
+        self.dictionary = dictionary
+        self.keys = keys
+        self.numbers = numbers
+
+    def key(self, term: int) -> str:
+        return self.keys[term]
+
+    def number(self, term: int):
+        return self.numbers[term]
+
+    def __getattr__(self, name):
+        if name in ResolvedTerms.__slots__ or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dictionary, name)
+
+    def __getstate__(self):
+        return {"dictionary": self.dictionary, "keys": self.keys, "numbers": self.numbers}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+
+class Forgetting:
+    """When an engine's owner should make its dictionary forget: once it handed out as many
+    new ids as were live after the last time (and at least `minimum`), so the walk over the
+    live state costs O(1) per new term, amortized, and the dictionary holds at most about
+    twice what the engine can still reach (plus `minimum`).
+
+    Generations: an id handed out, or looked up by `intern`, since the last time is kept this
+    time whatever the live set says. A reader interns a batch before it pushes it (a line read
+    ahead, a block, a micro-batch waiting for another stream): its ids, new or old, survive one
+    forgetting unreached.
+
+    >>> terms = Dictionary()
+    >>> policy = Forgetting(terms, minimum=2)
+    >>> _ = [terms.intern(f"<{n}>") for n in range(3)]
+    >>> policy.due(), policy.run([0]), len(terms)   # all three are young: kept this time
+    (True, 0, 3)
+    >>> _ = [terms.intern(f"<{n}>") for n in range(3, 6)]
+    >>> policy.due(), policy.run([0]), len(terms), policy.due()
+    (True, 2, 4, False)
+    """
+
+    __slots__ = ("terms", "minimum", "mark", "live", "runs")
+
+    def __init__(self, terms: Dictionary, minimum: int = 20_000):
+        self.terms = terms
+        self.minimum = minimum
+        self.mark = terms.next_id
+        self.live = len(terms)
+        self.runs = 0
+
+    def due(self) -> bool:
+        return self.terms.next_id - self.mark >= max(self.minimum, self.live)
+
+    def run(self, live) -> int:
+        """Forget what `live` (ids, any iterable or numpy array) does not name, among the ids handed
+        out before the last run; how many were forgotten."""
+        if hasattr(live, "tolist"):
+            live = live.tolist()
+        live = live if isinstance(live, (set, frozenset)) else set(live)
+        forgotten = self.terms.retain(live, keep_since=self.mark)
+        self.mark = self.terms.next_id
+        self.live = len(live)  # what is reached (the young generation kept unreached does not count)
+        self.runs += 1
+        return forgotten

@@ -40,4 +40,12 @@ def run_suite(options) -> int:
         from .serve import run
 
         return run(options)
+    if options.suite == "throughput":
+        from .throughput import run
+
+        return run(options)
+    if options.suite == "soak":
+        from .soak import run
+
+        return run(options)
     raise ValueError(f"unknown benchmark suite {options.suite!r}")

@@ -111,7 +111,7 @@ def run(options) -> int:
         print()
         _speedups(rows, triples)
         plot = getattr(options, "plot", None)
-        if plot:
+        if plot and plot != "-":
             _plot(rows, triples, Path(plot))
             print(f"\nplot: {plot}")
     return 0

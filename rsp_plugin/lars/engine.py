@@ -280,6 +280,35 @@ class IncrementalEngine:
         """The derived facts that hold now."""
         return self.output.facts()
 
+    def live_terms(self):
+        """Every term id the engine's state still holds (the stream's runs, the views' groundings,
+        the output, data waiting while asleep, the tuple-window log): what a dictionary that
+        forgets (`Dictionary.retain`) must keep. The program's constants are the caller's to pin."""
+        from itertools import chain
+
+        flat = chain.from_iterable
+        parts: list = [self.relations.keys()]
+        for relation in self.relations.values():
+            parts.append(flat(relation.runs))
+            parts.append(flat(relation.ongoing))
+            parts.extend(flat(batch) for _, batch in relation.buffer)
+            if relation.pending:
+                parts.append(flat(relation.pending))
+        for view in self.views.values():
+            parts.append(flat(view.horizon))
+            parts.append(flat(view.delta))
+        for predicate, table in self.output.until.items():
+            parts.append((predicate,))
+            parts.append(flat(table))
+        for predicate, args in self._background:
+            parts.append((predicate,))
+            parts.append(args)
+        if self._count_log is not None:
+            for _, predicate, args in self._count_log:
+                parts.append((predicate,))
+                parts.append(args)
+        return flat(parts)
+
     def holds_until(self, fact: Fact) -> int | None:
         """The last time point `fact` is known to hold (None if it does not hold now)."""
         return self.output.horizon(fact)

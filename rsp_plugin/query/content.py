@@ -16,6 +16,7 @@ function; None for background and entailed triples).
 from __future__ import annotations
 
 from bisect import insort
+from itertools import chain
 from typing import Iterable, Iterator
 
 Triple = tuple[int, int, int]
@@ -218,6 +219,10 @@ class TripleIndex:
     def timestamp(self, triple: Triple) -> int | None:
         return None
 
+    def live_terms(self):
+        """The ids this index holds (each at least once): subjects, predicates, objects."""
+        return chain(self.spo.keys(), self.pos.keys(), self.osp.keys())
+
 
 class WindowContent(TripleIndex):
     """A window's triples as a set, and when each was seen (its occurrences, oldest first)."""
@@ -298,6 +303,9 @@ class UnionContent:
     def timestamp(self, triple: Triple) -> int | None:
         stamps = [stamp for part in self.parts if (stamp := part.timestamp(triple)) is not None]
         return max(stamps) if stamps else None
+
+    def live_terms(self):
+        return chain.from_iterable(part.live_terms() for part in self.parts)
 
 
 EMPTY = TripleIndex()

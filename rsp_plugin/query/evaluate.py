@@ -65,6 +65,8 @@ class QueryEvaluator:
         self.plan = check_plan(compile_fast(self.algebra)) if fast else None
         self._ordered = _has_order_by(self.algebra.algebra)
         self._graphs: dict[int, object] = {}
+        #: the columnar evaluation's state, when the runtime gives this query column windows
+        self.columnar = None
 
     def __getstate__(self):
         """The plan and the rdflib views are rebuilt from the query after unpickling."""
@@ -102,7 +104,12 @@ class QueryEvaluator:
         return Answer(form, error=message)
 
     def _evaluate_fast(self, snapshot: Snapshot, tau: int) -> Answer:
-        run = FastEvaluation(self.plan, snapshot, self.cache, tau, base=self._base())
+        if self.columnar is not None:  # the windows are columns (rsp_plugin.batch)
+            from ..batch.query import ColumnarEvaluation
+
+            run = ColumnarEvaluation(self.plan, snapshot, self.cache, tau, state=self.columnar, base=self._base())
+        else:
+            run = FastEvaluation(self.plan, snapshot, self.cache, tau, base=self._base())
         form = self.plan.form
         if form == "SELECT":
             variables, rows = run.select()

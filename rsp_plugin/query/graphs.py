@@ -72,10 +72,26 @@ def window_graph(query, cache, watermark: int | None, at: int | None = None, win
     return Graph(store=ContentStore(union(parts), cache), identifier=identifier)
 
 
+class _Live:
+    """What a view holds now, whenever it is asked (a column window makes a new content per boundary)."""
+
+    def __init__(self, view):
+        self._view = view
+
+    def __getattr__(self, name):
+        return getattr(self._view.content, name)
+
+    def __len__(self) -> int:
+        return len(self._view.content)
+
+    def __iter__(self):
+        return iter(self._view.content)
+
+
 def _content_at(shared, query, watermark: int | None, at: int | None):
     view = shared.view
     if at is None or (query.last_instant is not None and at == query.last_instant):
-        return view.content
+        return _Live(view) if getattr(view.window, "columnar", False) else view.content
     window = view.window
     if not isinstance(window, TimeWindow):
         raise WindowNotKept(f"query {query.name}: a count window is only shown as it is now (at=None)")
@@ -93,6 +109,11 @@ def _content_at(shared, query, watermark: int | None, at: int | None):
                             "last read it (at=None); a later one needs its reasoning run")
     low = max(window.t0, boundary - window.spec.range)
     ahead = TripleIndex()
+    if getattr(window, "columnar", False):  # (rsp_plugin.batch.columns: every element held, by time)
+        for t, triple in window.elements():
+            if low <= t < boundary:
+                ahead.add(triple)
+        return ahead
     for triple in window.content:
         if window.content.timestamp(triple) >= low:
             ahead.add(triple)

@@ -93,7 +93,8 @@ class QueryResult:
         self.query = query
         self.t = t
         self.answer = answer
-        self.terms = terms
+        # the answer's terms, kept with it: a result outlives the dictionary's memory of them
+        self.terms = terms.resolved(_answer_terms(answer)) if hasattr(terms, "resolved") else terms
 
     def __repr__(self) -> str:
         return f"<QueryResult {self.query} t={self.t} {self.form} size={len(self.answer)}>"
@@ -179,6 +180,14 @@ class QueryResult:
         return {"t": self.t, "head": {"vars": list(names)}, "results": {"bindings": [
             {name: _sparql_json_term(key) for name, key in zip(names, row) if key is not None} for row in rows
         ]}}
+
+
+def _answer_terms(answer: Answer):
+    from itertools import chain
+
+    if answer.form == "SELECT":
+        return chain.from_iterable(answer.rows)
+    return chain.from_iterable(answer.triples)
 
 
 def _row_order(row: tuple) -> tuple:

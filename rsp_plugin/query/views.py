@@ -19,6 +19,7 @@ tau sees what holds at the last point before tau.
 
 from __future__ import annotations
 
+from itertools import chain
 from math import gcd
 from typing import Iterable
 
@@ -45,6 +46,9 @@ class PlainView:
 
     def advance(self, tau: int) -> None:
         self.window.advance(tau)
+
+    def live_terms(self):
+        return self.window.live_terms()
 
 
 class _DerivedContent(TripleIndex):
@@ -113,6 +117,12 @@ class MaterializedView:
         if report.inconsistencies:
             self.inconsistencies.extend(report.inconsistencies)
 
+    def live_terms(self):
+        """Window, materialization, entailed content, inconsistencies found (ids a dictionary keeps)."""
+        found = [triple for event in self.inconsistencies for triple in event.triples]
+        return chain(self.window.live_terms(), self.materializer.live_terms(), self.content.live_terms(),
+                     chain.from_iterable(found))
+
     def _apply(self, added, removed) -> None:
         content = self.content
         for triple in removed:
@@ -168,6 +178,9 @@ class RulesView:
             if point <= last:
                 self._step(point, by_point[point])
         self._step(last, [])
+
+    def live_terms(self):
+        return chain(self.window.live_terms(), self.engine.live_terms(), self.derived.live_terms())
 
     def _step(self, point: int, triples: list[Triple]) -> None:
         if self.now is not None and point <= self.now:

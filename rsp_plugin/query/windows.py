@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from itertools import chain
 
 from .content import Triple, WindowContent
 from .model import CountWindow, RangeWindow
@@ -140,6 +141,10 @@ class TimeWindow:
             candidates.append(self.next_boundary_after(self._times[0] + self.spec.range))
         return min(candidates) if candidates else None
 
+    def live_terms(self):
+        """The ids the window holds: its content and what waits for the next boundary."""
+        return chain(self.content.live_terms(), chain.from_iterable(triple for _, triple in self._staged))
+
     def reaches(self, tau: int, timestamp: int) -> bool:
         """Does the window of boundary tau still hold an element seen at `timestamp`?"""
         return tau - self.spec.range <= timestamp
@@ -188,6 +193,9 @@ class CountingWindow:
 
     def advance(self, tau: int) -> list[Arrival]:
         return []
+
+    def live_terms(self):
+        return chain(self.content.live_terms(), chain.from_iterable(triple for _, triple in self._pending))
 
     def is_empty(self) -> bool:
         return not self._held

@@ -158,41 +158,7 @@ class Materializer:
     # set-up ----------------------------------------------------------------------------
 
     def _program(self, rules, trivial: bool) -> tuple[Program, list[Triple]]:
-        terms = self.terms
-        lift = f"?s ?p ?o :- {BACKGROUND_TRIPLE}(?s, ?p, ?o) .\n"
-        if self.window is not None:
-            lift += f"?s ?p ?o :- [RANGE {self.window}] DIAMOND {WINDOW_TRIPLE}(?s, ?p, ?o) .\n"
-        rule_lists = [parse_program(lift, "<materializer>", terms).rules]
-        if self.profile is not None:
-            files, extras = PROFILES[self.profile]
-            for name in files + (extras if trivial else ()):
-                rule_lists.append(rules_of(name, terms))
-        user = None
-        if rules is not None:
-            user = _parse_user_rules(rules, terms)
-            _check_tuple_windows(user, self._triple)
-            rule_lists.append(user.rules)
-
-        combined: list[Rule] = []
-        axioms: list[Triple] = []
-        for rule_list in rule_lists:
-            for rule in rule_list:
-                if _is_ground_triple_fact(rule, self._triple):
-                    axioms.append(tuple(rule.head.args))  # a fact of the rule set: background, held once
-                else:
-                    combined.append(rule)
-        merged = Program(
-            combined,
-            terms,
-            prefixes=user.prefixes if user is not None else {},
-            tick_ms=user.tick_ms if user is not None else None,
-            filename=user.filename if user is not None else f"<{self.profile or 'no'} profile>",
-        )
-        if any(rule.negative for rule in combined):
-            merged.strata = stratify(combined, _raise_at)
-        else:  # strata only order `not`; a positive program is one fixpoint
-            merged.strata = [combined]
-        return merged, axioms
+        return materialization_program(self.profile, self.window, self.terms, rules, trivial)
 
     # evaluation ------------------------------------------------------------------------
 
@@ -247,6 +213,21 @@ class Materializer:
         from ..explain.reasoning import explain_triple
 
         return explain_triple(self, triple, t)
+
+    def live_terms(self):
+        """The ids the materialization holds (for `Dictionary.retain`); literals it no longer
+        holds are forgotten here too, so that a literal seen again is learned again."""
+        from itertools import chain
+
+        parts = [self.engine.live_terms()]
+        if self._given_before_start:
+            parts.append(chain.from_iterable(args for _, args in self._given_before_start))
+        if self._before_start:
+            parts.append(chain.from_iterable(args for _, args in self._before_start))
+        if self._seen_terms:
+            held = set(self.engine.live_terms())
+            self._seen_terms &= held
+        return chain.from_iterable(parts)
 
     def inconsistent(self) -> list[Inconsistency]:
         """The inconsistencies whose triples all hold now (each reported once, when it was found)."""
@@ -314,6 +295,49 @@ class Materializer:
 
 
 # helpers ------------------------------------------------------------------------------------
+
+
+def materialization_program(profile: str | None, window: int | None, terms: Dictionary, rules=None,
+                            trivial: bool = False) -> tuple[Program, list[Triple]]:
+    """The one LARS program of a materialization (lifting rules, the profile's rules, the user's
+    rules) and the ground triples of the rule sets (axioms, held as background)."""
+    triple_id = terms.intern(TRIPLE)
+    lift = f"?s ?p ?o :- {BACKGROUND_TRIPLE}(?s, ?p, ?o) .\n"
+    if window is not None:
+        lift += f"?s ?p ?o :- [RANGE {window}] DIAMOND {WINDOW_TRIPLE}(?s, ?p, ?o) .\n"
+    rule_lists = [parse_program(lift, "<materializer>", terms).rules]
+    if profile is not None:
+        files, extras = PROFILES[profile]
+        for name in files + (extras if trivial else ()):
+            rule_lists.append(rules_of(name, terms))
+    user = None
+    if rules is not None:
+        user = _parse_user_rules(rules, terms)
+        _check_tuple_windows(user, triple_id)
+        rule_lists.append(user.rules)
+
+    combined: list[Rule] = []
+    axioms: list[Triple] = []
+    for rule_list in rule_lists:
+        for rule in rule_list:
+            if _is_ground_triple_fact(rule, triple_id):
+                axioms.append(tuple(rule.head.args))  # a fact of the rule set: background, held once
+            else:
+                combined.append(rule)
+    merged = Program(
+        combined,
+        terms,
+        prefixes=user.prefixes if user is not None else {},
+        tick_ms=user.tick_ms if user is not None else None,
+        filename=user.filename if user is not None else f"<{profile or 'no'} profile>",
+    )
+    if any(rule.negative for rule in combined):
+        merged.strata = stratify(combined, _raise_at)
+    else:  # strata only order `not`; a positive program is one fixpoint
+        merged.strata = [combined]
+    return merged, axioms
+
+
 
 
 def _profile_name(profile: str | None) -> str | None:

@@ -4,8 +4,10 @@
     df.writeStream.foreachBatch(driver).start()
 
 Per micro-batch: the rows come over as Arrow (`toArrow`), their terms are
-interned once per distinct term, and they go into the `RSPEngine` in arrival
-order. The watermark follows event time: before the first element with a
+encoded in bulk (`rsp_plugin.batch.encode`: one dictionary lookup per distinct
+term, numpy for the rows), and they go into the `RSPEngine` as columns
+(`push_columns`, the batch path), in arrival order; no row is a Python object
+on the way. The watermark follows event time: before the first element with a
 timestamp ts later than the watermark the engine advances to ts - delay, so
 every report up to it is made, as the local replay does; an element older than
 the watermark is still taken while a window that will hold it is not reported,
@@ -78,6 +80,11 @@ class DriverState:
     sink_position: object = None
     dead_position: object = None
 
+    def live_terms(self):
+        """The ids waiting in the queues (a dictionary that forgets keeps them)."""
+        return (term for queue in self.pending.values() for chunk in queue for column in chunk[1:]
+                for term in column.tolist())
+
 
 class Progress:
     """A progress line per micro-batch on stderr, with a bar when the total is known (a replay of files)."""
@@ -138,6 +145,7 @@ class MicroBatchDriver:
             collector = _Collector()
             engine.subscribe(collector)
             self.state = DriverState(engine, order, collector, pending={lane: deque() for lane in range(len(order))})
+            engine.term_roots.append(self.state)
         self.resumed = saved is not None
         self._last_end = time.perf_counter()
 
@@ -190,8 +198,12 @@ class MicroBatchDriver:
     # rows in -------------------------------------------------------------------------------------
 
     def _split(self, table) -> list[str]:
-        """Dead letters out; the rest interned and queued per stream. Returns the dead letters."""
+        """Dead letters out; the rest encoded in bulk (columns of ids, no row in Python) and queued
+        per stream as column chunks. Returns the dead letters."""
+        import numpy as np
         import pyarrow.compute as pc
+
+        from ..batch.encode import encode
 
         dead: list[str] = []
         if table.num_rows == 0:
@@ -205,99 +217,97 @@ class MicroBatchDriver:
                 table = table.filter(pc.invert(mask))
         if table.num_rows == 0:
             return dead
-        subjects = self._ids(table.column("s"))
-        predicates = self._ids(table.column("p"))
-        objects = self._ids(table.column("o"))
-        stamps = table.column("ts").to_pylist()
-        triples = list(zip(subjects, predicates, objects))
+        terms = self.engine.terms
+        columns = (np.asarray(table.column("ts").to_numpy(), dtype=np.int64),
+                   encode(table.column("s"), terms), encode(table.column("p"), terms), encode(table.column("o"), terms))
         pending = self.state.pending
-        for lane, group_stamps, group_triples, stray in self._lanes(table, stamps, triples):
+        for lane, rows, stray in self._lanes(table):
             if stray is not None:
+                count = table.num_rows if rows is None else len(rows)
                 dead.extend(f"{stray}: stream <{stray}> is not one of the query's sources; set aside"
-                            for _ in group_stamps)
+                            for _ in range(count))
                 continue
-            pending[lane].extend(zip(group_stamps, group_triples))
+            pending[lane].append(columns if rows is None else tuple(column[rows] for column in columns))
         return dead
 
-    def _lanes(self, table, stamps: list, triples: list):
-        """(lane, stamps, triples, None) per source in the batch, each in arrival order; (.., iri) for a stranger.
-
-        A lane is one source: the `lane` column that `run_query` adds says which,
-        else the stream IRI does (one source per stream).
-        """
+    def _lanes(self, table):
+        """(lane, rows or None for all, None) per source in the batch, rows in arrival order;
+        (None, rows, iri) for a stranger. A lane is one source: the `lane` column that `run_query`
+        adds says which, else the stream IRI does (one source per stream)."""
+        import numpy as np
         import pyarrow.compute as pc
 
         streams = self.state.streams
         if "lane" in table.column_names:
-            codes = table.column("lane").to_pylist()
-            lanes = sorted(set(codes))
-            labels = {lane: (lane, None) if 0 <= lane < len(streams) else (None, f"lane {lane}") for lane in lanes}
+            codes = np.asarray(table.column("lane").to_numpy(), dtype=np.int64)
+            present = np.unique(codes).tolist()
+            labels = {lane: (lane, None) if 0 <= lane < len(streams) else (None, f"lane {lane}") for lane in present}
         else:
             encoded = pc.dictionary_encode(table.column("stream").combine_chunks())
             names = encoded.dictionary.to_pylist()
-            codes = encoded.indices.to_pylist()
-            lanes = list(range(len(names)))
+            codes = encoded.indices.to_numpy(zero_copy_only=False)
+            present = list(range(len(names)))
             labels = {code: (streams.index(iri), None) if iri in streams else (None, iri)
                       for code, iri in enumerate(names)}
-        if len(lanes) == 1:
-            lane, stray = labels[lanes[0]]
-            yield lane, stamps, triples, stray
+        if len(present) == 1:
+            lane, stray = labels[present[0]]
+            yield lane, None, stray
             return
-        for code in lanes:
+        for code in present:
             lane, stray = labels[code]
-            chosen = [k for k, c in enumerate(codes) if c == code]
-            yield lane, [stamps[k] for k in chosen], [triples[k] for k in chosen], stray
-
-    def _ids(self, column) -> list[int]:
-        """Term ids of a column of N-Triples keys, interning each distinct key once."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        encoded = pc.dictionary_encode(column.combine_chunks())
-        intern = self.engine.terms.intern
-        ids = pa.array([intern(key) for key in encoded.dictionary.to_pylist()], type=pa.int64())
-        return ids.take(encoded.indices).to_pylist()
+            yield lane, np.flatnonzero(codes == code), stray
 
     def _release(self, *, final: bool) -> None:
-        """Feed the engine: one source in arrival order, several merged by time (as heapq.merge does)."""
+        """Feed the engine: one source in arrival order, several merged by time (as heapq.merge does:
+        the lane with the smallest head gives its rows up to the next lane's head), the merged rows
+        pushed as columns (`rsp_plugin.batch.replay.feed`)."""
+        import numpy as np
+
+        from ..batch.replay import feed
+
         state = self.state
         pending = state.pending
         streams = state.streams
+        queues = {}
+        for lane in range(len(streams)):
+            chunks = pending[lane]
+            if chunks:
+                queues[lane] = [np.concatenate(column) for column in zip(*chunks)] if len(chunks) > 1 \
+                    else list(chunks[0])
         if len(streams) == 1:
-            queue = pending[0]
-            if queue:
-                self._feed(streams[0], list(queue))
-                queue.clear()
+            if 0 in queues:
+                pending[0].clear()
+                feed(self.engine, streams, np.zeros(len(queues[0][0]), dtype=np.int64), *queues[0],
+                     delay=self.delay_ms)
             return
+        heads = {lane: 0 for lane in queues}
+        runs = []
         while True:
-            live = [lane for lane in range(len(streams)) if pending[lane]]
+            live = [lane for lane in queues if heads[lane] < len(queues[lane][0])]
             if not live or (not final and len(live) < len(streams)):
-                return
-            heads = sorted((pending[lane][0][0], lane) for lane in live)
-            chosen = heads[0][1]
-            bound = heads[1] if len(heads) > 1 else None
-            queue = pending[chosen]
-            run = []
-            while queue and (bound is None or (queue[0][0], chosen) < bound):
-                run.append(queue.popleft())
-            self._feed(streams[chosen], run)
-
-    def _feed(self, stream: str, elements: list) -> None:
-        """Push (ts, triple) elements in order; before a later timestamp, advance the watermark to it."""
-        engine = self.engine
-        delay = self.delay_ms
-        count = len(elements)
-        start = 0
-        while start < count:
-            stamp = elements[start][0]
-            stop = start + 1
-            while stop < count and elements[stop][0] == stamp:
-                stop += 1
-            target = stamp - delay
-            if (engine.watermark is None or target > engine.watermark) and engine.gap_problem(stamp) is None:
-                engine.advance_to(target)  # a timestamp too far ahead is set aside by the push, never followed
-            engine.push_ids(stream, elements[start:stop])
-            start = stop
+                break
+            order = sorted((int(queues[lane][0][heads[lane]]), lane) for lane in live)
+            chosen = order[0][1]
+            times = queues[chosen][0]
+            start = heads[chosen]
+            if len(order) > 1:
+                bound_time, bound_lane = order[1]
+                stop_mask = (times[start:] > bound_time) | ((times[start:] == bound_time) & (chosen >= bound_lane))
+                taken = int(np.argmax(stop_mask)) if stop_mask.any() else len(times) - start
+            else:
+                taken = len(times) - start
+            runs.append((chosen, start, start + taken))
+            heads[chosen] = start + taken
+        for lane in range(len(streams)):
+            if lane in queues:
+                left = heads[lane]
+                pending[lane].clear()
+                if left < len(queues[lane][0]):
+                    pending[lane].append(tuple(column[left:] for column in queues[lane]))
+        if runs:
+            lanes = np.concatenate([np.full(stop - start, lane, dtype=np.int64) for lane, start, stop in runs])
+            columns = [np.concatenate([queues[lane][k][start:stop] for lane, start, stop in runs]) for k in range(4)]
+            feed(self.engine, streams, lanes, *columns, delay=self.delay_ms)
 
     # results out ---------------------------------------------------------------------------------
 
@@ -325,7 +335,7 @@ class MicroBatchDriver:
         report.set_aside = len(dead) + len(late)
         report.results = len(results)
         report.watermark = engine.watermark
-        report.pending = sum(len(queue) for queue in state.pending.values())
+        report.pending = sum(len(chunk[0]) for queue in state.pending.values() for chunk in queue)
         now = time.perf_counter()
         report.driver_seconds = now - started
         report.seconds = now - self._last_end  # the batch's latency: Spark's part and the engine's

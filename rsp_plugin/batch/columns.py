@@ -1,0 +1,332 @@
+"""Windows whose content is id columns: appended a batch at a time, cut by time per report.
+
+`ColumnTimeWindow` is `[RANGE r STEP s]` with the semantics of
+`rsp_plugin.query.windows.TimeWindow` (same boundaries, same `accepts`, an element
+waits until the first boundary after it), but its elements are chunks of numpy
+columns (t, s, p, o) instead of Python tuples in dicts: a batch enters as one
+chunk, a report cuts the chunks by time (whole chunks dropped, the oldest one
+trimmed), and the content of a boundary is the rows with low <= t < boundary.
+
+A window's content is a set of triples. A triple seen twice in the window would
+be two rows; each chunk keeps the sorted 64-bit hashes of its rows, so a new
+chunk finds in O(k log n) whether any of its rows may repeat one already held,
+and the content is deduplicated only while such a repetition can be in it (a
+hash collision only costs a needless deduplication).
+
+>>> import numpy as np
+>>> window = ColumnTimeWindow(RangeWindow(2000, 1000))
+>>> window.offer_columns(np.array([500, 1500]), np.array([1, 1]), np.array([2, 2]), np.array([3, 4]))
+>>> _ = window.advance(1000); window.content.rows()
+[(1, 2, 3)]
+>>> _ = window.advance(3000); window.content.rows(), window.accepts(1999), window.accepts(2000)
+([(1, 2, 4)], False, True)
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from ..query.content import TripleIndex
+from ..query.model import RangeWindow
+from ..query.windows import TimeWindow
+
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+
+
+def triple_hashes(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """A 64-bit hash per row (equal triples, equal hashes)."""
+    with np.errstate(over="ignore"):
+        h = s.astype(np.uint64) * _MIX[0]
+        h ^= p.astype(np.uint64) * _MIX[1]
+        h ^= o.astype(np.uint64) * _MIX[2]
+        h ^= h >> np.uint64(29)
+    return h
+
+
+class _Chunk:
+    """Rows sorted by time, with the sorted hashes of their triples."""
+
+    __slots__ = ("t", "s", "p", "o", "hashes")
+
+    def __init__(self, t, s, p, o):
+        if len(t) > 1 and not bool(np.all(t[:-1] <= t[1:])):
+            order = np.argsort(t, kind="stable")
+            t, s, p, o = t[order], s[order], p[order], o[order]
+        self.t, self.s, self.p, self.o = t, s, p, o
+        self.hashes = np.sort(triple_hashes(s, p, o))
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def trim_before(self, low: int) -> "_Chunk | None":
+        cut = int(np.searchsorted(self.t, low, side="left"))
+        if cut == 0:
+            return self
+        if cut >= len(self.t):
+            return None
+        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:])
+
+    def repeats(self, hashes: np.ndarray) -> bool:
+        """Might one of these (sorted) hashes be a row of this chunk?"""
+        if not len(self.hashes) or not len(hashes):
+            return False
+        places = np.searchsorted(self.hashes, hashes)
+        places[places == len(self.hashes)] = len(self.hashes) - 1
+        return bool(np.any(self.hashes[places] == hashes))
+
+
+_EMPTY = np.empty(0, dtype=np.int64)
+_EMPTY_COLUMNS = (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+
+
+class ColumnContent:
+    """The triples of a column window at its boundary: columns, and an index when one is asked for.
+
+    The columnar evaluator reads `columns()`; anything else (rdflib's evaluator, a
+    union with other contents) reads it as a `TripleIndex`, built on first use.
+    """
+
+    def __init__(self, chunks: list, low: int, high: int, distinct: bool):
+        self._chunks = chunks
+        self.low = low
+        self.high = high
+        #: no triple can be in it twice
+        self.distinct = distinct
+        self._columns = None
+        self._index: TripleIndex | None = None
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(t, s, p, o) of the rows in the window (a triple seen twice: twice, unless `distinct`)."""
+        if self._columns is None:
+            parts = []
+            for chunk in self._chunks:
+                start = int(np.searchsorted(chunk.t, self.low, side="left"))
+                stop = int(np.searchsorted(chunk.t, self.high, side="left"))
+                if stop > start:
+                    parts.append((chunk.t[start:stop], chunk.s[start:stop], chunk.p[start:stop],
+                                  chunk.o[start:stop]))
+            if not parts:
+                empty = np.empty(0, dtype=np.int64)
+                self._columns = (empty, empty, empty, empty)
+            elif len(parts) == 1:
+                self._columns = parts[0]
+            else:
+                self._columns = tuple(np.concatenate(column) for column in zip(*parts))
+        return self._columns
+
+    def rows(self) -> list[tuple[int, int, int]]:
+        """The distinct triples, sorted (for tests and small consumers)."""
+        _, s, p, o = self.columns()
+        return sorted(set(zip(s.tolist(), p.tolist(), o.tolist())))
+
+    def __len__(self) -> int:
+        return len(self.columns()[0]) if self.distinct else len(self.index())
+
+    def is_empty(self) -> bool:
+        return not len(self.columns()[0])
+
+    def index(self) -> TripleIndex:
+        if self._index is None:
+            _, s, p, o = self.columns()
+            self._index = TripleIndex(zip(s.tolist(), p.tolist(), o.tolist()))
+        return self._index
+
+    def timestamp(self, triple) -> int | None:
+        """The latest time the triple was seen in the window (C-SPARQL's timestamp function)."""
+        t, s, p, o = self.columns()
+        found = t[(s == triple[0]) & (p == triple[1]) & (o == triple[2])]
+        return int(found.max()) if len(found) else None
+
+    # the TripleIndex questions, for readers that are not columnar
+    def match(self, s, p, o):
+        return self.index().match(s, p, o)
+
+    def contains(self, triple) -> bool:
+        return self.index().contains(triple)
+
+    __contains__ = contains
+
+    def __iter__(self):
+        return iter(self.index())
+
+    def estimate(self, s, p, o) -> int:
+        return self.index().estimate(s, p, o)
+
+    def fanout(self, p, s_bound: bool, o_bound: bool) -> float:
+        return self.index().fanout(p, s_bound, o_bound)
+
+    def live_terms(self):
+        _, s, p, o = self.columns()
+        return chain(s.tolist(), p.tolist(), o.tolist())
+
+
+class ColumnTimeWindow(TimeWindow):
+    """`[RANGE r STEP s]` over one stream, its elements in numpy chunks (a `TimeWindow` to every reader)."""
+
+    columnar = True
+
+    def __init__(self, spec: RangeWindow, t0: int = 0):  # noqa: super().__init__ is not wanted
+        self.spec = spec
+        self.t0 = t0
+        self.boundary: int | None = None
+        self.first_timestamp: int | None = None
+        self.last_timestamp: int | None = None
+        self._chunks: list[_Chunk] = []
+        self._waiting: list[tuple[int, tuple]] = []   # single offers, made a chunk at the next advance
+        #: a row may repeat another until a window's low passes this time
+        self._repeats_until: int | None = None
+        self.content = ColumnContent([], 0, 0, True)
+        #: chunks not yet handed to a reader of what enters (`entered`), and what entered last time
+        self._fresh: list[_Chunk] = []
+        self.entered = _EMPTY_COLUMNS
+        #: how many times the content changed (an element entered or left; on-content-change)
+        self.version = 0
+
+    def __repr__(self) -> str:
+        rows = sum(len(chunk) for chunk in self._chunks)
+        return f"<ColumnTimeWindow {self.spec} boundary={self.boundary} rows={rows} chunks={len(self._chunks)}>"
+
+    def boundary_at(self, tau: int) -> int:
+        step = self.spec.step
+        return self.t0 + (tau - self.t0) // step * step
+
+    def next_boundary_after(self, t: int) -> int:
+        return self.boundary_at(t) + self.spec.step
+
+    def accepts(self, timestamp: int) -> bool:
+        if timestamp < self.t0:
+            return False
+        if self.boundary is None:
+            return True
+        return timestamp >= self.boundary + self.spec.step - self.spec.range
+
+    def reaches(self, tau: int, timestamp: int) -> bool:
+        return tau - self.spec.range <= timestamp
+
+    def offer(self, timestamp: int, triple) -> list:
+        self._waiting.append((timestamp, tuple(triple)))
+        self._seen(timestamp, timestamp)
+        return []
+
+    def offer_columns(self, t: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        """A batch of elements (their timestamps need not be ordered)."""
+        if not len(t):
+            return
+        self._seen(int(t.min()), int(t.max()))
+        self._add(_Chunk(np.asarray(t, dtype=np.int64), np.asarray(s, dtype=np.int64),
+                         np.asarray(p, dtype=np.int64), np.asarray(o, dtype=np.int64)))
+
+    def _seen(self, first: int, last: int) -> None:
+        if self.first_timestamp is None or first < self.first_timestamp:
+            self.first_timestamp = first
+        if self.last_timestamp is None or last > self.last_timestamp:
+            self.last_timestamp = last
+
+    def _add(self, chunk: _Chunk) -> None:
+        hashes = chunk.hashes
+        repeated = len(hashes) > 1 and bool(np.any(hashes[1:] == hashes[:-1]))
+        if not repeated:
+            repeated = any(old.repeats(hashes) for old in self._chunks)
+        if repeated:
+            latest = int(chunk.t[-1])
+            if self._repeats_until is None or latest > self._repeats_until:
+                self._repeats_until = latest
+        self._chunks.append(chunk)
+        self._fresh.append(chunk)
+
+    def _flush(self) -> None:
+        if self._waiting:
+            waiting, self._waiting = self._waiting, []
+            t = np.fromiter((stamp for stamp, _ in waiting), dtype=np.int64, count=len(waiting))
+            triples = np.array([triple for _, triple in waiting], dtype=np.int64).reshape(len(waiting), 3)
+            self._add(_Chunk(t, triples[:, 0].copy(), triples[:, 1].copy(), triples[:, 2].copy()))
+
+    def advance(self, tau: int) -> list:
+        """Move to the last boundary at or before tau."""
+        boundary = self.boundary_at(tau)
+        if self.boundary is not None and boundary <= self.boundary:
+            return []
+        self._flush()
+        low = max(self.t0, boundary - self.spec.range)
+        kept = []
+        left = False
+        for chunk in self._chunks:
+            trimmed = chunk.trim_before(low)
+            left |= trimmed is not chunk
+            if trimmed is not None:
+                kept.append(trimmed)
+        self._chunks = kept
+        distinct = self._repeats_until is None or self._repeats_until < low
+        if distinct:
+            self._repeats_until = None
+        self._enter(low, boundary)
+        if left or len(self.entered[0]):
+            self.version += 1
+        self.boundary = boundary
+        self.content = ColumnContent(list(kept), low, boundary, distinct)
+        return []
+
+    def _enter(self, low: int, boundary: int) -> None:
+        """`entered`: (t, s, p, o) of the elements that came into the window with this boundary,
+        oldest first (what a materialization takes); later ones wait for their boundary."""
+        parts, waiting = [], []
+        for chunk in self._fresh:
+            start = int(np.searchsorted(chunk.t, low, side="left"))
+            stop = int(np.searchsorted(chunk.t, boundary, side="left"))
+            if stop > start:
+                parts.append((chunk.t[start:stop], chunk.s[start:stop], chunk.p[start:stop], chunk.o[start:stop]))
+            if stop < len(chunk.t):
+                waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:]))
+        self._fresh = waiting
+        if not parts:
+            self.entered = _EMPTY_COLUMNS
+            return
+        t, s, p, o = (np.concatenate(column) for column in zip(*parts)) if len(parts) > 1 else parts[0]
+        order = np.argsort(t, kind="stable")
+        self.entered = (t[order], s[order], p[order], o[order])
+
+    def is_empty(self) -> bool:
+        return self.content.is_empty()
+
+    def elements(self):
+        """(t, (s, p, o)) of every element held, in the window or waiting for its boundary."""
+        for chunk in self._chunks:
+            yield from zip(chunk.t.tolist(), zip(chunk.s.tolist(), chunk.p.tolist(), chunk.o.tolist()))
+        yield from self._waiting
+
+    def next_change(self) -> int | None:
+        """The first boundary after the current one at which an element enters or leaves
+        (None: nothing held or staged), as `TimeWindow.next_change`: the on-content-change
+        policy skips the others."""
+        candidates = []
+        staged = [int(chunk.t[0]) for chunk in self._fresh if len(chunk.t)]
+        staged += [stamp for stamp, _ in self._waiting]
+        if staged:  # enters at the first boundary after it
+            candidates.append(self.next_boundary_after(min(staged)))
+        held = [int(chunk.t[0]) for chunk in self._chunks if len(chunk.t)]
+        if held and self.boundary is not None and min(held) < self.boundary:  # leaves once the range passes it
+            candidates.append(self.next_boundary_after(min(held) + self.spec.range))
+        return min(candidates) if candidates else None
+
+    def live_terms(self):
+        parts = [chain(chunk.s.tolist(), chunk.p.tolist(), chunk.o.tolist()) for chunk in self._chunks]
+        parts.append(chain.from_iterable(triple for _, triple in self._waiting))
+        return chain.from_iterable(parts)
+
+
+
+
+def triple_columns(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> ColumnContent:
+    """A set of triples given as columns (a materialization's), read as a content."""
+    return ColumnContent([_Rows(np.zeros(len(s), dtype=np.int64), s, p, o)], 0, 1, True)
+
+
+class _Rows:
+    __slots__ = ("t", "s", "p", "o")
+
+    def __init__(self, t, s, p, o):
+        self.t, self.s, self.p, self.o = t, s, p, o
+
+__all__ = ["ColumnTimeWindow", "ColumnContent", "triple_columns", "triple_hashes"]

@@ -1,0 +1,89 @@
+"""Dictionary encoding in bulk: a column of written terms becomes a column of ids.
+
+pyarrow's `dictionary_encode` finds the distinct terms of a column and the code
+of each row in one native pass; the `Dictionary` is asked once per distinct
+term (`intern_keys`), and numpy maps codes to ids. Per row there is no Python.
+
+>>> from rsp_plugin.terms import Dictionary
+>>> terms = Dictionary()
+>>> before = terms.intern("<b>")
+>>> encode(["<a>", "<b>", "<a>"], terms).tolist(), terms.key(int(encode(["<a>"], terms)[0]))
+([1, 0, 1], '<a>')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..terms import Dictionary
+
+_STRING_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#string>'
+#: the keys that may have a numeric value (`number_of_key`): a number, or a literal of a numeric datatype
+_MAYBE_NUMBER = (r'^[-+.0-9]|\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|int|long|short|byte|'
+                 r'nonNegativeInteger|positiveInteger|nonPositiveInteger|negativeInteger|unsignedLong|'
+                 r'unsignedInt|unsignedShort|unsignedByte|decimal|double|float)>$')
+
+
+def encode(column, terms: Dictionary) -> np.ndarray:
+    """Ids (int64) of a column of N-Triples keys: a list, a pyarrow array or a polars Series."""
+    if hasattr(column, "to_arrow"):  # polars
+        column = column.to_arrow()
+    elif not isinstance(column, (pa.Array, pa.ChunkedArray)):
+        column = pa.array(column, type=pa.large_string())
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if len(column) == 0:
+        return np.empty(0, dtype=np.int64)
+    encoded = pc.dictionary_encode(column)
+    distinct = encoded.dictionary
+    import polars as pl  # (its regex engine is the faster one here)
+
+    numeric = pl.from_arrow(distinct).str.contains(_MAYBE_NUMBER).to_numpy()
+    ids, _ = terms.intern_distinct(distinct.to_pylist(), numeric)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    return ids[codes]
+
+
+def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool = False):
+    """Ids of a column of written terms and which rows are well-formed: each distinct value is
+    checked once against `pattern` (a polars regex) and only those that pass are interned; the
+    rows of the others get id -1. `canonical`: literals typed xsd:string lose their datatype
+    (RDF 1.1: "a"^^xsd:string is "a"), as the per-line readers write them."""
+    import polars as pl
+
+    if hasattr(column, "to_arrow"):
+        column = column.to_arrow()
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if len(column) == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+    encoded = pc.dictionary_encode(column)
+    distinct = pl.from_arrow(encoded.dictionary)
+    good = distinct.str.contains(pattern).fill_null(False).to_numpy()
+    chosen = np.flatnonzero(good)
+    ids = np.full(len(distinct), -1, dtype=np.int64)
+    if len(chosen):
+        keys = distinct.gather(chosen) if len(chosen) < len(distinct) else distinct
+        numeric = keys.str.contains(_MAYBE_NUMBER).to_numpy()
+        key_list = keys.to_list()
+        if canonical and keys.str.ends_with(_STRING_SUFFIX).any():
+            key_list = [key[: -len(_STRING_SUFFIX) + 1] if key.endswith(_STRING_SUFFIX) else key for key in key_list]
+            ids[chosen] = terms.intern_keys(key_list)
+        else:
+            ids[chosen] = terms.intern_distinct(key_list, numeric)[0]
+    indices = encoded.indices
+    if indices.null_count:  # a missing value: not well-formed
+        ids = np.append(ids, -1)
+        indices = indices.fill_null(len(distinct))
+    rows = ids[indices.to_numpy(zero_copy_only=False)]
+    return rows, rows >= 0
+
+
+def decode(ids: np.ndarray, terms: Dictionary) -> list[str]:
+    """The written terms of a column of ids (one lookup per distinct id)."""
+    distinct, codes = np.unique(ids, return_inverse=True)
+    keys = terms.keys
+    table = [keys[term] for term in distinct.tolist()]
+    return [table[code] for code in codes.tolist()]

@@ -1,0 +1,494 @@
+"""The fast path's plans evaluated over id columns: polars joins, filters by distinct value, grouped aggregates.
+
+`compile_fast` (rsp_plugin.query.fastpath) recognises the query shapes worth a
+fast path (basic graph patterns with FILTERs, GROUP BY and aggregates, DISTINCT,
+ORDER BY, LIMIT); `ColumnarEvaluation` evaluates the same plans over column
+windows (`columns.py`) with the same semantics:
+
+- a triple pattern is a filter of the content's (s, p, o) columns by its
+  constants, renamed to its variables (deduplicated when the content may hold a
+  triple twice: a window's content is a set);
+- patterns are joined smallest first (hash joins in polars), each next pattern
+  sharing a variable with what is joined, a cross product only when none does;
+- a FILTER is decided once per distinct tuple of the values it reads, by the
+  per-fact path's own check (`query.expressions`), and kept across evaluations
+  per value (not for NOW(), RAND() and the like); rows are kept by a semi-join
+  on the tuples that pass;
+- GROUP BY / aggregates: counts, distinct counts, integer sums, minima and
+  maxima in polars; the result term (AVG of integers as xsd:decimal) made once
+  per value by the per-fact path's own arithmetic (`query.sparql_values`); a
+  group with another value (decimal, double, non-number) or GROUP_CONCAT is
+  handed to the per-fact path's aggregate, term by term;
+- what follows the aggregation (HAVING, BIND, ORDER BY, projection, DISTINCT,
+  LIMIT) works on few rows and is the per-fact path's code.
+
+Per row, no Python: per distinct value or per group, some.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from rdflib import URIRef
+
+from ..query.content import UnionContent
+from ..query.algebra import aggregate_values
+from ..query.fastpath import FastEvaluation, FastPlan, _walk
+from ..query.sparql_values import SparqlError, arithmetic, term
+from ..query.sparql_values import number as number_term
+from .columns import ColumnContent
+
+_INTEGER_TYPES = {
+    f"http://www.w3.org/2001/XMLSchema#{name}"
+    for name in ("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+                 "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort",
+                 "unsignedByte")
+}
+#: value kinds of a term, for aggregates: an integer that fits in 62 bits, anything else
+INT, OTHER = 0, 3
+#: functions whose value depends on the evaluation, not only on the row: never kept across evaluations
+_TIME_DEPENDENT = {"Builtin_NOW", "Builtin_RAND", "Builtin_UUID", "Builtin_STRUUID", "Builtin_BNODE"}
+_TIMESTAMP_FUNCTIONS = ("http://larkc.eu/csparql/sparql/jena/ext#timestamp",
+                        "https://w3id.org/rsp-plugin/functions#timestamp")
+
+
+def columnar_supported(plan: FastPlan | None) -> bool:
+    """Can `ColumnarEvaluation` run this plan? (Not when an expression asks a triple's timestamp.)"""
+    if plan is None:
+        return False
+    expressions = [conjunct for _, conjunct in plan.conjunction.conjuncts]
+    expressions += [value for kind, value in plan.post]
+    for expression in expressions:
+        for node in _walk(expression):
+            if isinstance(node, URIRef) and str(node) in _TIMESTAMP_FUNCTIONS:
+                return False
+    return True
+
+
+class _Aggregate:
+    """What an rdflib aggregate node says, read once (its attributes are slow to read)."""
+
+    __slots__ = ("node", "name", "distinct", "vars", "res")
+
+    def __init__(self, node):
+        self.node = node
+        self.name = node.name
+        self.distinct = bool(node.distinct)
+        self.vars = node.vars if node.vars == "*" else str(node.vars)
+        self.res = str(node.res)
+
+
+class ColumnarState:
+    """What a query's columnar evaluations keep between them: filter outcomes per distinct value,
+    the numeric reading of terms, static graphs as columns. Forgotten when the dictionary forgets."""
+
+    def __init__(self, terms):
+        self.terms = terms
+        self.generation = terms.generation
+        self.filters: dict[int, dict[tuple, bool]] = {}
+        self.values: dict[int, tuple] = {}
+        self.tables: dict[int, tuple] = {}
+        #: (kind, value, datatype) -> the id of the aggregate's result term
+        self.results: dict[tuple, int] = {}
+        #: id(plan) -> its aggregates read once
+        self.aggregates: dict[int, list] = {}
+
+    def check(self) -> None:
+        if self.generation != self.terms.generation:
+            self.filters.clear()
+            self.values.clear()
+            self.tables.clear()
+            self.results.clear()
+            self.generation = self.terms.generation
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(generation=-1, filters={}, values={}, tables={}, results={}, aggregates={})
+        return state
+
+
+#: below this many rows in the windows, an evaluation indexes them and takes the per-fact fast path
+#: (a polars plan costs a few ms whatever its size; a small window is joined faster by dicts)
+SMALL = 300
+
+
+class ColumnarEvaluation(FastEvaluation):
+    """One evaluation of a `FastPlan` over column windows (and static graphs)."""
+
+    def __init__(self, plan: FastPlan, snapshot, cache, tau: int = 0, *, state: ColumnarState | None = None,
+                 base: str | None = None):
+        super().__init__(plan, snapshot, cache, tau, base=base)
+        self.state = state or ColumnarState(cache.terms)
+        self.state.check()
+        self._indexed = self._small_snapshot()
+
+    def _small_snapshot(self):
+        """The snapshot with its column windows as indexes, when they are small (else None)."""
+        from ..query.evaluate import Snapshot
+
+        snapshot = self.snapshot
+        default = snapshot.default
+        parts = default.parts if isinstance(default, UnionContent) else [default]
+        columns = [part for part in [*parts, *snapshot.named.values()] if isinstance(part, ColumnContent)]
+        if sum(len(part.columns()[0]) for part in columns) >= SMALL:
+            return None
+
+        def indexed(part):
+            return part.index() if isinstance(part, ColumnContent) else part
+
+        return Snapshot([indexed(part) for part in parts],
+                        {name: indexed(part) for name, part in snapshot.named.items()})
+
+    def _per_fact(self) -> FastEvaluation:
+        return FastEvaluation(self.plan, self._indexed, self.cache, self.tau, base=self.base)
+
+    def ask(self) -> bool:
+        return self._per_fact().ask() if self._indexed is not None else super().ask()
+
+    def construct(self):
+        return self._per_fact().construct() if self._indexed is not None else super().construct()
+
+    # the conjunction ---------------------------------------------------------------------------
+
+    def frame_solutions(self) -> tuple[dict[str, int], pl.DataFrame | None]:
+        """Variable slots and the solutions as a frame (one column per variable, named by it)."""
+        conjunction = self.plan.conjunction
+        terms = self.terms
+        tables = []
+        for graph, pattern in conjunction.atoms:
+            resolved = []
+            for kind, value in pattern:
+                if kind == "c":
+                    found = terms.find(value)
+                    if found is None:
+                        return self._all_slots({}), None
+                    resolved.append(("c", found))
+                else:
+                    resolved.append(("v", value))
+            table = self._pattern_table(graph, resolved)
+            if not len(table):
+                return self._all_slots({}), None
+            tables.append(table)
+        pending = [(graph, conjunct, self._variables_of(conjunct)) for graph, conjunct in conjunction.conjuncts]
+        frame = None
+        bound: set[str] = set()
+        remaining = list(range(len(tables)))
+        while remaining:
+            connected = [k for k in remaining if frame is None or set(tables[k].columns) & bound]
+            choice = min(connected or remaining, key=lambda k: len(tables[k]))
+            remaining.remove(choice)
+            table = tables[choice]
+            if frame is None:
+                frame = table
+            else:
+                shared = [name for name in table.columns if name in bound]
+                frame = frame.join(table, on=shared, how="inner") if shared else frame.join(table, how="cross")
+            bound |= set(table.columns)
+            ready = [item for item in pending if item[2] <= bound]
+            for item in ready:
+                pending.remove(item)
+                frame = self._filter(frame, item[0], item[1], sorted(item[2]))
+            if not len(frame):
+                return self._all_slots({}), None
+        for graph, conjunct, names in pending:  # a filter on a variable no pattern binds
+            frame = self._filter(frame, graph, conjunct, sorted(names & bound))
+        slots = {name: index for index, name in enumerate(frame.columns)}
+        return slots, frame
+
+    def solutions(self) -> tuple[dict[str, int], list[tuple]]:
+        slots, frame = self.frame_solutions()
+        if frame is None:
+            return slots, []
+        return slots, frame.rows()
+
+    def _content_frame(self, graph) -> tuple[pl.DataFrame, bool]:
+        """The (s, p, o) columns of a graph of the snapshot, and whether they are a set already."""
+        content = self.snapshot.graph(graph)
+        parts = content.parts if isinstance(content, UnionContent) else [content]
+        frames = []
+        distinct = True
+        for part in parts:
+            if isinstance(part, ColumnContent):
+                _, s, p, o = part.columns()
+                if len(s):
+                    frames.append(pl.DataFrame({"s": s, "p": p, "o": o}))
+                    distinct &= part.distinct
+            else:
+                frame = self._static_frame(part)
+                if len(frame):
+                    frames.append(frame)
+        if not frames:
+            return pl.DataFrame({"s": [], "p": [], "o": []}, schema={"s": pl.Int64, "p": pl.Int64, "o": pl.Int64}), True
+        if len(frames) == 1:
+            return frames[0], distinct
+        return pl.concat(frames), False
+
+    def _static_frame(self, part) -> pl.DataFrame:
+        """A static graph (a TripleIndex) as columns, made once per graph (while it keeps its size)."""
+        tables = self.state.tables
+        found = tables.get(id(part))
+        if found is None or found[0] is not part or found[1] != len(part):
+            triples = list(part.match(None, None, None))
+            columns = np.array(triples, dtype=np.int64).reshape(len(triples), 3)
+            frame = pl.DataFrame({"s": columns[:, 0], "p": columns[:, 1], "o": columns[:, 2]})
+            found = tables[id(part)] = (part, len(part), frame)
+        return found[2]
+
+    def _pattern_table(self, graph, pattern) -> pl.DataFrame:
+        content, distinct = self._content_frame(graph)
+        condition = None
+        names: dict[str, str] = {}
+        same: list[tuple[str, str]] = []
+        for position, (kind, value) in zip(("s", "p", "o"), pattern):
+            if kind == "c":
+                test = pl.col(position) == value
+                condition = test if condition is None else condition & test
+            elif value in names:
+                same.append((names[value], position))
+            else:
+                names[value] = position
+        for first, second in same:
+            test = pl.col(first) == pl.col(second)
+            condition = test if condition is None else condition & test
+        table = content.filter(condition) if condition is not None else content
+        table = table.select([pl.col(position).alias(name) for name, position in names.items()])
+        if not distinct and len(table):
+            table = table.unique()
+        return table
+
+    # filters --------------------------------------------------------------------------------
+
+    def _filter(self, frame: pl.DataFrame, graph, conjunct, variables: list[str]) -> pl.DataFrame:
+        """Keep the rows whose values pass the conjunct, decided once per distinct tuple of values."""
+        slots = {name: index for index, name in enumerate(variables)}
+        check = self._conjunct_check(graph, conjunct, slots)
+        if not variables:
+            return frame if check(()) else frame.clear()
+        memo = self._memo_of(conjunct)
+        candidates = frame.select(variables).unique().rows()
+        passing = []
+        for values in candidates:
+            found = memo.get(values) if memo is not None else None
+            if found is None:
+                found = bool(check(values))
+                if memo is not None:
+                    memo[values] = found
+            if found:
+                passing.append(values)
+        if len(passing) == len(candidates):
+            return frame
+        if len(variables) == 1:
+            name = variables[0]
+            return frame.filter(pl.col(name).is_in(pl.Series(name, [v[0] for v in passing], dtype=pl.Int64).implode()))
+        keep = pl.DataFrame(passing, schema={name: pl.Int64 for name in variables}, orient="row")
+        return frame.join(keep, on=variables, how="semi")
+
+    def _memo_of(self, conjunct) -> dict | None:
+        if any(getattr(node, "name", None) in _TIME_DEPENDENT for node in _walk(conjunct)):
+            return None
+        return self.state.filters.setdefault(id(conjunct), {})
+
+    # SELECT ---------------------------------------------------------------------------------
+
+    def select(self) -> tuple[list[str], list[tuple]]:
+        if self._indexed is not None:
+            return self._per_fact().select()
+        plan = self.plan
+        slots, frame = self.frame_solutions()
+        if plan.aggregation is not None:
+            if frame is None:
+                slots, rows = self._aggregate(slots, [])
+            else:
+                slots, rows = self._frame_aggregate(slots, frame)
+        else:
+            rows = frame.rows() if frame is not None else []
+        for kind, value in plan.post:
+            if kind == "extend":
+                slots, rows = self._extend_expression(slots, rows, *value)
+            elif kind == "having":
+                check = self._memo_filter(None, value, slots)
+                rows = [row for row in rows if check(row)]
+            elif kind == "order":
+                rows = self._order(slots, rows, value)
+        positions = [slots.get(variable) for variable in plan.projection]
+        projected = [tuple(row[i] if i is not None else None for i in positions) for row in rows]
+        if plan.distinct:
+            projected = list(dict.fromkeys(projected))
+        if plan.slice is not None:
+            start, length = plan.slice
+            projected = projected[start: None if length is None else start + length]
+        return plan.projection, projected
+
+    # aggregates -------------------------------------------------------------------------------
+
+    def _frame_aggregate(self, slots, frame: pl.DataFrame):
+        group_vars, nodes = self.plan.aggregation
+        aggregates = self.state.aggregates.get(id(self.plan))
+        if aggregates is None or aggregates[0].node is not nodes[0]:
+            aggregates = self.state.aggregates[id(self.plan)] = [_Aggregate(node) for node in nodes]
+        grouped_frame = frame
+        for name in group_vars:
+            if name not in slots:
+                grouped_frame = grouped_frame.with_columns(pl.lit(None, dtype=pl.Int64).alias(name))
+        by = list(dict.fromkeys(group_vars))
+        expressions = [pl.len().alias("__rows")]
+        work = grouped_frame
+        tables: dict[str, pl.DataFrame] = {}
+        for aggregate in aggregates:
+            variable = aggregate.vars
+            if (variable != "*" and variable in slots and variable not in tables
+                    and aggregate.name in _NUMERIC_AGGREGATES):
+                tables[variable] = self._value_table(frame[variable])
+                work = work.join(tables[variable], left_on=variable, right_on=f"__id_{variable}", how="left",
+                                 coalesce=False)
+        for number, aggregate in enumerate(aggregates):
+            expressions.extend(self._aggregate_expressions(number, aggregate, slots, tables))
+        if by:
+            summary = work.group_by(by, maintain_order=True).agg(expressions)
+        else:  # one group: grouped by a constant, so that lists stay lists
+            summary = work.with_columns(pl.lit(0).alias("__all")).group_by("__all").agg(expressions)
+        out_slots = {name: index for index, name in enumerate(group_vars)}
+        for aggregate in aggregates:
+            out_slots[aggregate.res] = len(out_slots)
+        rows = []
+        for record in summary.iter_rows(named=True):
+            values = [record[name] for name in group_vars]
+            for number, aggregate in enumerate(aggregates):
+                values.append(self._finish(number, aggregate, record, by, frame, slots))
+            rows.append(tuple(values))
+        return out_slots, rows
+
+    def _aggregate_expressions(self, number: int, aggregate, slots, tables: dict) -> list:
+        name = aggregate.name
+        tag = f"__a{number}"
+        if aggregate.vars == "*":
+            if aggregate.distinct:
+                columns = list(slots)
+                return [pl.struct(columns).n_unique().alias(tag)]
+            return []
+        variable = aggregate.vars
+        if variable not in slots:
+            return []
+        column = pl.col(variable)
+        if name == "Aggregate_Count":
+            return [(column.n_unique() if aggregate.distinct else column.count()).alias(tag)]
+        if name == "Aggregate_Sample":
+            return [column.first().alias(tag)]
+        if name not in _NUMERIC_AGGREGATES:
+            return []
+        kind, integer = pl.col(f"__kind_{variable}"), pl.col(f"__int_{variable}")
+        ids = column
+        if aggregate.distinct:  # per distinct value (id): its first occurrence
+            first = column.is_first_distinct()
+            kind, integer, ids = (c.filter(first) for c in (kind, integer, column))
+        out = [kind.max().alias(f"{tag}_kind"), ids.count().alias(f"{tag}_n")]
+        if bool((tables[variable][f"__kind_{variable}"] != INT).any()):
+            out.append(ids.alias(f"{tag}_ids"))  # a group of other values is summed by the per-fact code
+        if name in ("Aggregate_Sum", "Aggregate_Avg"):
+            out.append(integer.sum().alias(f"{tag}_isum"))
+            out.append(integer.abs().max().alias(f"{tag}_imax"))
+        else:  # MIN / MAX of integers: the least / greatest value, the first of its row order on a tie
+            order = ids.sort_by(integer, descending=name == "Aggregate_Max", maintain_order=True)
+            out.append(order.first().alias(f"{tag}_pick"))
+        return out
+
+    def _finish(self, number: int, aggregate, record: dict, by: list[str], frame: pl.DataFrame, slots):
+        """One aggregate's value in one group, as the per-fact path makes it (`query.algebra.aggregate_values`)."""
+        name = aggregate.name
+        tag = f"__a{number}"
+        if aggregate.vars == "*":
+            return self._count(record[tag] if aggregate.distinct else record["__rows"])
+        variable = aggregate.vars
+        if variable not in slots or name not in _NUMERIC_AGGREGATES and name not in (
+                "Aggregate_Count", "Aggregate_Sample"):
+            return self._aggregate_one(aggregate.node, self._members(record, by, frame), slots)
+        if name == "Aggregate_Count":
+            return self._count(record[tag])
+        if name == "Aggregate_Sample":
+            return record[tag]
+        count = record[f"{tag}_n"]
+        if not count:
+            return self._aggregate_one(aggregate.node, [], slots)
+        if record[f"{tag}_kind"] != INT:  # decimals, floats, doubles, non-numbers: term by term
+            return self._by_terms(aggregate, record[f"{tag}_ids"])
+        if name in ("Aggregate_Min", "Aggregate_Max"):
+            return record[f"{tag}_pick"]
+        if record[f"{tag}_imax"] * count < (1 << 62):
+            total = record[f"{tag}_isum"]
+        else:  # (possibly past 64 bits: summed exactly in Python)
+            return self._by_terms(aggregate, self._group_values(aggregate, record, by, frame))
+        key = ("sum" if name == "Aggregate_Sum" else "avg", total, count)
+        found = self.state.results.get(key)
+        if found is None:
+            made = number_term(total, 0)
+            if name == "Aggregate_Avg":
+                made = arithmetic("/", made, number_term(count, 0))
+            found = self.state.results[key] = self.terms.intern(made.key)
+        return found
+
+    def _count(self, count: int) -> int:
+        key = ("count", count)
+        found = self.state.results.get(key)
+        if found is None:
+            found = self.state.results[key] = self.terms.intern(number_term(count, 0).key)
+        return found
+
+    def _by_terms(self, aggregate, ids: list) -> int | None:
+        """The per-fact path's aggregate over the group's values (ids: distinct already if DISTINCT)."""
+        keys = self.terms.keys
+        try:
+            found = aggregate_values(aggregate.node, [term(keys[value]) for value in ids], 0)
+        except SparqlError:
+            return None
+        return self.terms.intern(found.key)
+
+    def _group_values(self, aggregate, record, by, frame) -> list[int]:
+        members = frame
+        for name in by:
+            value = record[name]
+            members = members.filter(pl.col(name).is_null() if value is None else pl.col(name) == value)
+        values = members[aggregate.vars].to_list()
+        if aggregate.distinct:
+            values = list(dict.fromkeys(values))
+        return values
+
+    def _members(self, record, by, frame) -> list[tuple]:
+        members = frame
+        for name in by:
+            value = record[name]
+            if name in members.columns:
+                members = members.filter(pl.col(name).is_null() if value is None else pl.col(name) == value)
+        return members.rows()
+
+    def _value_table(self, column: pl.Series) -> pl.DataFrame:
+        """Per distinct term of the column: its kind and (an integer that fits) its value."""
+        name = column.name
+        cache = self.state.values
+        keys = self.terms.keys
+        ids = column.unique().to_list()
+        rows = []
+        for value in ids:
+            found = cache.get(value)
+            if found is None:
+                found = cache[value] = _value_of(value, keys[value])
+            rows.append(found)
+        return pl.DataFrame(rows, schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8,
+                                          f"__int_{name}": pl.Int64}, orient="row")
+
+
+#: the aggregates computed over values' kinds (the others: COUNT, SAMPLE natively, GROUP_CONCAT per row)
+_NUMERIC_AGGREGATES = ("Aggregate_Sum", "Aggregate_Avg", "Aggregate_Min", "Aggregate_Max")
+
+
+def _value_of(value: int, key: str) -> tuple:
+    """(id, kind, integer value) of one term as the per-fact path reads it (`sparql_values`): INT for
+    an integer (of any integer datatype) that fits in 62 bits, OTHER for anything else."""
+    if key[:1] != '"':
+        return (value, OTHER, None)
+    found = term(key).number
+    if found is not None and found[0] == 0 and -(1 << 62) < found[1] < (1 << 62):
+        return (value, INT, found[1])
+    return (value, OTHER, None)
+
+
+__all__ = ["ColumnarEvaluation", "ColumnarState", "columnar_supported"]

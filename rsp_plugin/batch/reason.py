@@ -1,0 +1,272 @@
+"""`rsp-plugin reason`'s replay: the stream read a block at a time, the output kept from the changes.
+
+The rule engine stays the per-fact `IncrementalEngine` (the home of temporal
+rules); what changes is the way in and the way out:
+
+- in: `blocks.py` reads a block of lines into columns; late lines (older than
+  one read before them) are found with one cumulative maximum per block, and
+  each time point's facts go to the engine at once (a mapping predicate ->
+  argument tuples, or the facts in arrival order when tuple windows count them);
+- out: the snapshot line of a time point is kept as a sorted list of written
+  atoms, changed by what started and stopped (an insertion for a few changes, a
+  merge of sorted runs for many), and written with one join: no snapshot is
+  rebuilt, re-sorted or JSON-encoded atom by atom.
+
+The lines are byte for byte those of the per-line replay (`replay.timeline`
+and `json.dumps`), the dead letters too (same order, same words). A dictionary
+that forgets (`Forgetting`) keeps the memory of a long stream bounded by what
+the engine still holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_left, bisect_right, insort
+from itertools import chain
+from operator import sub
+from pathlib import Path
+from typing import Callable, TextIO
+
+from .. import limits
+from ..formats import Rejected, format_fact
+from ..lars.engine import IncrementalEngine
+from ..terms import TRIPLE, Forgetting
+from .atoms import in_order, read_atom_blocks
+
+#: characters json.dumps escapes with ensure_ascii=False
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+
+
+class SnapshotLines:
+    """What holds now, as the sorted written atoms of the contract's line.
+
+    Two facts never print alike (ids are distinct terms; an IRI predicate with two
+    arguments is a triple), so the written atoms are a set.
+    """
+
+    def __init__(self) -> None:
+        self.shown: dict = {}            # fact -> written atom
+        self.ordered: list[str] = []     # the written atoms, sorted
+        self.special: set = set()        # atoms json.dumps would escape
+
+    def change(self, started, stopped, terms) -> None:
+        shown = self.shown
+        pop = shown.pop
+        gone = [pop(fact) for fact in stopped]
+        new = written(started, terms)
+        shown.update(zip(started, new))
+        if new and _NEEDS_ESCAPE.search("".join(new)):
+            self.special.update(text for text in new if _NEEDS_ESCAPE.search(text))
+        if self.special and gone:
+            self.special.difference_update(gone)
+        ordered = self.ordered
+        if len(gone) + len(new) <= (len(ordered) >> 5) + 8:
+            for text in gone:
+                del ordered[bisect_left(ordered, text)]
+            for text in new:
+                insort(ordered, text)
+            return
+        if gone:  # cut the gone atoms out, then merge the new ones in (two sorted runs)
+            places = [bisect_left(ordered, text) for text in gone]
+            for place in places:
+                ordered[place] = None
+            ordered = list(filter(None, ordered))
+        ordered += new
+        ordered.sort()
+        self.ordered = ordered
+
+    def line(self, point: int) -> str:
+        ordered = self.ordered
+        if not ordered:
+            return f'{{"t": {point}, "atoms": []}}\n'
+        if self.special:
+            return json.dumps({"t": point, "atoms": ordered}, ensure_ascii=False) + "\n"
+        return f'{{"t": {point}, "atoms": ["' + '", "'.join(ordered) + '"]}\n'
+
+
+def written(facts: list, terms) -> list[str]:
+    """`format_fact` of many facts; those of one predicate and arity (the usual batch) in one pass."""
+    if not facts:
+        return []
+    keys = terms.keys
+    predicate, args = facts[0]
+    arity = len(args)
+    name = keys[predicate]
+    if name != TRIPLE and arity in (1, 2) and all(p == predicate and len(a) == arity for p, a in facts):
+        if arity == 1:
+            return [f"{name}({keys[a[0]]})" for _, a in facts]
+        return [f"{name}({keys[a[0]]},{keys[a[1]]})" for _, a in facts]
+    return [format_fact(fact, terms) for fact in facts]
+
+
+def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None, last: int | None = None,
+           pruning: bool = True, changes: bool = False,
+           on_rejected: Callable[[Rejected], None] = lambda record: None,
+           forget: bool = True, blocks=None, handle=None, max_derivations: int | None = None,
+           max_line_bytes: int | None = limits.MAX_LINE_BYTES,
+           max_gap: int | None = limits.MAX_GAP_TIME_POINTS) -> IncrementalEngine:
+    """Evaluate `program` over the stream file and write one JSON line per time point to `out`.
+
+    `blocks`: the stream as `AtomBlock`s already (instead of reading the file), e.g. a generator;
+    `handle`: the file opened already (binary). A line older than one read before it, or more than
+    `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules)."""
+    terms = program.terms
+    terms.pin(list(terms.ids()))  # the program's constants
+    forgetting = Forgetting(terms) if forget else None
+    bounds = {} if max_derivations is None else {"max_derivations": max_derivations}
+    engine = IncrementalEngine(program, start=first, pruning=pruning, **bounds)
+    counted = engine._count_log is not None  # tuple windows count atoms in arrival order
+    hidden = program.hidden  # DatalogMTL's auxiliary predicates: derived, never written
+    snapshot = SnapshotLines()
+    filename = str(stream)
+    if blocks is None:
+        blocks = read_atom_blocks(stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms,
+                                  handle=handle, max_line_bytes=max_line_bytes)
+
+    current = first      # the time point being filled (None: no data yet)
+    waiting = None       # its facts so far
+
+    def evaluate(point: int, facts) -> None:
+        report = engine.advance_to(point, facts if facts is not None else ())
+        started, stopped = report.started, report.stopped
+        if hidden:
+            started = [fact for fact in started if fact[0] not in hidden]
+            stopped = [fact for fact in stopped if fact[0] not in hidden]
+        if changes:
+            started_lines = sorted(format_fact(f, terms) for f in started)
+            stopped_lines = sorted(snapshot.shown[f] for f in stopped)
+            snapshot.change(started, stopped, terms)
+            out.write(json.dumps({"t": point, "started": started_lines, "stopped": stopped_lines},
+                                 ensure_ascii=False) + "\n")
+        else:
+            snapshot.change(started, stopped, terms)
+            out.write(snapshot.line(point))
+
+    latest = None
+    for block in blocks:
+        times = block.times
+        lines = block.lines
+        dead = list(block.rejected)
+        rows = range(len(times))
+        if times and not _clean(times, latest, first, max_gap):
+            rows, latest = _judged(times, lines, latest, first, max_gap, filename, dead)
+        elif times:
+            latest = times[-1]
+        cut = None
+        if last is not None and rows and times[rows[-1]] > last:
+            cut = next(k for k in rows if times[k] > last)
+            rows = [k for k in rows if k < cut]
+        if dead:
+            dead.sort(key=lambda record: record.line)
+            for record in dead:
+                if cut is None or record.line < lines[cut]:
+                    on_rejected(record)
+        if first is not None and rows and times[rows[0]] < first:
+            rows = [k for k in rows if times[k] >= first]
+        for point, facts in _by_time_point(block, rows, counted):
+            if current is None:
+                current = point
+            while current < point:
+                evaluate(current, waiting)
+                waiting = None
+                current += 1
+            waiting = facts if waiting is None else _joined(waiting, facts)
+        if forgetting is not None and forgetting.due():
+            held = _as_facts(waiting) if waiting is not None else []
+            forgetting.run(chain(engine.live_terms(), (predicate for predicate, _ in held),
+                                 chain.from_iterable(args for _, args in held)))
+        if cut is not None:
+            break
+    if current is None:
+        if first is None or last is None:
+            return engine
+        current = first
+    end = last if last is not None else current
+    while current <= end:
+        evaluate(current, waiting)
+        waiting = None
+        current += 1
+    return engine
+
+
+def _clean(times: list[int], latest: int | None, first: int | None, max_gap: int | None) -> bool:
+    """Is every time point of the block taken: in order, none before the latest read, none
+    more than `max_gap` ahead of the one before it?"""
+    if not in_order(times) or (latest is not None and times[0] < latest):
+        return False
+    if max_gap is None:
+        return True
+    reference = latest if latest is not None else first
+    if reference is not None and times[0] - reference > max_gap:
+        return False
+    return len(times) < 2 or max(map(sub, times[1:], times)) <= max_gap
+
+
+def _judged(times, lines, latest, first, max_gap, filename, dead) -> tuple[list[int], int | None]:
+    """The rows taken, line by line as `replay.timeline` judges them; the others set aside into
+    `dead`. Returns (rows, the latest time point taken)."""
+    rows = []
+    for k, point in enumerate(times):
+        if latest is not None and point < latest:
+            dead.append(Rejected(filename, lines[k], f"time point {point} is older than time point {latest} "
+                                                     f"read before it; set aside"))
+            continue
+        reference = latest if latest is not None else first
+        if max_gap is not None and reference is not None and point - reference > max_gap:
+            dead.append(Rejected(filename, lines[k], f"timestamp {point} is {point - reference} time points "
+                                                     f"ahead of the stream (max gap {max_gap}; --max-gap); "
+                                                     f"set aside"))
+            continue
+        latest = point
+        rows.append(k)
+    return rows, latest
+
+
+def _by_time_point(block, rows, in_order: bool):
+    """(time point, facts) of the chosen rows (non-decreasing times): a mapping predicate ->
+    argument tuples, or (in_order: tuple windows count them) the facts in arrival order."""
+    if not rows:
+        return
+    times, predicates, args = block.times, block.predicates, block.args
+    if not isinstance(rows, range) or len(rows) != len(times):
+        times = [times[k] for k in rows]
+        predicates = [predicates[k] for k in rows]
+        args = [args[k] for k in rows]
+    one = len(set(predicates)) == 1
+    start = 0
+    count = len(times)
+    while start < count:
+        point = times[start]
+        end = bisect_right(times, point, start)
+        if in_order:
+            yield point, list(zip(predicates[start:end], args[start:end]))
+        elif one:
+            yield point, {predicates[start]: args[start:end]}
+        else:
+            grouped: dict = {}
+            for predicate, arguments in zip(predicates[start:end], args[start:end]):
+                found = grouped.get(predicate)
+                if found is None:
+                    grouped[predicate] = [arguments]
+                else:
+                    found.append(arguments)
+            yield point, grouped
+        start = end
+
+
+def _joined(batch, facts):
+    if isinstance(batch, dict) and isinstance(facts, dict):
+        for predicate, args in facts.items():
+            batch.setdefault(predicate, []).extend(args)
+        return batch
+    return _as_facts(batch) + _as_facts(facts)
+
+
+def _as_facts(batch) -> list:
+    if isinstance(batch, dict):
+        return [(predicate, args) for predicate, group in batch.items() for args in group]
+    return list(batch)
+
+
+__all__ = ["replay", "SnapshotLines", "written"]

@@ -1,0 +1,212 @@
+"""The batch path (column windows, columnar evaluation) answers what the per-fact path answers.
+
+On the generated cases of `test_query_differential` (every shape, window kind and
+background there) the engine runs three ways: per fact with the fast path (the
+reference), on the batch path with elements pushed one by one, and on the batch
+path with the stream pushed as columns in micro-batches. The results must be the
+same JSON lines (term forms of aggregates included), instant by instant.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rdflib import Graph
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_query_differential import STREAM, STREAM2, Case  # noqa: E402
+
+from rsp_plugin.rdfterms import term_key  # noqa: E402
+from rsp_plugin.runtime import RSPEngine  # noqa: E402
+
+
+def _engine(case: Case, batch: bool) -> RSPEngine:
+    engine = RSPEngine(batch=batch)
+    engine.register_stream(STREAM)
+    engine.register_stream(STREAM2)
+    if case.background:
+        graph = Graph()
+        for triple in case.background:
+            graph.add(triple)
+        engine.add_graph("http://ex/ontology", graph)
+    engine.register_query(case.text())
+    return engine
+
+
+def _per_element(case: Case, batch: bool):
+    engine = _engine(case, batch)
+    for t, stream, triple in case.elements:
+        engine.push(stream, [triple], timestamp=t)
+    results = engine.finish()
+    assert not engine.errors, engine.errors
+    return [result.to_json() for result in results]
+
+
+def _columns(case: Case, seed: int):
+    """The stream in micro-batches of columns, the watermark moved after each (as a driver does)."""
+    engine = _engine(case, True)
+    draw = random.Random(seed)
+    intern = engine.terms.intern
+    results = []
+    elements = case.elements
+    start = 0
+    while start < len(elements):
+        stop = start + draw.randint(1, 6)
+        batch = elements[start:stop]
+        for stream in (STREAM, STREAM2):
+            rows = [(t, triple) for t, s, triple in batch if s == stream]
+            if rows:
+                ids = np.array([[intern(term_key(term)) for term in triple] for _, triple in rows], dtype=np.int64)
+                engine.push_columns(stream, [t for t, _ in rows], ids[:, 0], ids[:, 1], ids[:, 2])
+        results.extend(engine.advance_to(batch[-1][0]))
+        start = stop
+    results.extend(engine.finish())
+    assert not engine.errors, engine.errors
+    return [result.to_json() for result in results]
+
+
+@pytest.fixture
+def polars_always(monkeypatch):
+    """Small windows take the per-fact join by default: here every evaluation is a polars plan."""
+    from rsp_plugin.batch import query
+
+    monkeypatch.setattr(query, "SMALL", 0)
+
+
+@pytest.mark.parametrize("seed", range(240))
+def test_batch_path_answers_what_the_per_fact_path_answers(seed, polars_always):
+    case = Case(seed)
+    expected = _per_element(case, batch=False)
+    assert _per_element(case, batch=True) == expected, str(case)
+    assert _columns(case, seed) == expected, str(case)
+
+
+@pytest.mark.parametrize("seed", range(0, 240, 7))
+def test_small_windows_take_the_per_fact_join_with_the_same_answers(seed):
+    case = Case(seed)
+    assert _columns(case, seed) == _per_element(case, batch=False), str(case)
+
+
+@pytest.mark.parametrize("seed", range(2000, 2048))
+def test_batch_materialization_answers_what_the_per_fact_one_answers(seed, polars_always):
+    from test_query_differential import SHAPES
+
+    case = Case(seed, entailment=SHAPES[seed % len(SHAPES)][1])
+    expected = _per_element(case, batch=False)
+    assert _per_element(case, batch=True) == expected, str(case)
+    assert _columns(case, seed) == expected, str(case)
+
+
+def test_the_batch_path_is_taken_with_entailment_too():
+    from test_query_differential import SHAPES
+
+    taken = 0
+    for seed in range(2000, 2048):
+        case = Case(seed, entailment=SHAPES[seed % len(SHAPES)][1])
+        query = next(iter(_engine(case, True).queries.values()))
+        if case.entailment and query.evaluator.columnar is not None:
+            taken += 1
+    assert taken >= 20
+
+
+def test_the_batch_path_is_taken_for_most_shapes():
+    taken = set()
+    for seed in range(240):
+        case = Case(seed)
+        query = next(iter(_engine(case, True).queries.values()))
+        if query.evaluator.columnar is not None:
+            taken.add(case.shape)
+    assert len(taken) >= 15
+
+
+def test_late_columns_are_taken_while_a_window_still_holds_them_and_set_aside_after():
+    engine = RSPEngine()
+    engine.register_stream("http://ex/s")
+    query = engine.register_query("SELECT (COUNT(*) AS ?n) FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] "
+                                  "WHERE { ?x <http://ex/p> ?y }")
+    assert query.evaluator.columnar is not None
+    ids = [engine.terms.intern(f"<http://ex/{name}>") for name in ("a", "p", "b", "c")]
+    engine.push_columns("http://ex/s", [500, 2500], [ids[0]] * 2, [ids[1]] * 2, [ids[2], ids[3]])
+    first = engine.advance_to(3000)
+    engine.push_columns("http://ex/s", [2200, 400], [ids[0]] * 2, [ids[1]] * 2, [ids[2], ids[3]],
+                        lines=[7, 8], source="f.tnt")
+    later = engine.finish()
+    assert [r.to_json()["bindings"][0]["n"] for r in first] == ['"1"^^<http://www.w3.org/2001/XMLSchema#integer>'] * 2 + \
+        ['"1"^^<http://www.w3.org/2001/XMLSchema#integer>']
+    assert [str(r) for r in engine.rejected] == [
+        "f.tnt:8: late: timestamp 400 is older than every window still to be reported (watermark 3000); set aside"]
+    assert [r.t for r in later] == [4000]
+    assert later[0].to_json()["bindings"][0]["n"] == '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'
+
+
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("files", [1, 2])
+def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(batch, files, tmp_path, monkeypatch):
+    """The query CLI's readers intern a line, a block, before the watermark moves and it is pushed
+    (one file: blocks; two files: lines merged by time)."""
+    import io
+    from contextlib import redirect_stdout
+    from types import SimpleNamespace
+
+    import rsp_plugin.commands.query as cli
+    from rsp_plugin.batch import blocks
+    from rsp_plugin.bench import sosa
+
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 20_000)
+    lines = [line for block in sosa.blocks(6000, rate=100) for line in block]
+    paths = []
+    for number in range(files):
+        path = tmp_path / f"s{number}.tnt"
+        path.write_text("".join(lines[number::files]))
+        paths.append(path)
+    query = tmp_path / "q.rq"
+    query.write_text(sosa.query_text("off"))
+    outputs = []
+    original = cli.RSPEngine
+    for forget in (False, True):
+        made = []
+
+        def engine(**options):
+            made.append(original(forget_terms=forget, batch=batch, **options))
+            if forget:
+                made[-1].forgetting.minimum = 200
+            return made[-1]
+
+        monkeypatch.setattr(cli, "RSPEngine", engine)
+        out = io.StringIO()
+        options = SimpleNamespace(query=str(query), stream=[f"{sosa.STREAM}={path}" for path in paths],
+                                  background=[], report="on-window-close", format="json")
+        with redirect_stdout(out):
+            assert cli.run_query(options, ValueError) == 0
+        outputs.append(out.getvalue())
+        if forget:
+            assert made[0].terms.forgotten > 1000
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") > 10
+
+
+@pytest.mark.parametrize("seed", range(3000, 3130))
+def test_batch_path_on_literals_of_every_datatype_agrees_with_the_spec(seed, polars_always):
+    """The typed cases (numbers of each XSD type, booleans, dates, language tags, custom types,
+    IRIs, blank nodes, NaN, INF) over column windows, every evaluation a polars plan, against the
+    spec-conformant algebra evaluation of each window."""
+    from test_query_differential import TypedCase
+
+    case = TypedCase(seed)
+    assert case.run(fast_path=True) == case.expected(), str(case)
+
+
+def test_the_typed_cases_run_on_column_windows():
+    from test_query_differential import TYPED_SHAPES, TypedCase
+
+    columnar = 0
+    for seed in range(3000, 3000 + len(TYPED_SHAPES)):
+        case = TypedCase(seed)
+        engine = RSPEngine()
+        engine.register_stream(STREAM)
+        registered = engine.register_query(case.text())
+        columnar += registered.evaluator.columnar is not None
+    assert columnar >= 8, columnar
