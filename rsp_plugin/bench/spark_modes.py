@@ -1,14 +1,16 @@
 """`rsp-plugin bench spark`: driver-side, partitioned and distributed modes on 1 core, 2 cores and a 2-process cluster.
 
-Three workloads over one generated `.tnt` stream (`bench.spark.write_stream`:
-observations of 200 sensors, 10,000 triples per second of event time), each
-query in a shape all three modes can run:
+Three workloads over one generated `.tnt` stream (`write_observations`:
+observations of 200 sensors, 3 triples each, 10,000 triples per second of
+event time), each query in a shape the modes can run, keyed by the sensor:
 
-    window   SELECT ?o [RANGE 1s STEP 1s] { ?o ex:observedBy ex:sensor0 }
-    rdfs     the same with ENTAILMENT RDFS over a small ontology (FROM), reading ?o a ex:Observation
-             (every triple materialized: types by subclass, domain, range)
-    lars     a LARS program as RULES: observations with a value above 90 are hot, and an observation
-             hot at some time point of the last 2 s is an alarm; SELECT the alarms of ex:sensor0
+    window   SELECT ?s (COUNT(?o) AS ?n) [RANGE 1s STEP 1s] { ?o ex:observedBy ?s } GROUP BY ?s
+    rdfs     ENTAILMENT RDFS over a small ontology (FROM: subclasses, domains, ranges, a subproperty),
+             { ?o ex:observedBy ?s . ?s a ex:Device } GROUP BY ?s: every triple materialized (driver-side
+             and distributed); partitioned mode routes only what the query can read (the locality
+             analysis: observedBy by its object), so it materializes less
+    lars     a LARS program as RULES: a sensor whose last value is above 90 is hot, and a sensor hot at
+             some time point of the last 2 s is Hot; SELECT ?s { ?s a ex:Hot }
 
 on three Spark masters, each in a process of its own (Spark allows one session
 per process; the session is started and warmed up before any timer):
@@ -18,7 +20,7 @@ per process; the session is started and warmed up before any timer):
     local-cluster[2,1,1024]   two executor JVMs of one core each, with their own Python workers
 
 and three modes: `driver` (one engine on the driver, fed by Spark), `partitioned`
-(PARTITION BY ?o: one engine per observation in Spark's state store) and
+(PARTITION BY ?s: one engine per sensor in Spark's state store) and
 `distributed` (windows, entailment and joins as Spark plans on the executors).
 A shape a mode does not run is said so, with its reason (LARS programs are not
 distributed yet).
@@ -42,7 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .spark import EX, RATE_PER_SECOND, STREAM, write_stream
+from .spark import EX, RATE_PER_SECOND, STREAM
 
 MASTERS = ["local[1]", "local[2]", "local-cluster[2,1,1024]"]
 MODES = ["driver", "partitioned", "distributed"]
@@ -50,27 +52,47 @@ MODES = ["driver", "partitioned", "distributed"]
 ONTOLOGY = f"""@prefix ex: <{EX}> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 ex:TemperatureObservation rdfs:subClassOf ex:Observation .
-ex:HumidityObservation rdfs:subClassOf ex:Observation .
 ex:Observation rdfs:subClassOf ex:Event .
 ex:observedBy rdfs:domain ex:Observation ; rdfs:range ex:Sensor .
+ex:temperature rdfs:subPropertyOf ex:value ; rdfs:domain ex:TemperatureObservation .
+ex:lastValue rdfs:domain ex:Sensor .
 ex:Sensor rdfs:subClassOf ex:Device .
 """
 
 RULES = f"""@prefix ex: <{EX}> .
-ex:hot(?o) :- ?o ex:value ?v, ?v > 90 .
-?o a ex:Alarm :- [RANGE 2] DIAMOND ex:hot(?o) .
+ex:hot(?s) :- ?s ex:lastValue ?v, ?v > 90 .
+?s a ex:Hot :- [RANGE 2] DIAMOND ex:hot(?s) .
 """
 
 QUERIES = {
-    "window": """SELECT ?o FROM STREAM <{stream}> [RANGE 1s STEP 1s] WHERE {{ ?o <{ex}observedBy> <{ex}sensor0> }}""",
+    "window": """SELECT ?s (COUNT(?o) AS ?n) FROM STREAM <{stream}> [RANGE 1s STEP 1s]
+WHERE {{ ?o <{ex}observedBy> ?s }} GROUP BY ?s""",
     "rdfs": """PREFIX ex: <{ex}>
-SELECT ?o FROM STREAM <{stream}> [RANGE 1s STEP 1s] FROM <{ontology}>
+SELECT ?s (COUNT(?o) AS ?n) FROM STREAM <{stream}> [RANGE 1s STEP 1s] FROM <{ontology}>
 ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>
-WHERE {{ ?o a ex:Observation . ?o ex:observedBy ex:sensor0 }}""",
+WHERE {{ ?o ex:observedBy ?s . ?s a ex:Device }} GROUP BY ?s""",
     "lars": """PREFIX ex: <{ex}>
-SELECT ?o FROM STREAM <{stream}> [RANGE 1s STEP 1s] RULES <{rules}>
-WHERE {{ ?o a ex:Alarm . ?o ex:observedBy ex:sensor0 }}""",
+SELECT ?s FROM STREAM <{stream}> [RANGE 1s STEP 1s] RULES <{rules}>
+WHERE {{ ?s a ex:Hot }}""",
 }
+
+
+def write_observations(path: Path, triples: int, seed: int = 1) -> None:
+    """Observations of 200 sensors, 3 triples each (its sensor, its temperature, the sensor's last value),
+    10,000 triples per second of event time."""
+    import random
+
+    draw = random.Random(seed)
+    integer = "<http://www.w3.org/2001/XMLSchema#integer>"
+    lines = []
+    for number in range(triples // 3):
+        stamp = number * 3 * 1000 // RATE_PER_SECOND
+        observation, sensor = f"<{EX}o{number}>", f"<{EX}sensor{draw.randrange(200)}>"
+        value = draw.randrange(0, 100)
+        lines.append(f"{stamp} {observation} <{EX}observedBy> {sensor} .\n")
+        lines.append(f'{stamp} {observation} <{EX}temperature> "{value}"^^{integer} .\n')
+        lines.append(f'{stamp} {sensor} <{EX}lastValue> "{value}"^^{integer} .\n')
+    path.write_text("".join(lines))
 
 
 def run(options) -> int:
@@ -88,7 +110,7 @@ def run(options) -> int:
     with tempfile.TemporaryDirectory(prefix="rsp-bench-modes-") as scratch:
         folder = Path(scratch)
         stream = folder / "stream.tnt"
-        write_stream(stream, triples)
+        write_observations(stream, triples)
         (folder / "ontology.ttl").write_text(ONTOLOGY)
         (folder / "rules.lars").write_text(RULES)
         texts = {name: QUERIES[name].format(ex=EX, stream=STREAM, ontology=folder / "ontology.ttl",
@@ -207,7 +229,7 @@ def _child(master: str, config_path: str) -> None:
     spark = spark_session(master)
     warm = Path(config["folder"]) / "warm.tnt"
     if not warm.exists():
-        write_stream(warm, 3000, seed=2)
+        write_observations(warm, 3000, seed=2)
     for name, text in config["texts"].items():
         run_query(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
                   max_lines_per_trigger=1000).wait()
@@ -234,7 +256,7 @@ def _child(master: str, config_path: str) -> None:
                                                  max_lines_per_trigger=batch).wait()
                         latencies = [r.seconds for r in driver.reports if not r.skipped]
                     else:
-                        done = run_partitioned(spark, text, {STREAM: stream}, results.append, key="o",
+                        done = run_partitioned(spark, text, {STREAM: stream}, results.append, key="s",
                                                max_lines_per_trigger=batch)
                         latencies = done.batch_seconds
                     seconds = time.perf_counter() - started

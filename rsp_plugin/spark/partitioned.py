@@ -53,7 +53,7 @@ from ..errors import QuerySyntaxError
 OUTPUT = "key STRING, t BIGINT, kind STRING, payload STRING"
 STATE = "engine BINARY"
 _PARTITION_LINE = re.compile(r"^[ \t]*PARTITION[ \t]+BY[ \t]+\?(\w+)[ \t]*$", re.M | re.I)
-_ALLOWED = {"SelectQuery", "Project", "Filter", "BGP", "Join", "Extend", "AggregateJoin", "Group", "Distinct",
+_ALLOWED = {"SelectQuery", "ConstructQuery", "AskQuery", "Project", "Filter", "BGP", "Join", "Extend", "AggregateJoin", "Group", "Distinct",
             "ToMultiSet", "Graph"}
 
 
