@@ -132,6 +132,9 @@ def run(options) -> int:
                 sys.stdout.flush()
         print()
         _speedups(rows, triples)
+        project = getattr(options, "project", None)
+        if project:
+            _projection(config, project, triples)
         plot = getattr(options, "plot", None)
         if plot and plot != "-":
             _plot(rows, triples, Path(plot))
@@ -198,6 +201,80 @@ def _plot(rows: list[dict], triples: int, path: Path) -> None:
     figure.savefig(path, dpi=110)
 
 
+# the projection to N machines ----------------------------------------------------------------------------------
+
+
+def _projection(config: dict, machines: int, triples: int) -> None:
+    """Distributed RDFS on local-cluster[2,1,1024] with Spark's own per-stage metrics (its REST API), and
+    what N one-core executors would make of each stage: a stage's executor time spreads over
+    min(N, its tasks); what is not executor time (scheduling, the driver between jobs) stays."""
+    master = "local-cluster[2,1,1024]"
+    rows = list(_child_rows(master, {**config, "texts": {"rdfs": config["texts"]["rdfs"]}, "modes": ["distributed"],
+                                     "metrics": True}))
+    found = [row for row in rows if row.get("stages") is not None]
+    if not found:
+        print("\nprojection: no metrics came back")
+        return
+    row = found[0]
+    wall = row["seconds"]
+    stages = row["stages"]
+    in_stages = sum(stage["wall"] for stage in stages)
+    driver = max(0.0, wall - in_stages)
+    print(f"\nprojection to {machines} executors of one core from distributed RDFS on {master} "
+          f"({triples:,} triples, {wall:.1f} s, {len(stages)} stages; Spark's stage metrics):")
+    kinds: dict[str, dict] = {}
+    for stage in stages:
+        kind = kinds.setdefault(stage["kind"], {"wall": 0.0, "executor": 0.0, "fixed": 0.0, "tasks": 0,
+                                               "stages": 0, "projected": 0.0})
+        spread = max(1, min(2, stage["tasks"]))
+        fixed = max(0.0, stage["wall"] - stage["executor"] / spread)
+        kind["wall"] += stage["wall"]
+        kind["executor"] += stage["executor"]
+        kind["fixed"] += fixed
+        kind["tasks"] = max(kind["tasks"], stage["tasks"])
+        kind["stages"] += 1
+        kind["projected"] += fixed + stage["executor"] / max(1, min(machines, stage["tasks"]))
+    header = f"{'stage kind':<28} {'stages':>6} {'max tasks':>9} {'wall s':>8} {'executor s':>10} {'fixed s':>8} " \
+             f"{'at ' + str(machines) + ' s':>8}"
+    print(header)
+    print("-" * len(header))
+    for name, kind in sorted(kinds.items(), key=lambda item: -item[1]["wall"]):
+        print(f"{name[:28]:<28} {kind['stages']:>6} {kind['tasks']:>9} {kind['wall']:>8.2f} {kind['executor']:>10.2f} "
+              f"{kind['fixed']:>8.2f} {kind['projected']:>8.2f}")
+    projected = driver + sum(kind["projected"] for kind in kinds.values())
+    fixed = sum(kind["fixed"] for kind in kinds.values())
+    executor = sum(kind["executor"] for kind in kinds.values())
+    print(f"{'driver between stages':<28} {'':>6} {'':>9} {driver:>8.2f} {'':>10} {driver:>8.2f} {driver:>8.2f}")
+    print(f"total: measured {wall:.2f} s ({triples / wall:,.0f} triples/s); at {machines} executors "
+          f"{projected:.2f} s ({triples / projected:,.0f} triples/s, {wall / projected:.2f}x); "
+          f"bound by {'the driver and per-stage fixed costs' if driver + fixed > executor / machines else 'executor time'}"
+          f" (driver {driver:.1f} s + fixed {fixed:.1f} s against executor time {executor:.1f} s / {machines})")
+
+
+def _stage_metrics(spark) -> list[dict]:
+    """Every completed stage of this application: its kind (what it ran), tasks, wall and executor seconds."""
+    import requests
+
+    url = spark.sparkContext.uiWebUrl
+    app = spark.sparkContext.applicationId
+    stages = requests.get(f"{url}/api/v1/applications/{app}/stages?status=complete", timeout=30).json()
+    out = []
+    for stage in stages:
+        from datetime import datetime
+
+        def moment(text):
+            return datetime.strptime(text.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+        if not stage.get("submissionTime") or not stage.get("completionTime"):
+            continue
+        name = stage.get("name", "")
+        kind = name.split(" at ")[0]
+        out.append({"kind": kind, "tasks": stage.get("numTasks", 0),
+                    "wall": moment(stage["completionTime"]) - moment(stage["submissionTime"]),
+                    "executor": stage.get("executorRunTime", 0) / 1000.0, "id": stage.get("stageId")})
+    return out
+
+
 # the child process: one master, every workload and mode ----------------------------------------------------
 
 
@@ -226,7 +303,8 @@ def _child(master: str, config_path: str) -> None:
 
     config = json.loads(Path(config_path).read_text())
     stream, batch, repeat = config["stream"], config["batch"], config["repeat"]
-    spark = spark_session(master)
+    metrics = config.get("metrics", False)
+    spark = spark_session(master, conf={"spark.ui.enabled": "true", "spark.ui.port": "0"} if metrics else None)
     warm = Path(config["folder"]) / "warm.tnt"
     if not warm.exists():
         write_observations(warm, 3000, seed=2)
@@ -243,6 +321,7 @@ def _child(master: str, config_path: str) -> None:
         for mode in config["modes"]:
             row = {"workload": workload, "mode": mode, "master": master}
             runs = []
+            before = _stage_metrics(spark) if metrics else []
             try:
                 for _ in range(repeat):
                     results = []
@@ -272,6 +351,9 @@ def _child(master: str, config_path: str) -> None:
                 reference = answers
             row.update(seconds=seconds, latency_ms=1000 * statistics.median(latencies) if latencies else 0.0,
                        batches=len(latencies), same=answers == reference, instants=len(answers))
+            if metrics:
+                seen = {stage["id"] for stage in before}
+                row["stages"] = [stage for stage in _stage_metrics(spark) if stage["id"] not in seen]
             emit(row)
     spark.stop()
 
