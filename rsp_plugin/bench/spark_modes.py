@@ -35,6 +35,7 @@ workload and mode. Medians of `--repeat` runs (default 1: the machine is shared)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -308,9 +309,17 @@ def _child(master: str, config_path: str) -> None:
     warm = Path(config["folder"]) / "warm.tnt"
     if not warm.exists():
         write_observations(warm, 3000, seed=2)
-    for name, text in config["texts"].items():
+    for name, text in config["texts"].items():  # every mode's code imported and warm in the Python workers
         run_query(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
-                  max_lines_per_trigger=1000).wait()
+                  max_lines_per_trigger=3000).wait()
+        if "partitioned" in config["modes"]:
+            with contextlib.suppress(NotKeyLocal):
+                run_partitioned(spark, text, {STREAM: str(warm)}, lambda result: None, key="s",
+                                max_lines_per_trigger=3000)
+        if "distributed" in config["modes"]:
+            with contextlib.suppress(NotDistributed):
+                run_distributed(spark, text, {STREAM: str(warm)}, lambda result: None,
+                                max_lines_per_trigger=3000).wait()
 
     def emit(row: dict) -> None:
         sys.stdout.write("@@row " + json.dumps(row) + "\n")
