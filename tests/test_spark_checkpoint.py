@@ -75,8 +75,8 @@ def test_killing_the_job_mid_stream_and_restarting_it_loses_and_repeats_nothing(
 
 
 def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_nothing(tmp_path):
-    """The same in distributed mode (windows and entailment as files of facts on the executors, the driver's
-    state in DIR/rsp-distributed/), on a multi-process cluster: the killed job's executors go with it."""
+    """The same in distributed mode (the windows as files of facts written by the executors, the driver's
+    state in DIR/rsp-distributed/)."""
     query = ROOT / "queries" / "csrbench" / "max-temperature.rq"
     args = ["query", str(query), "--stream", f"http://ex.org/csrbench={STREAM}"]
     local = io.StringIO()
@@ -87,7 +87,7 @@ def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_not
 
     checkpoint, out, err = tmp_path / "chk", tmp_path / "out.jsonl", tmp_path / "err.txt"
     command = [sys.executable, "-m", "rsp_plugin.cli", *args, "--engine", "spark", "--mode", "distributed",
-               "--master", "local-cluster[2,1,1024]", "--checkpoint", str(checkpoint), "--batch-lines", "150"]
+               "--checkpoint", str(checkpoint), "--batch-lines", "300"]
 
     def start() -> subprocess.Popen:
         with out.open("ab") as stdout, err.open("ab") as stderr:
@@ -99,14 +99,14 @@ def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_not
 
     job = start()
     deadline = time.monotonic() + 240
-    while done() < 3 and job.poll() is None and time.monotonic() < deadline:
+    while done() < 2 and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert job.poll() is None, f"the job ended before it could be killed:\n{err.read_text()}"
     os.killpg(job.pid, signal.SIGKILL)
     job.wait()
     killed_at = done()
     written = out.read_text().splitlines()
-    assert 3 <= killed_at and len(written) < len(expected), "killed mid-stream"
+    assert 2 <= killed_at and len(written) < len(expected), "killed mid-stream"
 
     again = start()
     assert again.wait(timeout=300) == 0, err.read_text()
