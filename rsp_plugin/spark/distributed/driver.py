@@ -89,7 +89,11 @@ class DistributedDriver:
         rows = background_rows(plan, self.reasoner)
         self.base = None
         if rows:
-            self.base = spark.createDataFrame(rows, FACTS_SCHEMA).cache()
+            # B* and the static graphs as a file too: Spark then knows their size and broadcasts them
+            # into the joins (a cached DataFrame's size is unknown until it is computed: every join with
+            # it would be a sort-merge join with a shuffle of both sides)
+            path = store.write(spark.createDataFrame(rows, FACTS_SCHEMA).coalesce(1), "base")
+            self.base = spark.read.parquet(path)
         self._empty = spark.createDataFrame([], FACTS_SCHEMA)
         saved = states.load() if states is not None else None
         if saved is not None:
@@ -186,6 +190,7 @@ class DistributedDriver:
         report = BatchReport(state.last_batch)
         self._commit(state.last_batch, results, [], report, started, final=True)
         self.store_cleanup(all_of_it=True)
+        self.store.drop("base")
         return results
 
     # admission ------------------------------------------------------------------------------------------

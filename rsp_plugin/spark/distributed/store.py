@@ -42,10 +42,11 @@ class FactStore:
     def __repr__(self) -> str:
         return f"<FactStore {self.root}>"
 
-    def path(self, batch: int) -> str:
-        return str(self.root / f"b{batch}")
+    def path(self, batch: int | str) -> str:
+        """A batch's directory (`bN`), or a named one (the background's: `base`)."""
+        return str(self.root / (f"b{batch}" if isinstance(batch, int) else batch))
 
-    def write(self, frame, batch: int) -> str:
+    def write(self, frame, batch: int | str) -> str:
         target = self.path(batch)
         frame.write.mode("overwrite").parquet(target)
         return target
