@@ -188,6 +188,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="soak: stream triples (default 5M; LARS 2M atoms); spark: triples of the stream (150k)")
     bench.add_argument("--masters", type=lambda text: [m for m in text.split(";") if m],
                        help="spark: Spark masters, ';'-separated (default local[1];local[2];local-cluster[2,1,1024])")
+    bench.add_argument("--modes", type=lambda text: [m for m in text.split(",") if m],
+                       help="spark: which modes, e.g. driver,distributed (default: driver,partitioned,distributed)")
     bench.add_argument("--project", type=int, metavar="N",
                        help="spark: project distributed RDFS to N one-core executors from Spark's stage metrics")
     bench.add_argument("--overhead", action="store_true",

@@ -116,7 +116,8 @@ def run(options) -> int:
         (folder / "rules.lars").write_text(RULES)
         texts = {name: QUERIES[name].format(ex=EX, stream=STREAM, ontology=folder / "ontology.ttl",
                                             rules=folder / "rules.lars") for name in workloads}
-        config = {"stream": str(stream), "texts": texts, "batch": batch, "repeat": repeat, "modes": MODES,
+        modes = getattr(options, "modes", None) or MODES
+        config = {"stream": str(stream), "texts": texts, "batch": batch, "repeat": repeat, "modes": modes,
                   "folder": str(folder)}
         print(f"Spark modes on {triples:,} generated triples ({RATE_PER_SECOND:,} per second of event time), "
               f"micro-batches of {batch:,} lines; median of {repeat}; each master in its own process")
