@@ -269,7 +269,7 @@ def _stage_metrics(spark) -> list[dict]:
 
         if not stage.get("submissionTime") or not stage.get("completionTime"):
             continue
-        name = stage.get("name", "")
+        name = stage.get("description") or stage.get("name", "")
         kind = name.split(" at ")[0]
         out.append({"kind": kind, "tasks": stage.get("numTasks", 0),
                     "wall": moment(stage["completionTime"]) - moment(stage["submissionTime"]),

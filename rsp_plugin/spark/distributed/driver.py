@@ -136,7 +136,7 @@ class DistributedDriver:
         admission = state.admission
         frame = batch_df.withColumn("row", F.monotonically_increasing_id()).persist()
         try:
-            clock = time.perf_counter()
+            clock = self._step("stats")
             stats = [row.asDict() for row in frame.mapInArrow(batch_stats(plan.gap, plan.grid.t0), STATS_SCHEMA)
                      .collect()]
             self._time("stats", clock)
@@ -147,7 +147,7 @@ class DistributedDriver:
                 decision = admission.decide_in_order(plan, stats)
                 taken = self._in_order(good, decision, stats)
             else:
-                clock = time.perf_counter()
+                clock = self._step("admission")
                 arrived = good.select("row", "lane", "ts").toArrow().sort_by("row")
                 walk = _merged(list(zip(*(arrived.column(n).to_pylist() for n in ("row", "lane", "ts")))),
                                len(admission.lanes))
@@ -155,7 +155,7 @@ class DistributedDriver:
                                                 materialized=plan.entailment is not None)
                 taken = self._sequential(good, decision)
                 self._time("admission", clock)
-            clock = time.perf_counter()
+            clock = self._step("facts")
             facts = (taken.select("stream", "s", "p", "o", "ts", "floor")
                      .mapInArrow(window_facts(plan, self.background), FACTS_SCHEMA))
             entry = self._keep(facts, batch_id)
@@ -311,7 +311,7 @@ class DistributedDriver:
         k_lo = first if state.reported is None else max(first, state.reported + 1)
         if last < k_lo:
             return []
-        clock = time.perf_counter()
+        clock = self._step("query")
         content = self._content(k_lo, last)
         data = self.stage.collect(content, k_lo, last)
         self._time("query", clock)
@@ -403,6 +403,11 @@ class DistributedDriver:
         self.reports.append(report)
         if self.progress is not None:
             self.progress.report(report, self.state.rows)
+
+    def _step(self, stage: str) -> float:
+        """Name the Spark jobs of a step (Spark's UI and REST API show them by it); the clock."""
+        self.spark.sparkContext.setJobDescription(f"rsp-distributed: {stage}")
+        return time.perf_counter()
 
     def _time(self, stage: str, since: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
