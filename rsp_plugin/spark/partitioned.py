@@ -439,9 +439,15 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     stream_query = (results.writeStream.outputMode("append")
                     .foreachBatch(lambda batch, batch_id: deliver(batch_id, [r.asDict() for r in batch.collect()]))
                     .option("checkpointLocation", state_location).trigger(availableNow=True).start())
-    stream_query.awaitTermination()
-    final = _finish_keys(spark, state_location, query_name)
-    deliver(-1, final)
+    try:
+        stream_query.awaitTermination()
+        final = _finish_keys(spark, state_location, query_name)
+        deliver(-1, final)
+    finally:
+        if checkpoint is None:  # a scratch state store, made for this replay
+            import shutil
+
+            shutil.rmtree(location, ignore_errors=True)
     return run
 
 
