@@ -100,10 +100,17 @@ def test_at_least_215_of_235_pass_and_every_failure_is_listed():
 
 @pytest.mark.spark
 def test_a_set_of_them_through_spark(tmp_path):
+    """20 of them in CI (one family each); RSP_W3C_SPARK_ALL=1 runs every one the local engine passes
+    (228, all passing; about 7 minutes on 2 cores: each is a streaming query of its own)."""
+    import os
+
     from rsp_plugin.spark import spark_session
 
     spark_session("local[2]")
-    for name in SPARK_SET:
+    names = SPARK_SET
+    if os.environ.get("RSP_W3C_SPARK_ALL"):
+        names = [test.id for test in TESTS if test.id not in KNOWN_FAILURES]
+    for name in names:
         test = BY_ID[name]
         lines, stderr = run_cli(test, tmp_path / name, engine="spark")
         _check(test, lines)
