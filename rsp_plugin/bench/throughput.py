@@ -134,6 +134,7 @@ def _measure(workload: str, path: str, stream: Path, ontology: Path) -> dict:
     from ..runtime import RSPEngine  # noqa: F401
 
     if path == "batch":
+        import numpy.ma  # noqa: F401  (polars imports it on its first numpy column)
         import polars  # noqa: F401
         import pyarrow.compute  # noqa: F401
 
