@@ -186,3 +186,27 @@ def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(bat
         if forget:
             assert made[0].terms.forgotten > 1000
     assert outputs[0] == outputs[1] and outputs[0].count("\n") > 10
+
+
+@pytest.mark.parametrize("seed", range(3000, 3130))
+def test_batch_path_on_literals_of_every_datatype_agrees_with_the_spec(seed, polars_always):
+    """The typed cases (numbers of each XSD type, booleans, dates, language tags, custom types,
+    IRIs, blank nodes, NaN, INF) over column windows, every evaluation a polars plan, against the
+    spec-conformant algebra evaluation of each window."""
+    from test_query_differential import TypedCase
+
+    case = TypedCase(seed)
+    assert case.run(fast_path=True) == case.expected(), str(case)
+
+
+def test_the_typed_cases_run_on_column_windows():
+    from test_query_differential import TYPED_SHAPES, TypedCase
+
+    columnar = 0
+    for seed in range(3000, 3000 + len(TYPED_SHAPES)):
+        case = TypedCase(seed)
+        engine = RSPEngine()
+        engine.register_stream(STREAM)
+        registered = engine.register_query(case.text())
+        columnar += registered.evaluator.columnar is not None
+    assert columnar >= 8, columnar
