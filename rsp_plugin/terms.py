@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import re
+from collections import deque
 from itertools import repeat
 from decimal import Decimal, InvalidOperation
 
@@ -341,20 +342,21 @@ class Dictionary:
         candidates = keys.keys() - live  # set algebra in C; then the pinned, the looked up, the young
         candidates -= self._pinned
         candidates -= touched
-        dead = [term for term in candidates if term < young]
+        if young < self._next:
+            candidates.difference_update(range(young, self._next))
+        dead = candidates
         if not dead:
             return 0
         numbers = self._numbers
         if len(dead) * 2 > len(keys):  # most of it goes: copy what stays
-            kept = keys.keys() - set(dead)
+            kept = keys.keys() - dead
             self._keys = keys = {term: keys[term] for term in sorted(kept)}
             self._ids = {key: term for term, key in keys.items()}
             self._numbers = _Numbers((term, numbers[term]) for term in kept if term in numbers)
         else:
-            ids = self._ids
-            for term in dead:
-                del ids[keys.pop(term)]
-                numbers.pop(term, None)
+            ids = self._ids  # the loops run in C: a dictionary that forgets 50k terms at a time
+            deque(map(ids.__delitem__, map(keys.pop, dead)), 0)
+            deque(map(numbers.__delitem__, numbers.keys() & dead), 0)
         if self._int_ids:
             self._int_ids = {value: term for value, term in self._int_ids.items() if term in keys}
         self.generation += 1

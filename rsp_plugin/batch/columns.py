@@ -311,9 +311,9 @@ class ColumnTimeWindow(TimeWindow):
         return min(candidates) if candidates else None
 
     def live_terms(self):
-        parts = [chain(chunk.s.tolist(), chunk.p.tolist(), chunk.o.tolist()) for chunk in self._chunks]
-        parts.append(chain.from_iterable(triple for _, triple in self._waiting))
-        return chain.from_iterable(parts)
+        columns = [column for chunk in self._chunks for column in (chunk.s, chunk.p, chunk.o)]
+        found = np.concatenate(columns).tolist() if columns else []  # one list: a set takes it fastest
+        return chain(found, chain.from_iterable(triple for _, triple in self._waiting))
 
 
 

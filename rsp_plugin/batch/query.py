@@ -48,6 +48,7 @@ _INTEGER_TYPES = {
 INT, OTHER = 0, 3
 #: functions whose value depends on the evaluation, not only on the row: never kept across evaluations
 _TIME_DEPENDENT = {"Builtin_NOW", "Builtin_RAND", "Builtin_UUID", "Builtin_STRUUID", "Builtin_BNODE"}
+_EMPTY = np.empty(0, dtype=np.int64)
 _TIMESTAMP_FUNCTIONS = ("http://larkc.eu/csparql/sparql/jena/ext#timestamp",
                         "https://w3id.org/rsp-plugin/functions#timestamp")
 
@@ -94,11 +95,17 @@ class ColumnarState:
         self.aggregates: dict[int, list] = {}
 
     def check(self) -> None:
+        """After the dictionary forgot terms, drop what names them (ids are never reused: what
+        names only known ids stays true, and is not worked out again)."""
         if self.generation != self.terms.generation:
-            self.filters.clear()
-            self.values.clear()
+            known = self.terms.keys
+            for memo in self.filters.values():
+                dead = [values for values in memo if not all(v is None or v in known for v in values)]
+                for values in dead:
+                    del memo[values]
+            self.values = {term: found for term, found in self.values.items() if term in known}
             self.tables.clear()
-            self.results.clear()
+            self.results = {key: term for key, term in self.results.items() if term in known}
             self.generation = self.terms.generation
 
     def __getstate__(self):
@@ -121,6 +128,8 @@ class ColumnarEvaluation(FastEvaluation):
         self.state = state or ColumnarState(cache.terms)
         self.state.check()
         self._indexed = self._small_snapshot()
+        #: graph -> its (s, p, o) columns and whether they are a set (`_content_columns`)
+        self._contents: dict = {}
 
     def _small_snapshot(self):
         """The snapshot with its column windows as indexes, when they are small (else None)."""
@@ -152,6 +161,19 @@ class ColumnarEvaluation(FastEvaluation):
 
     def frame_solutions(self) -> tuple[dict[str, int], pl.DataFrame | None]:
         """Variable slots and the solutions as a frame (one column per variable, named by it)."""
+        slots, frame, _ = self._solutions_plan()
+        if frame is None:
+            return slots, None
+        if isinstance(frame, pl.LazyFrame):
+            frame = frame.collect()
+            if not len(frame):
+                return self._all_slots({}), None
+        return slots, frame
+
+    def _solutions_plan(self):
+        """(slots, frame, tables): the solutions as a frame, or as a lazy frame (its joins not run
+        yet) when no FILTER needs the rows on the way; None when a pattern matches nothing. A lazy
+        frame may turn out empty. `tables`: the pattern tables (variables -> their values)."""
         conjunction = self.plan.conjunction
         terms = self.terms
         tables = []
@@ -161,18 +183,19 @@ class ColumnarEvaluation(FastEvaluation):
                 if kind == "c":
                     found = terms.find(value)
                     if found is None:
-                        return self._all_slots({}), None
+                        return self._all_slots({}), None, []
                     resolved.append(("c", found))
                 else:
                     resolved.append(("v", value))
             table = self._pattern_table(graph, resolved)
             if not len(table):
-                return self._all_slots({}), None
+                return self._all_slots({}), None, []
             tables.append(table)
         pending = [(graph, conjunct, self._variables_of(conjunct)) for graph, conjunct in conjunction.conjuncts]
         frame = None
         bound: set[str] = set()
         remaining = list(range(len(tables)))
+        lazy = False
         while remaining:
             connected = [k for k in remaining if frame is None or set(tables[k].columns) & bound]
             choice = min(connected or remaining, key=lambda k: len(tables[k]))
@@ -182,18 +205,25 @@ class ColumnarEvaluation(FastEvaluation):
                 frame = table
             else:
                 shared = [name for name in table.columns if name in bound]
+                if not pending:  # nothing to decide on the way: the joins run in one plan, at the end
+                    if not lazy:
+                        frame, lazy = frame.lazy(), True
+                    table = table.lazy()
                 frame = frame.join(table, on=shared, how="inner") if shared else frame.join(table, how="cross")
-            bound |= set(table.columns)
+            bound |= set(table.collect_schema().names() if lazy else table.columns)
             ready = [item for item in pending if item[2] <= bound]
             for item in ready:
                 pending.remove(item)
                 frame = self._filter(frame, item[0], item[1], sorted(item[2]))
-            if not len(frame):
-                return self._all_slots({}), None
+            if not lazy and not len(frame):
+                return self._all_slots({}), None, []
         for graph, conjunct, names in pending:  # a filter on a variable no pattern binds
             frame = self._filter(frame, graph, conjunct, sorted(names & bound))
-        slots = {name: index for index, name in enumerate(frame.columns)}
-        return slots, frame
+        if not lazy and not len(frame):
+            return self._all_slots({}), None, []
+        names = frame.collect_schema().names() if lazy else frame.columns
+        slots = {name: index for index, name in enumerate(names)}
+        return slots, frame, tables
 
     def solutions(self) -> tuple[dict[str, int], list[tuple]]:
         slots, frame = self.frame_solutions()
@@ -201,57 +231,70 @@ class ColumnarEvaluation(FastEvaluation):
             return slots, []
         return slots, frame.rows()
 
-    def _content_frame(self, graph) -> tuple[pl.DataFrame, bool]:
-        """The (s, p, o) columns of a graph of the snapshot, and whether they are a set already."""
+    def _content_columns(self, graph) -> tuple[tuple, bool]:
+        """The (s, p, o) numpy columns of a graph of the snapshot, and whether they are a set already
+        (made once per evaluation and graph)."""
+        made = self._contents.get(graph)
+        if made is not None:
+            return made
         content = self.snapshot.graph(graph)
         parts = content.parts if isinstance(content, UnionContent) else [content]
-        frames = []
+        columns = []
         distinct = True
         for part in parts:
             if isinstance(part, ColumnContent):
                 _, s, p, o = part.columns()
-                if len(s):
-                    frames.append(pl.DataFrame({"s": s, "p": p, "o": o}))
-                    distinct &= part.distinct
+                distinct &= part.distinct
             else:
-                frame = self._static_frame(part)
-                if len(frame):
-                    frames.append(frame)
-        if not frames:
-            return pl.DataFrame({"s": [], "p": [], "o": []}, schema={"s": pl.Int64, "p": pl.Int64, "o": pl.Int64}), True
-        if len(frames) == 1:
-            return frames[0], distinct
-        return pl.concat(frames), False
+                s, p, o = self._static_columns(part)
+            if len(s):
+                columns.append((s, p, o))
+        if not columns:
+            made = (_EMPTY, _EMPTY, _EMPTY), True
+        elif len(columns) == 1:
+            made = columns[0], distinct
+        else:
+            made = tuple(np.concatenate(column) for column in zip(*columns)), False
+        self._contents[graph] = made
+        return made
 
-    def _static_frame(self, part) -> pl.DataFrame:
+    def _static_columns(self, part) -> tuple:
         """A static graph (a TripleIndex) as columns, made once per graph (while it keeps its size)."""
         tables = self.state.tables
         found = tables.get(id(part))
         if found is None or found[0] is not part or found[1] != len(part):
             triples = list(part.match(None, None, None))
             columns = np.array(triples, dtype=np.int64).reshape(len(triples), 3)
-            frame = pl.DataFrame({"s": columns[:, 0], "p": columns[:, 1], "o": columns[:, 2]})
-            found = tables[id(part)] = (part, len(part), frame)
+            found = tables[id(part)] = (part, len(part), (columns[:, 0].copy(), columns[:, 1].copy(),
+                                                            columns[:, 2].copy()))
         return found[2]
 
     def _pattern_table(self, graph, pattern) -> pl.DataFrame:
-        content, distinct = self._content_frame(graph)
-        condition = None
+        """The rows of the graph matching a triple pattern, one column per variable: cut by numpy
+        masks, made a frame once (a polars call costs more than the mask over 100k rows)."""
+        (s, p, o), distinct = self._content_columns(graph)
+        columns = {"s": s, "p": p, "o": o}
+        mask = None
         names: dict[str, str] = {}
         same: list[tuple[str, str]] = []
         for position, (kind, value) in zip(("s", "p", "o"), pattern):
             if kind == "c":
-                test = pl.col(position) == value
-                condition = test if condition is None else condition & test
+                test = columns[position] == value
+                mask = test if mask is None else mask & test
             elif value in names:
                 same.append((names[value], position))
             else:
                 names[value] = position
         for first, second in same:
-            test = pl.col(first) == pl.col(second)
-            condition = test if condition is None else condition & test
-        table = content.filter(condition) if condition is not None else content
-        table = table.select([pl.col(position).alias(name) for name, position in names.items()])
+            test = columns[first] == columns[second]
+            mask = test if mask is None else mask & test
+        if mask is not None:
+            rows = np.flatnonzero(mask)
+            table = pl.DataFrame({name: columns[position][rows] for name, position in names.items()},
+                                 schema={name: pl.Int64 for name in names})
+        else:
+            table = pl.DataFrame({name: columns[position] for name, position in names.items()},
+                                 schema={name: pl.Int64 for name in names})
         if not distinct and len(table):
             table = table.unique()
         return table
@@ -294,13 +337,15 @@ class ColumnarEvaluation(FastEvaluation):
         if self._indexed is not None:
             return self._per_fact().select()
         plan = self.plan
-        slots, frame = self.frame_solutions()
         if plan.aggregation is not None:
-            if frame is None:
-                slots, rows = self._aggregate(slots, [])
+            slots, frame, tables = self._solutions_plan()
+            found = self._frame_aggregate(slots, frame, tables) if frame is not None else None
+            if found is None:  # no solutions (a lazy frame's joins may find none)
+                slots, rows = self._aggregate(self._all_slots({}) if frame is not None else slots, [])
             else:
-                slots, rows = self._frame_aggregate(slots, frame)
+                slots, rows = found
         else:
+            slots, frame = self.frame_solutions()
             rows = frame.rows() if frame is not None else []
         for kind, value in plan.post:
             if kind == "extend":
@@ -321,8 +366,13 @@ class ColumnarEvaluation(FastEvaluation):
 
     # aggregates -------------------------------------------------------------------------------
 
-    def _frame_aggregate(self, slots, frame: pl.DataFrame):
+    def _frame_aggregate(self, slots, frame, tables: list):
+        """Rows (group values, then the aggregates' ids) of the groups of a frame of solutions (a
+        lazy one: its joins, the value tables' and the grouping run in one plan); None if it has
+        no rows."""
         group_vars, nodes = self.plan.aggregation
+        lazy = isinstance(frame, pl.LazyFrame)
+        self._collected = None
         aggregates = self.state.aggregates.get(id(self.plan))
         if aggregates is None or aggregates[0].node is not nodes[0]:
             aggregates = self.state.aggregates[id(self.plan)] = [_Aggregate(node) for node in nodes]
@@ -333,20 +383,25 @@ class ColumnarEvaluation(FastEvaluation):
         by = list(dict.fromkeys(group_vars))
         expressions = [pl.len().alias("__rows")]
         work = grouped_frame
-        tables: dict[str, pl.DataFrame] = {}
+        values: dict[str, pl.DataFrame] = {}
         for aggregate in aggregates:
             variable = aggregate.vars
-            if (variable != "*" and variable in slots and variable not in tables
+            if (variable != "*" and variable in slots and variable not in values
                     and aggregate.name in _NUMERIC_AGGREGATES):
-                tables[variable] = self._value_table(frame[variable])
-                work = work.join(tables[variable], left_on=variable, right_on=f"__id_{variable}", how="left",
-                                 coalesce=False)
+                table = self._value_table(self._values_of(variable, frame, tables))
+                values[variable] = table
+                work = work.join(table.lazy() if lazy else table, left_on=variable,
+                                 right_on=f"__id_{variable}", how="left", coalesce=False)
         for number, aggregate in enumerate(aggregates):
-            expressions.extend(self._aggregate_expressions(number, aggregate, slots, tables))
+            expressions.extend(self._aggregate_expressions(number, aggregate, slots, values))
         if by:
             summary = work.group_by(by, maintain_order=True).agg(expressions)
         else:  # one group: grouped by a constant, so that lists stay lists
             summary = work.with_columns(pl.lit(0).alias("__all")).group_by("__all").agg(expressions)
+        if lazy:
+            summary = summary.collect()
+        if not len(summary):
+            return None
         out_slots = {name: index for index, name in enumerate(group_vars)}
         for aggregate in aggregates:
             out_slots[aggregate.res] = len(out_slots)
@@ -442,8 +497,25 @@ class ColumnarEvaluation(FastEvaluation):
             return None
         return self.terms.intern(found.key)
 
+    def _eager(self, frame) -> pl.DataFrame:
+        """The solutions' frame, its joins run (once per evaluation) if it is lazy."""
+        if not isinstance(frame, pl.LazyFrame):
+            return frame
+        if self._collected is None:
+            self._collected = frame.collect()
+        return self._collected
+
+    @staticmethod
+    def _values_of(variable: str, frame, tables: list) -> pl.Series:
+        """The values a variable may take in the solutions: its column (a lazy frame's: the column
+        of the smallest pattern table that binds it, which holds them all)."""
+        if not isinstance(frame, pl.LazyFrame):
+            return frame[variable]
+        table = min((table for table in tables if variable in table.columns), key=len)
+        return table[variable]
+
     def _group_values(self, aggregate, record, by, frame) -> list[int]:
-        members = frame
+        members = self._eager(frame)
         for name in by:
             value = record[name]
             members = members.filter(pl.col(name).is_null() if value is None else pl.col(name) == value)
@@ -453,7 +525,7 @@ class ColumnarEvaluation(FastEvaluation):
         return values
 
     def _members(self, record, by, frame) -> list[tuple]:
-        members = frame
+        members = self._eager(frame)
         for name in by:
             value = record[name]
             if name in members.columns:
@@ -466,14 +538,15 @@ class ColumnarEvaluation(FastEvaluation):
         cache = self.state.values
         keys = self.terms.keys
         ids = column.unique().to_list()
-        rows = []
-        for value in ids:
-            found = cache.get(value)
-            if found is None:
-                found = cache[value] = _value_of(value, keys[value])
-            rows.append(found)
-        return pl.DataFrame(rows, schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8,
-                                          f"__int_{name}": pl.Int64}, orient="row")
+        get = cache.get
+        rows = list(map(get, ids))
+        if None in rows:
+            for place, value in enumerate(ids):
+                if rows[place] is None:
+                    rows[place] = cache[value] = _value_of(value, keys[value])
+        kinds = [row[1] for row in rows]
+        return pl.DataFrame({f"__id_{name}": ids, f"__kind_{name}": kinds, f"__int_{name}": [row[2] for row in rows]},
+                            schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8, f"__int_{name}": pl.Int64})
 
 
 #: the aggregates computed over values' kinds (the others: COUNT, SAMPLE natively, GROUP_CONCAT per row)

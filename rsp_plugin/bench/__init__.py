@@ -44,6 +44,10 @@ def run_suite(options) -> int:
         from .throughput import run
 
         return run(options)
+    if options.suite == "reason":
+        from .reason import run
+
+        return run(options)
     if options.suite == "soak":
         from .soak import run
 
