@@ -107,17 +107,23 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
     lanes = [str(iri) for iri, _ in pairs]  # one per source, merged by time as the local replay merges files
     driver = MicroBatchDriver(engine, sink_for(sink, spark), streams=lanes, delay_ms=delay_ms, store=store,
                               dead_letters=DeadLetters(dead_letters), progress=progress)
+    started, replay = _start(frame, driver, checkpoint, trigger)
+    return SparkRun(started, driver, replay)
+
+
+def _start(frame, driver, checkpoint, trigger):
+    """Start `frame` streaming into `driver` (foreachBatch): (the StreamingQuery, whether it is a
+    replay that ends by itself). Spark's offsets go under `checkpoint`/spark when given."""
     writer = frame.writeStream.foreachBatch(driver)
     if checkpoint is not None:
         writer = writer.option("checkpointLocation", str(Path(checkpoint) / "spark"))
-    replay = trigger in ("availableNow", "once")
     if trigger == "availableNow":
         writer = writer.trigger(availableNow=True)
     elif trigger == "once":
         writer = writer.trigger(once=True)
     elif isinstance(trigger, dict):
         writer = writer.trigger(**trigger)
-    return SparkRun(writer.start(), driver, replay)
+    return writer.start(), trigger in ("availableNow", "once")
 
 
 def _query_text(query) -> tuple[str, str]:

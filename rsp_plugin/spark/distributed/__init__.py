@@ -71,7 +71,7 @@ def run_distributed(spark, query, sources, sink="console", *, checkpoint: str | 
     Raises `NotDistributed` (before anything runs) when the query has a part distributed mode does
     not run yet; `run_query` runs it on the driver."""
     from ...runtime import RSPEngine
-    from .. import _query_text, _stream_frame, register
+    from .. import _query_text, _start, _stream_frame, register
     from ..checkpoint import StateStore
     from ..driver import Progress
     from ..sinks import DeadLetters, sink_for
@@ -119,17 +119,8 @@ def run_distributed(spark, query, sources, sink="console", *, checkpoint: str | 
     driver = DistributedDriver(spark, plan, sink_for(sink, spark), lanes=lanes, store=store, states=states,
                                dead_letters=dead_letters if isinstance(dead_letters, DeadLetters)
                                else DeadLetters(dead_letters), progress=progress, delay_ms=delay_ms)
-    writer = frame.writeStream.foreachBatch(driver)
-    if checkpoint is not None:
-        writer = writer.option("checkpointLocation", str(Path(checkpoint) / "spark"))
-    replay = trigger in ("availableNow", "once")
-    if trigger == "availableNow":
-        writer = writer.trigger(availableNow=True)
-    elif trigger == "once":
-        writer = writer.trigger(once=True)
-    elif isinstance(trigger, dict):
-        writer = writer.trigger(**trigger)
-    return DistributedRun(writer.start(), driver, replay, scratch)
+    started, replay = _start(frame, driver, checkpoint, trigger)
+    return DistributedRun(started, driver, replay, scratch)
 
 
 class _DistributedStates:
