@@ -256,9 +256,9 @@ def _reason(options) -> int:
     if (options.language or detect_language(options.program, options.stream)) == DATALOGMTL:
         if options.semantics != "stream":
             raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
-        from .mtl.run import reason
+        from .commands.reason import reason_datalogmtl
 
-        return reason(options, UserError)
+        return reason_datalogmtl(options, UserError)
     if options.semantics == "answer-stream":
         from .asp.cli import reason_answer_streams
 
@@ -268,30 +268,18 @@ def _reason(options) -> int:
     from .batch.reason import replay
     from .lars.syntax import parse_program_file
 
+    from .commands.reason import SetAside, open_stream
+
     program = parse_program_file(options.program)
-    stream = Path(options.stream)
-    try:
-        handle = stream.open("rb")
-    except OSError as error:
-        raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
-    if options.first is not None and options.last is not None and options.first > options.last:
-        raise UserError(f"--from {options.first} is after --to {options.last}")
-
-    rejected = 0
-
-    def set_aside(record) -> None:
-        nonlocal rejected
-        rejected += 1
-        print(record, file=sys.stderr)
-
+    set_aside = SetAside()
     # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.batch.reason)
-    with handle:
-        replay(program, stream, sys.stdout, first=options.first, last=options.last, pruning=not options.no_pruning,
-               changes=options.changes, on_rejected=set_aside, handle=handle, max_derivations=options.max_derivations,
+    with open_stream(options, UserError) as handle:
+        replay(program, Path(options.stream), sys.stdout, first=options.first, last=options.last,
+               pruning=not options.no_pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
+               max_derivations=options.max_derivations,
                max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
                max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
-    if rejected:
-        print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
+    set_aside.say_how_many()
     return 0
 
 

@@ -1,4 +1,5 @@
-"""`rsp-plugin reason PROGRAM.mtl --stream FACTS`: a DatalogMTL program over a stream, on the one engine.
+"""A DatalogMTL program over a stream, on the one engine (`rsp-plugin reason PROGRAM.mtl` is
+`commands/reason.py`'s): which language a program is in, the engine's outputs and the reference's.
 
 Prints, for every time point of the timeline, the atoms of the program's head
 predicates that hold there (`{"t": T, "atoms": [...]}`, as `reason` does for
@@ -13,12 +14,9 @@ such as `P(a)@[1,2]`); LARS by default.
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from pathlib import Path
 
-from .. import limits
 
 DATALOGMTL = "datalogmtl"
 LARS = "lars"
@@ -118,58 +116,3 @@ def reference_outputs(program, timeline, *, start: int | None = None, horizon: i
             (p, a) for p, a in holding
             if (a[1] in head_triples if p == triple and len(a) == 3 else p in heads)
         }
-
-
-def reason(options, user_error) -> int:
-    """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
-    from ..formats import format_fact
-    from .data import fact_timeline, read_facts, with_arities
-    from .lower import lower_program
-    from .syntax import parse_mtl_file
-
-    program = parse_mtl_file(options.program)
-    lowered = lower_program(program)
-    terms = program.terms
-    stream = Path(options.stream)
-    try:
-        handle = stream.open("rb")
-    except OSError as error:
-        raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
-    if options.first is not None and options.last is not None and options.first > options.last:
-        raise user_error(f"--from {options.first} is after --to {options.last}")
-    rejected = 0
-
-    def set_aside(record) -> None:
-        nonlocal rejected
-        rejected += 1
-        print(record, file=sys.stderr)
-
-    before: set[str] = set()
-    out = sys.stdout
-    shown: dict = {}
-    with handle:
-        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
-                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
-                             lowered.arities, terms,
-                             str(stream))
-        timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
-                                 max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
-                                 filename=str(stream))
-        for point, facts in engine_outputs(lowered, timeline, start=options.first):
-            holding = set()
-            for fact in facts:
-                text = shown.get(fact)
-                if text is None:
-                    text = shown[fact] = format_fact(fact, terms)
-                holding.add(text)
-            if len(shown) > 4 * len(holding) + 1024:
-                shown = {}
-            if getattr(options, "changes", False):
-                line = {"t": point, "started": sorted(holding - before), "stopped": sorted(before - holding)}
-                before = holding
-            else:
-                line = {"t": point, "atoms": sorted(holding)}
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    if rejected:
-        print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
-    return 0

@@ -1,0 +1,84 @@
+"""`rsp-plugin reason` for DatalogMTL programs, and what every `reason` path (LARS, DatalogMTL) does
+around its engine: open the stream after checking `--from` / `--to`, count the lines it sets aside."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .. import limits
+
+
+def open_stream(options, user_error):
+    """The `--stream` file open for reading (bytes), once `--from` / `--to` are known to make sense."""
+    stream = Path(options.stream)
+    try:
+        handle = stream.open("rb")
+    except OSError as error:
+        raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
+    if options.first is not None and options.last is not None and options.first > options.last:
+        handle.close()
+        raise user_error(f"--from {options.first} is after --to {options.last}")
+    return handle
+
+
+class SetAside:
+    """The stream lines set aside: each on stderr as it comes (`FILE:LINE: reason`), then how many."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, record) -> None:
+        self.count += 1
+        print(record, file=sys.stderr)
+
+    def say_how_many(self) -> None:
+        if self.count:
+            print(f"rsp-plugin: {self.count} stream line{'s' if self.count != 1 else ''} set aside (see above)",
+                  file=sys.stderr)
+
+
+def reason_datalogmtl(options, user_error) -> int:
+    """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
+    from ..formats import format_fact
+    from ..mtl.data import fact_timeline, read_facts, with_arities
+    from ..mtl.lower import lower_program
+    from ..mtl.run import engine_outputs
+    from ..mtl.syntax import parse_mtl_file
+
+    program = parse_mtl_file(options.program)
+    lowered = lower_program(program)
+    terms = program.terms
+    stream = Path(options.stream)
+    handle = open_stream(options, user_error)
+    set_aside = SetAside()
+
+    before: set[str] = set()
+    out = sys.stdout
+    shown: dict = {}
+    with handle:
+        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
+                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
+                             lowered.arities, terms,
+                             str(stream))
+        timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
+                                 max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
+                                 filename=str(stream))
+        for point, facts in engine_outputs(lowered, timeline, start=options.first):
+            holding = set()
+            for fact in facts:
+                text = shown.get(fact)
+                if text is None:
+                    text = shown[fact] = format_fact(fact, terms)
+                holding.add(text)
+            if len(shown) > 4 * len(holding) + 1024:
+                shown = {}
+            if getattr(options, "changes", False):
+                line = {"t": point, "started": sorted(holding - before), "stopped": sorted(before - holding)}
+                before = holding
+            else:
+                line = {"t": point, "atoms": sorted(holding)}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    set_aside.say_how_many()
+    return 0
