@@ -45,6 +45,10 @@ _TS = r"(-?[0-9]{1,18})"
 #: ts, predicate, up to three arguments, or (last group) a line in any other form
 _ATOM_LINE = re.compile(
     rf"^(?:{_TS} ({_NAME})(?:\(({_VALUE})(?:,({_VALUE}))?(?:,({_VALUE}))?\))?|(.*))$", re.M)
+#: a block of lines `TS name(v1,...,vk)`, all of arity k (index k), each line ended by a newline
+_SIMPLE_LINES = [re.compile(rf"(?:-?[0-9]{{1,18}} {_NAME}{arguments}\n)*") for arguments in (
+    "", rf"\({_VALUE}\)", rf"\({_VALUE},{_VALUE}\)", rf"\({_VALUE},{_VALUE},{_VALUE}\)")]
+_TO_SPACES = str.maketrans("(),", "   ")
 _IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
 _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
 _PLAIN_LITERAL = r'"[^"\\\n\r]*"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
@@ -96,6 +100,9 @@ def atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, prefixe
     if text is None:
         return _slowly(list(enumerate(_lines_of(data))), first_line, terms, prefixes, tick_ms, filename,
                        "atoms")
+    simple = _simple_block(text, terms, first_line, tick_ms)
+    if simple is not None:
+        return simple
     rows = _ATOM_LINE.findall(text)
     stamps, names, first, second, third, other = zip(*rows) if rows else ((),) * 6
     odd = [k for k, rest in enumerate(other) if rest] if any(other) else []
@@ -116,6 +123,39 @@ def atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, prefixe
         slow = _slowly([(k, pieces[k]) for k in odd], first_line, terms, prefixes, tick_ms, filename, "atoms")
         block = _merge(block, slow)
     return block
+
+
+def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | None) -> AtomBlock | None:
+    """The usual block (every line `TS name(v,...)`, one arity) split without a row per line:
+    one regex pass checks the whole block, `str.split` cuts it into tokens and slices of the token
+    list are the columns. None when any line is in another form (the general reader judges it)."""
+    end = text.find("\n")
+    head = text if end < 0 else text[:end]
+    if "(" not in head:
+        arity = 0
+    else:
+        arity = head.count(",") + 1
+        if arity > 3:
+            return None
+    if not _SIMPLE_LINES[arity].fullmatch(text + "\n"):
+        return None
+    tokens = text.translate(_TO_SPACES).split()
+    step = arity + 2
+    stamps = tokens[0::step]
+    names = tokens[1::step]
+    count = len(stamps)
+    if names.count(names[0]) == count:
+        predicates = [terms.intern_keys(names[:1])[0]] * count
+    else:
+        predicates = terms.intern_keys(names)
+    if arity == 0:
+        args = [()] * count
+    elif arity == 1:
+        args = list(zip(terms.intern_keys(tokens[2::step])))
+    else:
+        ids = terms.intern_keys(tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
+        args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
+    return AtomBlock(list(range(first_line, first_line + count)), _times(stamps, tick_ms), predicates, args)
 
 
 def tnt_atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, tick_ms: int | None = None,

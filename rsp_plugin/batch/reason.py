@@ -20,6 +20,7 @@ the engine still holds.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from bisect import bisect_left, bisect_right, insort
@@ -110,7 +111,23 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
 
     `blocks`: the stream as `AtomBlock`s already (instead of reading the file), e.g. a generator;
     `handle`: the file opened already (binary). A line older than one read before it, or more than
-    `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules)."""
+    `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules).
+
+    Python's cyclic garbage collector is paused meanwhile (as `advance_to` does): reading makes
+    many small tuples and no cycles, and scanning them costs more the longer the stream."""
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        return _replay(program, stream, out, first, last, pruning, changes, on_rejected, forget, blocks, handle,
+                       max_derivations, max_line_bytes, max_gap)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _replay(program, stream, out, first, last, pruning, changes, on_rejected, forget, blocks, handle,
+            max_derivations, max_line_bytes, max_gap) -> IncrementalEngine:
     terms = program.terms
     terms.pin(list(terms.ids()))  # the program's constants
     forgetting = Forgetting(terms) if forget else None

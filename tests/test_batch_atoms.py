@@ -1,0 +1,58 @@
+"""The reader's whole-block split (`atoms._simple_block`) reads what the row-per-line regex reads."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rsp_plugin.batch import atoms
+from rsp_plugin.terms import Dictionary
+
+
+def _line(draw: random.Random, t: int, arity: int, name: str) -> str:
+    values = [draw.choice([f"a{draw.randrange(5)}", str(draw.randrange(-9, 300)), f"{draw.randrange(9)}.5",
+                           "x_Y9", "bB"]) for _ in range(arity)]
+    return f"{t} {name}({','.join(values)})" if arity or draw.random() < 0.5 else f"{t} {name}"
+
+
+def _text(seed: int) -> str:
+    draw = random.Random(seed)
+    arity = draw.randrange(4)
+    names = draw.choice([["p"], ["p", "q"], ["temp", "r_1"]])
+    t = draw.randint(-3, 3)
+    lines = []
+    for _ in range(draw.randint(1, 40)):
+        t += draw.choice([0, 0, 1, 5])
+        kind = draw.random()
+        if kind < 0.04:  # a line the whole-block split does not take: the general reader's
+            lines.append(draw.choice(["", "x p(a)", f"{t} p(a", f"{t} p()", f"{t} p(a,b,c,d)", "@prefix e: <http://e/> .",
+                                      f"{t} e:p(a)", f"{t}  p(a)", f"{t} P(a)", f"{t} p(a) % c"]))
+        elif kind < 0.07:
+            lines.append(_line(draw, t, (arity + 1) % 4, draw.choice(names)))  # another arity
+        else:
+            lines.append(_line(draw, t, arity, draw.choice(names)))
+    return "\n".join(lines) + ("\n" if draw.random() < 0.7 else "")
+
+
+def _read(text: str, whole_block: bool, monkeypatch) -> tuple:
+    terms = Dictionary()
+    with monkeypatch.context() as patch:
+        if not whole_block:
+            patch.setattr(atoms, "_simple_block", lambda *args: None)
+        block = atoms.atom_block(text.encode(), 7, terms, prefixes={}, filename="s.stream")
+    rows = [(line, t, terms.key(p), tuple(terms.key(a) for a in args)) for line, t, p, args in block.rows()]
+    return rows, [str(record) for record in block.rejected]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_the_whole_block_split_reads_what_the_line_regex_reads(seed, monkeypatch):
+    text = _text(seed)
+    assert _read(text, True, monkeypatch) == _read(text, False, monkeypatch)
+
+
+def test_a_usual_block_takes_the_whole_block_split():
+    terms = Dictionary()
+    text = "".join(f"{t} p(s{t},o{t})\n" for t in range(50))
+    assert atoms._simple_block(text[:-1], terms, 1, None) is not None
+    assert atoms._simple_block(text + "x", terms, 1, None) is None
