@@ -406,6 +406,11 @@ class IncrementalEngine:
             return
         if relation.history < 0:
             return
+        if not relation.keeps_runs and not relation.watched:  # each view takes the batch at once
+            if any(len(args) != arity for args in batch):
+                batch = [args for args in batch if len(args) == arity]
+            relation.spread_data(list(dict.fromkeys(batch)), now)
+            return
         for args in batch:
             if len(args) != arity:
                 continue  # p(a) is not p(a,b): another predicate, read by nobody or by another relation
@@ -475,6 +480,9 @@ class IncrementalEngine:
                     if change is not None:
                         report.new_facts += 1
                         relation.spread(args, change, now)
+            return
+        if not stored:  # nobody reads the head: the output only
+            output.hold_all(predicate, table, out, started)
             return
         for args, horizon in out:
             old = table.get(args)

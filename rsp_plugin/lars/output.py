@@ -12,6 +12,8 @@ fact touches the argument tuple the views just touched, and nothing else.
 
 from __future__ import annotations
 
+from collections import deque
+
 from ..timeline import NEVER_EXPIRES
 
 Fact = tuple[int, tuple[int, ...]]
@@ -49,14 +51,43 @@ class Output:
                 bucket.append(predicate)
                 bucket.append(args)
 
+    def hold_all(self, predicate: int, table: dict[tuple, int], out: list, started: list) -> None:
+        """`hold` of each (args, horizon) of `out` in turn (a rule's derivations), inline."""
+        get = table.get
+        stopping = self._stopping
+        for args, horizon in out:
+            old = get(args)
+            if old is None:
+                started.append((predicate, args))
+            elif horizon <= old:
+                continue
+            table[args] = horizon
+            if horizon < NEVER_EXPIRES:
+                bucket = stopping.get(horizon)
+                if bucket is None:
+                    stopping[horizon] = [predicate, args]
+                else:
+                    bucket.append(predicate)
+                    bucket.append(args)
+
     def stopped_at(self, now: int) -> list[Fact]:
         """The facts whose horizon was now - 1 and that no later derivation extended."""
         due = self._stopping.pop(now - 1, None)
         if not due:
             return []
-        stopped = []
         expired = now - 1
         until = self.until
+        predicates = due[0::2]
+        if predicates.count(predicates[0]) == len(predicates):  # one predicate: its facts at once
+            predicate = predicates[0]
+            table = until[predicate]
+            get = table.get
+            gone = [args for args in due[1::2] if get(args) == expired]  # others got a later horizon
+            if len(gone) > 1:
+                gone = list(dict.fromkeys(gone))
+            deque(map(table.__delitem__, gone), 0)
+            return [(predicate, args) for args in gone]
+        stopped = []
         for k in range(0, len(due), 2):  # one lookup per fact: most of them do stop
             predicate, args = due[k], due[k + 1]
             table = until[predicate]
