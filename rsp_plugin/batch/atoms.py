@@ -150,12 +150,43 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         predicates = terms.intern_keys(names)
     if arity == 0:
         args = [()] * count
-    elif arity == 1:
-        args = list(zip(terms.intern_keys(tokens[2::step])))
     else:
-        ids = terms.intern_keys(tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
-        args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
+        if arity == 1:
+            args = list(zip(_intern_column(terms, tokens[2::step])))
+        else:
+            ids = _intern_column(terms, tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
+            args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
     return AtomBlock(list(range(first_line, first_line + count)), _times(stamps, tick_ms), predicates, args)
+
+
+def _intern_column(terms: Dictionary, keys: list[str]) -> list[int]:
+    """`terms.intern_keys(keys)`, the same ids, for a column of `_SIMPLE_LINES` values (names and
+    numbers): each distinct key looked up once in the dictionary, the new ones added at once (their
+    numbers parsed only if some is a number: names sort after them), the column mapped through a
+    small table of its own keys; all new and distinct, their ids are a range.
+
+    It works on the dictionary's own tables (`_ids`, `_touched`, `_add_fresh`): interning is most
+    of the cost of reading a stream of new terms, and `intern_keys` looks each key up twice in the
+    whole dictionary."""
+    ids = terms._ids
+    distinct = dict.fromkeys(keys)
+    found = list(map(ids.get, distinct))
+    if None not in found:
+        terms._touched.update(found)  # looked up: a forgetting keeps them this time
+        if len(found) == len(keys):
+            return found
+        table = dict(zip(distinct, found))
+        return list(map(table.__getitem__, keys))
+    fresh = [key for key, term in zip(distinct, found) if term is None]
+    start = terms.next_id
+    terms._add_fresh(fresh, None if min(fresh) < "a" else [])
+    if len(fresh) == len(keys):
+        return list(range(start, start + len(keys)))
+    if len(fresh) < len(found):
+        terms._touched.update([term for term in found if term is not None])
+    table = dict(zip(distinct, found))
+    table.update(zip(fresh, range(start, start + len(fresh))))
+    return list(map(table.__getitem__, keys))
 
 
 def tnt_atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, tick_ms: int | None = None,

@@ -406,8 +406,8 @@ class IncrementalEngine:
             return
         if relation.history < 0:
             return
-        if not relation.keeps_runs and not relation.watched:  # each view takes the batch at once
-            if any(len(args) != arity for args in batch):
+        if not relation.keeps_runs and not relation.watched and batch:  # each view takes the batch at once
+            if min(map(len, batch)) != arity or max(map(len, batch)) != arity:
                 batch = [args for args in batch if len(args) == arity]
             relation.spread_data(list(dict.fromkeys(batch)), now)
             return

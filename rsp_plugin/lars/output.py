@@ -13,6 +13,8 @@ fact touches the argument tuple the views just touched, and nothing else.
 from __future__ import annotations
 
 from collections import deque
+from itertools import chain, repeat
+from operator import itemgetter
 
 from ..timeline import NEVER_EXPIRES
 
@@ -52,9 +54,26 @@ class Output:
                 bucket.append(args)
 
     def hold_all(self, predicate: int, table: dict[tuple, int], out: list, started: list) -> None:
-        """`hold` of each (args, horizon) of `out` in turn (a rule's derivations), inline."""
-        get = table.get
+        """`hold` of each (args, horizon) of `out` in turn (a rule's derivations), inline; when
+        they share one horizon (the usual), with whole-batch dict and list operations."""
         stopping = self._stopping
+        horizons = set(map(_second, out))
+        if len(horizons) == 1:
+            (horizon,) = horizons
+            before = table.get
+            changed = [args for args in dict(out) if before(args, _BEFORE_ALL) < horizon]
+            if not changed:
+                return
+            fresh = [args for args in changed if args not in table] if table else changed
+            table.update(dict.fromkeys(changed, horizon))
+            started += zip(repeat(predicate), fresh)
+            if horizon < NEVER_EXPIRES:
+                bucket = stopping.get(horizon)
+                if bucket is None:
+                    stopping[horizon] = bucket = []
+                bucket += chain.from_iterable(zip(repeat(predicate), changed))
+            return
+        get = table.get
         for args, horizon in out:
             old = get(args)
             if old is None:
@@ -104,3 +123,8 @@ class Output:
     def horizon(self, fact: Fact) -> int | None:
         table = self.until.get(fact[0])
         return None if table is None else table.get(fact[1])
+
+
+_second = itemgetter(1)
+#: below every horizon (time points are within +-NEVER_EXPIRES)
+_BEFORE_ALL = -(1 << 64)
