@@ -105,3 +105,18 @@ def test_a_long_stream_of_new_terms_is_forgotten_as_it_leaves():
     assert len(program.terms) < 150_000  # 4 points of 600 terms are live; the rest is forgotten
     last = json.loads(out.getvalue().splitlines()[-1])
     assert last["t"] == 399 and len(last["atoms"]) == 4 * 300
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_cutting_runs_out_of_the_sorted_atoms_leaves_what_a_filter_leaves(seed):
+    from rsp_plugin.batch.reason import without
+
+    draw = random.Random(seed)
+    ordered = sorted({f"q(s{draw.randrange(400)},o{draw.randrange(9)})" for _ in range(draw.randint(1, 300))})
+    if draw.random() < 0.5:
+        gone = sorted(draw.sample(ordered, draw.randint(1, len(ordered))))
+    else:  # runs side by side, as atoms that started together stop together
+        start = draw.randrange(len(ordered))
+        gone = ordered[start:start + draw.randint(1, 60)] + draw.sample(ordered[:start], min(start, draw.randrange(4)))
+        gone = sorted(set(gone))
+    assert without(list(ordered), gone) == [text for text in ordered if text not in set(gone)]

@@ -56,8 +56,7 @@ class SnapshotLines:
 
     def change(self, started, stopped, terms) -> None:
         shown = self.shown
-        pop = shown.pop
-        gone = [pop(fact) for fact in stopped]
+        gone = list(map(shown.pop, stopped))
         new = written(started, terms)
         shown.update(zip(started, new))
         if new and _NEEDS_ESCAPE.search("".join(new)):
@@ -72,10 +71,8 @@ class SnapshotLines:
                 insort(ordered, text)
             return
         if gone:  # cut the gone atoms out, then merge the new ones in (two sorted runs)
-            places = [bisect_left(ordered, text) for text in gone]
-            for place in places:
-                ordered[place] = None
-            ordered = list(filter(None, ordered))
+            gone.sort()
+            ordered = without(ordered, gone)
         ordered += new
         ordered.sort()
         self.ordered = ordered
@@ -87,6 +84,41 @@ class SnapshotLines:
         if self.special:
             return json.dumps({"t": point, "atoms": ordered}, ensure_ascii=False) + "\n"
         return f'{{"t": {point}, "atoms": ["' + '", "'.join(ordered) + '"]}\n'
+
+
+def without(ordered: list[str], gone: list[str]) -> list[str]:
+    """`ordered` (sorted, distinct) less `gone` (sorted, all in `ordered`), cut as runs: what stops
+    together often sits together (atoms that started together), so each run of `gone` found
+    side by side in `ordered` costs one bisection and a gallop, not one bisection per atom.
+
+    If `ordered[p + k - 1] == gone[i + k - 1]` where `ordered[p] == gone[i]`, the k atoms of `gone`
+    fill `ordered[p : p + k]` (k distinct atoms of `ordered` between two of its places k - 1 apart),
+    so a run's length is found by galloping on that one test."""
+    kept = []
+    start = 0          # the first place of `ordered` not yet kept or cut
+    count = len(gone)
+    size = len(ordered)
+    i = 0
+    while i < count:
+        place = bisect_left(ordered, gone[i], start)
+        limit = min(count - i, size - place)   # the longest run that fits
+        run, step = 1, 1
+        while run + step <= limit and ordered[place + run + step - 1] == gone[i + run + step - 1]:
+            run += step
+            step += step
+        high = min(run + step, limit + 1)        # a length known too long
+        while high - run > 1:
+            middle = (run + high) >> 1
+            if ordered[place + middle - 1] == gone[i + middle - 1]:
+                run = middle
+            else:
+                high = middle
+        if place > start:
+            kept.append(ordered[start:place])
+        start = place + run
+        i += run
+    kept.append(ordered[start:])
+    return kept[0] if len(kept) == 1 else list(chain.from_iterable(kept))
 
 
 def written(facts: list, terms) -> list[str]:

@@ -172,6 +172,8 @@ class IncrementalEngine:
     def __setstate__(self, state: dict) -> None:
         """An engine pickles whole (a checkpoint); only its rules' compiled joins are made again."""
         self.__dict__.update(state)
+        for view in self.views.values():  # made again by the plans, in this version's form
+            view.indexes = {}
         for stratum in self.strata:
             for plan in stratum.plans:
                 provenance = getattr(self, "provenance", None)

@@ -17,7 +17,7 @@ The compiled source keeps the rule over its code, e.g. for
         for a0, h0 in delta:
             v_X = a0[0]; v_Y = a0[1]
             m0 = h0
-            for a1 in ix_1.get((v_Y,), ()):
+            for a1 in ix_1.get(v_Y, ()):
                 h1 = hz_1[a1]
                 v_Z = a1[1]
                 m1 = h1 if h1 < m0 else m0
@@ -245,7 +245,9 @@ def _match(writer: _Writer, names: dict, view, tag: str, args: list, bound: set[
     if key_positions:
         names[f"ix_{tag}"] = view.index_for(key_positions)
         key = ", ".join(_var(args[i]) for i in key_positions)
-        writer.line(f"for a{tag} in ix_{tag}.get(({key},), ()):")
+        if len(key_positions) > 1:  # (one position: the key is the term itself, `View.indexes`)
+            key = f"({key},)"
+        writer.line(f"for a{tag} in ix_{tag}.get({key}, ()):")
         writer.depth += 1
         writer.line(f"h{tag} = hz_{tag}[a{tag}]")
     else:

@@ -46,7 +46,9 @@ class View:
         #: The window size n (None: no window, or an unwindowed @).
         self.size = size
         self.horizon: dict[tuple, int] = {}
-        self.indexes: dict[tuple[int, ...], dict[tuple, dict[tuple, None]]] = {}
+        #: positions -> key -> the groundings with that key; the key of one position is the term
+        #: itself (no tuple to make per grounding), of several the tuple of terms
+        self.indexes: dict[tuple[int, ...], dict[object, dict[tuple, None]]] = {}
         #: What became new (or got a later horizon) at this time point, and since the last take.
         self.delta: dict[tuple, int] = {}
         self.recent: dict[tuple, int] = {}
@@ -80,8 +82,7 @@ class View:
         index = self.indexes.get(positions)
         if index is None:
             index = self.indexes[positions] = {}
-            for args in self.horizon:
-                index.setdefault(tuple(args[p] for p in positions), {})[args] = None
+            _index({positions: index}, list(self.horizon))
         return index
 
     def hold(self, args: tuple, horizon: int) -> None:
@@ -97,7 +98,7 @@ class View:
                 return
         elif self.indexes:
             for positions, index in self.indexes.items():
-                key = tuple([args[p] for p in positions])
+                key = args[positions[0]] if len(positions) == 1 else tuple([args[p] for p in positions])
                 bucket = index.get(key)
                 if bucket is None:
                     index[key] = {args: None}
@@ -152,7 +153,7 @@ class View:
 
     def _unindex(self, args: tuple) -> None:
         for positions, index in self.indexes.items():
-            key = tuple(args[p] for p in positions)
+            key = args[positions[0]] if len(positions) == 1 else tuple([args[p] for p in positions])
             bucket = index[key]
             del bucket[args]
             if not bucket:
@@ -370,13 +371,13 @@ _BEFORE_ALL = -(1 << 64)
 
 
 def _index(indexes: dict, fresh: list[tuple]) -> None:
-    """Add groundings new to a view to each of its indexes (one position: no generator per key)."""
+    """Add groundings new to a view to each of its indexes."""
     for positions, index in indexes.items():
         get = index.get
         if len(positions) == 1:
             (position,) = positions
             for args in fresh:
-                key = (args[position],)
+                key = args[position]
                 bucket = get(key)
                 if bucket is None:
                     index[key] = {args: None}
@@ -398,7 +399,7 @@ def _unindex_all(indexes: dict, gone: list[tuple]) -> None:
         if len(positions) == 1:
             (position,) = positions
             for args in gone:
-                key = (args[position],)
+                key = args[position]
                 bucket = index[key]
                 del bucket[args]
                 if not bucket:
