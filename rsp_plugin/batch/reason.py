@@ -35,9 +35,6 @@ from ..lars.engine import IncrementalEngine
 from ..terms import TRIPLE, Forgetting
 from .atoms import in_order, read_atom_blocks
 
-#: new terms between two forgettings at least: each walks what the engine holds and the whole
-#: dictionary, so fewer walks cost less; the dictionary holds at most about this many terms more
-FORGET_EVERY = 20000
 #: characters json.dumps escapes with ensure_ascii=False
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
 
@@ -165,7 +162,7 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
             max_derivations, max_line_bytes, max_gap) -> IncrementalEngine:
     terms = program.terms
     terms.pin(list(terms.ids()))  # the program's constants
-    forgetting = Forgetting(terms, minimum=FORGET_EVERY) if forget else None
+    forgetting = Forgetting(terms) if forget else None
     bounds = {} if max_derivations is None else {"max_derivations": max_derivations}
     engine = IncrementalEngine(program, start=first, pruning=pruning, **bounds)
     counted = engine._count_log is not None  # tuple windows count atoms in arrival order

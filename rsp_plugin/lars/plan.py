@@ -101,14 +101,33 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
     plan = RulePlan(rule, every_time_point=always, head_at=rule.head_time is not None)
     plan.positive_views = [(literal, views[literal.view_key]) for literal in positives]
     plan.negative_views = [(b, views[b.view_key]) for b in rule.negative]
+    copies = provenance is None and _copies(rule, positives)
     for position, literal in enumerate(positives):
         source, fire = _compile(rule, positives, position, views, terms, plan.looked_up, provenance)
+        if copies:  # each new grounding is a derivation as it stands
+            source, fire = f"# {rule.text}\ndef fire(delta, out, now):\n    out.extend(delta)\n", _copy
         plan.on_delta.append((position, views[literal.view_key], fire))
         plan.sources[f"delta {position}"] = source
     source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full, provenance)
     plan.full = fire
     plan.sources["full"] = source
     return plan
+
+
+def _copies(rule: Rule, positives: list[ExtendedAtom]) -> bool:
+    """Is the rule `h(X1,...,Xn) :- [W] M p(X1,...,Xn)`: one body atom, distinct variables, the head
+    its arguments in the same order, nothing else? Then a grounding of the body with its horizon
+    is the head's (arguments, horizon) as it stands."""
+    if len(rule.body) != 1 or len(positives) != 1 or rule.head_time is not None:
+        return False
+    literal = positives[0]
+    args = literal.atom.args
+    return (literal.time is None and all(isinstance(arg, Var) for arg in args)
+            and len(set(args)) == len(args) and tuple(rule.head.args) == tuple(args))
+
+
+def _copy(delta, out, now):
+    out.extend(delta)
 
 
 def _head_time_seen(rule: Rule, positives: list[ExtendedAtom]) -> bool:
