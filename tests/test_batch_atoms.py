@@ -75,3 +75,24 @@ def test_interning_a_column_gives_the_ids_intern_keys_gives(seed):
         if draw.random() < 0.5:
             live = draw.sample(sorted(ours.ids()), k=len(ours) // 2)
             assert ours.retain(live) == theirs.retain(live)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_repeated_lines_read_once_stand_for_their_rows(seed, monkeypatch):
+    draw = random.Random(seed)
+    lines = _text(seed + 1000).split("\n")
+    doubled = []
+    for line in lines:
+        doubled.append(line)
+        while draw.random() < 0.4:  # the line again, maybe more than once
+            doubled.append(line)
+    text = "\n".join(doubled)
+    assert _read(text, True, monkeypatch) == _read(text, False, monkeypatch)
+
+
+def test_a_block_of_doubled_lines_keeps_each_once():
+    terms = Dictionary()
+    text = "".join(f"{t} p(s{t},o{t})\n{t} p(s{t},o{t})\n" for t in range(5)) + "9 p(a,b)\n9 p(a,b)\n9 p(a,b)"
+    block = atoms.atom_block(text, 1, terms, prefixes={})
+    assert block.lines == [1, 3, 5, 7, 9, 11] and block.repeats == [2, 4, 6, 8, 10, 12, 13]
+    assert len(block) == 13 and [line for line, *_ in block.rows()] == list(range(1, 14))

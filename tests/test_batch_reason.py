@@ -120,3 +120,25 @@ def test_cutting_runs_out_of_the_sorted_atoms_leaves_what_a_filter_leaves(seed):
         gone = ordered[start:start + draw.randint(1, 60)] + draw.sample(ordered[:start], min(start, draw.randrange(4)))
         gone = sorted(set(gone))
     assert without(list(ordered), gone) == [text for text in ordered if text not in set(gone)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_streams_that_repeat_lines_write_what_the_per_line_replay_writes(seed):
+    """Lines repeated word for word are read once; late or far-ahead ones are still set aside each."""
+    draw = random.Random(seed)
+    program = PROGRAMS[seed % len(PROGRAMS)]
+    lines = _stream(seed * 11 + 5, seed % len(PROGRAMS)).splitlines()
+    doubled = []
+    for line in lines:
+        doubled.append(line)
+        while draw.random() < 0.45:
+            doubled.append(line)
+    if draw.random() < 0.5:
+        doubled += [f"{draw.randrange(3)} p(a1,a2)"] * 2  # late, twice
+    text = "\n".join(doubled) + "\n"
+    first = draw.choice([None, 2])
+    last = draw.choice([None, 20])
+    changes = draw.random() < 0.3
+    expected = _per_line(program, text, "s.stream", first, last, changes)
+    for size in (61, 97, 1 << 20):
+        assert _blocks(program, text, "s.stream", first, last, changes, block_bytes=size) == expected

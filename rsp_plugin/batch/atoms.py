@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from operator import le
+from itertools import compress
+from operator import eq, le, not_
 from pathlib import Path
 from typing import Iterator
 
@@ -59,19 +60,45 @@ _STRING_SUFFIX = '"^^' + XSD_STRING
 
 @dataclass
 class AtomBlock:
-    """Facts read from one block, in line order: where, when, which predicate, which arguments."""
+    """Facts read from one block, in line order: where, when, which predicate, which arguments.
+
+    `repeats`: the lines left out because they repeat the line just before them word for word
+    (a stream that sends each reading twice): each stands for a row equal to the one before it.
+    A consumer that keeps every line in order and none is set aside can ignore them (a fact
+    twice at one time point is the fact once); one that judges lines one by one takes
+    `expanded()`."""
 
     lines: list[int]
     times: list[int]
     predicates: list[int]
     args: list[tuple]
     rejected: list[Rejected] = field(default_factory=list)
+    repeats: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self.lines) + len(self.repeats)
 
     def rows(self):
-        return zip(self.lines, self.times, self.predicates, self.args)
+        block = self.expanded()
+        return zip(block.lines, block.times, block.predicates, block.args)
+
+    def expanded(self) -> "AtomBlock":
+        """This block with a row for each repeated line too."""
+        if not self.repeats:
+            return self
+        lines, times, predicates, args = [], [], [], []
+        repeats = iter(self.repeats)
+        waiting = next(repeats, None)
+        for line, time, predicate, arguments in zip(self.lines, self.times, self.predicates, self.args):
+            while True:
+                lines.append(line)
+                times.append(time)
+                predicates.append(predicate)
+                args.append(arguments)
+                if waiting != line + 1:
+                    break
+                line, waiting = waiting, next(repeats, None)
+        return AtomBlock(lines, times, predicates, args, self.rejected)
 
 
 def _text(data: bytes) -> str | None:
@@ -137,6 +164,16 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         arity = head.count(",") + 1
         if arity > 3:
             return None
+    pieces = text.split("\n")
+    same = list(map(eq, pieces[1:], pieces[:-1]))
+    repeats: list[int] = []
+    if any(same):  # a line that repeats the one before it is read once (`AtomBlock.repeats`)
+        keep = [True, *map(not_, same)]
+        lines = list(compress(range(first_line, first_line + len(pieces)), keep))
+        repeats = list(compress(range(first_line + 1, first_line + len(pieces)), same))
+        text = "\n".join(compress(pieces, keep))
+    else:
+        lines = list(range(first_line, first_line + len(pieces)))
     if not _SIMPLE_LINES[arity].fullmatch(text + "\n"):
         return None
     tokens = text.translate(_TO_SPACES).split()
@@ -156,7 +193,7 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         else:
             ids = _intern_column(terms, tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
             args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
-    return AtomBlock(list(range(first_line, first_line + count)), _times(stamps, tick_ms), predicates, args)
+    return AtomBlock(lines, _times(stamps, tick_ms), predicates, args, repeats=repeats)
 
 
 def _intern_column(terms: Dictionary, keys: list[str]) -> list[int]:

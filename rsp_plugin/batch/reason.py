@@ -194,6 +194,8 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
 
     latest = None
     for block in blocks:
+        if block.repeats and not _clean(block.times, latest, first, max_gap):
+            block = block.expanded()  # judged line by line: a repeated line may be set aside too
         times = block.times
         lines = block.lines
         dead = list(block.rejected)
