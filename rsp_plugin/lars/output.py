@@ -74,20 +74,36 @@ class Output:
                 bucket += chain.from_iterable(zip(repeat(predicate), changed))
             return
         get = table.get
-        for args, horizon in out:
+        start = started.append
+        changed = []  # (args, horizon) in order: the stop buckets take them per horizon afterwards
+        change = changed.append
+        for pair in out:
+            args, horizon = pair
             old = get(args)
             if old is None:
-                started.append((predicate, args))
+                start((predicate, args))
             elif horizon <= old:
                 continue
             table[args] = horizon
+            change(pair)
+        if len(horizons) > 4:  # many horizons (`@T` heads): one bucket at a time
+            for args, horizon in changed:
+                if horizon < NEVER_EXPIRES:
+                    bucket = stopping.get(horizon)
+                    if bucket is None:
+                        stopping[horizon] = [predicate, args]
+                    else:
+                        bucket.append(predicate)
+                        bucket.append(args)
+            return
+        for horizon in horizons:
             if horizon < NEVER_EXPIRES:
-                bucket = stopping.get(horizon)
-                if bucket is None:
-                    stopping[horizon] = [predicate, args]
-                else:
-                    bucket.append(predicate)
-                    bucket.append(args)
+                chosen = [args for args, end in changed if end == horizon]
+                if chosen:
+                    bucket = stopping.get(horizon)
+                    if bucket is None:
+                        stopping[horizon] = bucket = []
+                    bucket += chain.from_iterable(zip(repeat(predicate), chosen))
 
     def stopped_at(self, now: int) -> list[Fact]:
         """The facts whose horizon was now - 1 and that no later derivation extended."""

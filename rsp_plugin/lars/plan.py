@@ -236,9 +236,13 @@ def _var(variable: Var) -> str:
     return "v_" + "".join(c if c.isalnum() else "_" for c in variable.name)
 
 
-def _bind(writer: _Writer, tag: str, args: list, bound: set[Var], check_constants: bool) -> None:
-    """Bind the variables of a grounding `a{tag}`; check repeated ones."""
+def _bind(writer: _Writer, tag: str, args: list, bound: set[Var], check_constants: bool,
+          keyed: tuple[int, ...] = ()) -> None:
+    """Bind the variables of a grounding `a{tag}`; check repeated ones (not those at the `keyed`
+    positions: the index looked the grounding up by them)."""
     for position, arg in enumerate(args):
+        if position in keyed:
+            continue
         if isinstance(arg, Var):
             if arg in bound:
                 writer.line(f"if a{tag}[{position}] != {_var(arg)}: continue")
@@ -272,7 +276,7 @@ def _match(writer: _Writer, names: dict, view, tag: str, args: list, bound: set[
     else:
         writer.line(f"for a{tag}, h{tag} in hz_{tag}.items():")
         writer.depth += 1
-    _bind(writer, tag, args, bound, check_constants=False)
+    _bind(writer, tag, args, bound, check_constants=False, keyed=key_positions)
 
 
 def _emit_ready(writer, names, pending, bound, views, terms):
