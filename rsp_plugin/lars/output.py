@@ -60,8 +60,18 @@ class Output:
         horizons = set(map(_second, out))
         if len(horizons) == 1:
             (horizon,) = horizons
+            derived = dict(out)
+            if not table or table.keys().isdisjoint(derived.keys()):  # all new (the usual)
+                table.update(derived)
+                started += zip(repeat(predicate), derived)
+                if horizon < NEVER_EXPIRES:
+                    bucket = stopping.get(horizon)
+                    if bucket is None:
+                        stopping[horizon] = bucket = []
+                    bucket += chain.from_iterable(zip(repeat(predicate), derived))
+                return
             before = table.get
-            changed = [args for args in dict(out) if before(args, _BEFORE_ALL) < horizon]
+            changed = [args for args in derived if before(args, _BEFORE_ALL) < horizon]
             if not changed:
                 return
             fresh = [args for args in changed if args not in table] if table else changed
@@ -121,7 +131,7 @@ class Output:
             if len(gone) > 1:
                 gone = list(dict.fromkeys(gone))
             deque(map(table.__delitem__, gone), 0)
-            return [(predicate, args) for args in gone]
+            return list(zip(repeat(predicate), gone))
         stopped = []
         for k in range(0, len(due), 2):  # one lookup per fact: most of them do stop
             predicate, args = due[k], due[k + 1]

@@ -123,7 +123,7 @@ class View:
                     self.hold(args, horizon)
             else:
                 self.delta = dict.fromkeys(batch, horizon)
-                self.recent = dict.fromkeys(batch, horizon)
+                self.recent = self.delta.copy()
             return
         held = self.horizon
         get = held.get
