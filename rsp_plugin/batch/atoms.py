@@ -165,8 +165,8 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         if arity > 3:
             return None
     pieces = text.split("\n")
-    same = list(map(eq, pieces[1:], pieces[:-1]))
     repeats: list[int] = []
+    same = list(map(eq, pieces[1:], pieces[:-1])) if _repeats_early(text) else ()
     if any(same):  # a line that repeats the one before it is read once (`AtomBlock.repeats`)
         keep = [True, *map(not_, same)]
         lines = list(compress(range(first_line, first_line + len(pieces)), keep))
@@ -194,6 +194,14 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
             ids = _intern_column(terms, tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
             args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
     return AtomBlock(lines, _times(stamps, tick_ms), predicates, args, repeats=repeats)
+
+
+def _repeats_early(text: str) -> bool:
+    """Does a line repeat the one before it among the block's first lines? (A stream that repeats
+    lines does so throughout; the others are not searched further: reading repeated lines as they
+    come is as right, only slower.)"""
+    pieces = text[:4096].split("\n")
+    return any(map(eq, pieces[1:], pieces[:-1]))
 
 
 def _intern_column(terms: Dictionary, keys: list[str]) -> list[int]:
@@ -268,7 +276,11 @@ def _picker(keep: list[int]):
 
 
 def _times(stamps, tick_ms: int | None) -> list[int]:
-    times = list(map(int, stamps))
+    if len(stamps) > 1 and stamps[0] == stamps[1]:  # many atoms per time point: each stamp read once
+        values = {stamp: int(stamp) for stamp in dict.fromkeys(stamps)}
+        times = list(map(values.__getitem__, stamps))
+    else:
+        times = list(map(int, stamps))
     if tick_ms is not None and tick_ms != 1:
         times = [stamp // tick_ms for stamp in times]
     return times
