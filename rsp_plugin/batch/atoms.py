@@ -222,7 +222,10 @@ def _intern_column(terms: Dictionary, keys: list[str]) -> list[int]:
             return found
         table = dict(zip(distinct, found))
         return list(map(table.__getitem__, keys))
-    fresh = [key for key, term in zip(distinct, found) if term is None]
+    if found.count(None) == len(found):  # all new (a stream of new terms)
+        fresh = list(distinct)
+    else:
+        fresh = [key for key, term in zip(distinct, found) if term is None]
     start = terms.next_id
     terms._add_fresh(fresh, None if min(fresh) < "a" else [])
     if len(fresh) == len(keys):

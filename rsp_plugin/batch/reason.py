@@ -82,6 +82,16 @@ class SnapshotLines:
             return json.dumps({"t": point, "atoms": ordered}, ensure_ascii=False) + "\n"
         return f'{{"t": {point}, "atoms": ["' + '", "'.join(ordered) + '"]}\n'
 
+    def write_line(self, point: int, out: TextIO) -> None:
+        """`out.write(self.line(point))`, the atoms written as one joined piece (a snapshot line
+        is often hundreds of kilobytes: no copy of it is made to put its ends on)."""
+        if not self.ordered or self.special:
+            out.write(self.line(point))
+            return
+        out.write(f'{{"t": {point}, "atoms": ["')
+        out.write('", "'.join(self.ordered))
+        out.write('"]}\n')
+
 
 def without(ordered: list[str], gone: list[str]) -> list[str]:
     """`ordered` (sorted, distinct) less `gone` (sorted, all in `ordered`), cut as runs: what stops
@@ -190,7 +200,7 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
                                  ensure_ascii=False) + "\n")
         else:
             snapshot.change(started, stopped, terms)
-            out.write(snapshot.line(point))
+            snapshot.write_line(point, out)
 
     latest = None
     for block in blocks:
