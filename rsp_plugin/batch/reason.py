@@ -204,13 +204,14 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
 
     latest = None
     for block in blocks:
-        if block.repeats and not _clean(block.times, latest, first, max_gap):
+        clean = not block.times or _clean(block.times, latest, first, max_gap)
+        if block.repeats and not clean:
             block = block.expanded()  # judged line by line: a repeated line may be set aside too
         times = block.times
         lines = block.lines
         dead = list(block.rejected)
         rows = range(len(times))
-        if times and not _clean(times, latest, first, max_gap):
+        if not clean:
             rows, latest = _judged(times, lines, latest, first, max_gap, filename, dead)
         elif times:
             latest = times[-1]
