@@ -142,3 +142,14 @@ def test_streams_that_repeat_lines_write_what_the_per_line_replay_writes(seed):
     expected = _per_line(program, text, "s.stream", first, last, changes)
     for size in (61, 97, 1 << 20):
         assert _blocks(program, text, "s.stream", first, last, changes, block_bytes=size) == expected
+
+
+def test_written_atoms_are_format_fact_whatever_the_mix_of_predicates_and_arities():
+    from rsp_plugin.batch.reason import written
+    from rsp_plugin.terms import Dictionary
+
+    terms = Dictionary()
+    p, q, a, b = (terms.intern(key) for key in ("p", "q", "a", "b"))
+    for facts in ([(p, (a, b)), (p, (b, a))], [(p, (a,)), (p, (b,))], [(p, (a, b)), (q, (a, b))],
+                  [(p, (a, b)), (p, (a,))], [(p, (a,)), (p, (a, b))], [(p, ())], [(p, (a, b, a))]):
+        assert written(facts, terms) == [format_fact(fact, terms) for fact in facts]

@@ -136,10 +136,16 @@ def written(facts: list, terms) -> list[str]:
     predicate, args = facts[0]
     arity = len(args)
     name = keys[predicate]
-    if name != TRIPLE and arity in (1, 2) and all(p == predicate and len(a) == arity for p, a in facts):
-        if arity == 1:
-            return [f"{name}({keys[a[0]]})" for _, a in facts]
-        return [f"{name}({keys[a[0]]},{keys[a[1]]})" for _, a in facts]
+    if name != TRIPLE and arity in (1, 2):
+        try:  # (a fact of another arity does not unpack; one of another predicate is left out)
+            if arity == 1:
+                texts = [f"{name}({keys[x]})" for p, (x,) in facts if p == predicate]
+            else:
+                texts = [f"{name}({keys[x]},{keys[y]})" for p, (x, y) in facts if p == predicate]
+        except ValueError:
+            texts = None
+        if texts is not None and len(texts) == len(facts):
+            return texts
     return [format_fact(fact, terms) for fact in facts]
 
 
