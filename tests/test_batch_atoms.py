@@ -26,8 +26,9 @@ def _text(seed: int) -> str:
         t += draw.choice([0, 0, 1, 5])
         kind = draw.random()
         if kind < 0.04:  # a line the whole-block split does not take: the general reader's
-            lines.append(draw.choice(["", "x p(a)", f"{t} p(a", f"{t} p()", f"{t} p(a,b,c,d)", "@prefix e: <http://e/> .",
-                                      f"{t} e:p(a)", f"{t}  p(a)", f"{t} P(a)", f"{t} p(a) % c"]))
+            lines.append(draw.choice(["", "x p(a)", f"{t} p(a", f"{t} p()", f"{t} p(a,b,c,d)",
+                                      "@prefix e: <http://e/> .", f"{t} e:p(a)", f"{t}  p(a)", f"{t} P(a)",
+                                      f"{t} p(a) % c"]))
         elif kind < 0.07:
             lines.append(_line(draw, t, (arity + 1) % 4, draw.choice(names)))  # another arity
         else:

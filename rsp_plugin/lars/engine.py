@@ -411,7 +411,7 @@ class IncrementalEngine:
         if not relation.keeps_runs and not relation.watched and batch:  # each view takes the batch at once
             if min(map(len, batch)) != arity or max(map(len, batch)) != arity:
                 batch = [args for args in batch if len(args) == arity]
-            relation.spread_data(list(dict.fromkeys(batch)), now)
+            relation.spread_data(batch, now)  # (a fact twice is held once: no need to drop repeats here)
             return
         for args in batch:
             if len(args) != arity:

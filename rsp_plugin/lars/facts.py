@@ -89,7 +89,7 @@ class Relation:
                         view.on_learn(args, change, now)
 
     def spread_data(self, batch: list[tuple], now: int) -> None:
-        """`spread` of the distinct `batch`, data of `now` in a relation that keeps no runs (what
+        """`spread` of each of `batch` (repeats allowed), data of `now` in a relation that keeps no runs (what
         `learn` returns for each is (now, now, now, now)): each view takes its share at once."""
         for view in self._unfiltered:
             view.on_data(batch, now)

@@ -115,7 +115,7 @@ class View:
         self.recent[args] = horizon
 
     def hold_all(self, batch: list[tuple], horizon: int) -> None:
-        """`hold(args, horizon)` for each of the distinct `batch`, one pass per structure: what
+        """`hold(args, horizon)` for each of `batch` (a repeat holds nothing more), one pass per structure: what
         a time point's data do to a view, with the same result (and dict orders) as one by one."""
         if not self.stateful:
             if self.delta or self.recent or horizon < 0:  # (`hold` keeps no negative horizon here)
@@ -190,7 +190,7 @@ class View:
         raise NotImplementedError
 
     def on_data(self, batch: list[tuple], now: int) -> None:
-        """The distinct `batch` arrived at `now` in a relation that keeps no runs (its change is
+        """`batch` (repeats allowed) arrived at `now` in a relation that keeps no runs (its change is
         (now, now, now, now) for each): `on_learn` of each, or in bulk where a subclass can."""
         change = (now, now, now, now)
         on_learn = self.on_learn
