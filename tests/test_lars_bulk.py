@@ -2,9 +2,10 @@
 
 A time point's data taken by each view at once (`Relation.spread_data`, `View.on_data`,
 `View.hold_all`), expiry in bulk (`View.begin`), a rule's derivations held at once
-(`Output.hold_all`), stops found at once (`Output.stopped_at`) and copy rules (`plan._copies`)
-must start and stop the same facts at every time point as the paths below, which are the
-engine's former code: one fact through `spread` -> `on_learn` -> `hold` at a time.
+(`Output.hold_all`), stops found at once (`Output.stopped_at`), copy rules (`plan._copies`) and
+delta plans that skip what an earlier plan of the rule derived (`plan.SKIP_DERIVED_TWICE`) must
+start and stop the same facts at every time point as the paths below, which are the engine's
+former code: one fact through `spread` -> `on_learn` -> `hold` at a time.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def _one_by_one(patch) -> None:
     patch.setattr(Output, "hold_all", _output_hold_all)
     patch.setattr(Output, "stopped_at", _stopped_at)
     patch.setattr(plans, "_copies", lambda rule, positives: False)
+    patch.setattr(plans, "SKIP_DERIVED_TWICE", False)
 
 
 def _run(program_text: str, stream: dict[int, list[str]], one_by_one: bool, monkeypatch, repeat: bool) -> list:

@@ -179,6 +179,11 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         if literal.time is not None and not isinstance(literal.time, Var):
             # `@3 p(X)`: the view holds p at every time point; the constant picks one
             writer.line(f"if a{tag}[{len(literal.atom.args)}] != {literal.time}: continue")
+        if (SKIP_DERIVED_TWICE and start is not None and step > 0 and index < start and provenance is None
+                and view is views[positives[start].view_key]):
+            # an earlier body atom over the same view, new too: the plan of that atom (fired on the
+            # same delta just before, the views unchanged between) derived this grounding already
+            writer.line(f"if (a{tag}, h{tag}) in delta: continue")
         if horizon == "NEVER":
             writer.line(f"m{tag} = h{tag}")
         else:
@@ -208,6 +213,10 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
     exec(code, namespace)  # noqa: S102
     return source, namespace["fire"]
 
+
+#: A delta plan skips the groundings the plan of an earlier body atom over the same view derived
+#: already (both atoms new); off, each such grounding is derived twice (the tests compare).
+SKIP_DERIVED_TWICE = True
 
 #: source -> code: the same rule set is compiled once per process (a materializer per query)
 _COMPILED: dict[str, object] = {}
