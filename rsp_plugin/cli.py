@@ -29,9 +29,13 @@ class UserError(Exception):
     """A mistake on the command line: printed as one line, exit status 2."""
 
 
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line as `main` reads it (argparse exits with its usage message on a mistake)."""
+    return _parser().parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    options = parser.parse_args(argv)
+    options = parse_arguments(argv)
     try:
         return options.run(options)
     except LocatedError as error:

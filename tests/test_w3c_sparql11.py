@@ -1,7 +1,7 @@
 """The W3C SPARQL 1.1 query-evaluation tests, each as a continuous query (tests/w3c_sparql11.py).
 
-Every one of the 235 runs through `rsp-plugin query` and through `RSPEngine`; a
-smaller set through `--engine spark` (one Spark session for all). A test that does
+Every one of the 235 runs through `rsp-plugin query`, through `RSPEngine` and through
+`rsp-plugin query --engine spark` (one Spark session for all). A test that does
 not give the expected answer under exact comparison is listed in KNOWN_FAILURES
 with the reason, and must still agree with the expectation by value (numbers
 compared as numbers): the list is checked both ways, so it cannot go stale.
@@ -14,7 +14,8 @@ from decimal import Decimal
 
 import pytest
 
-from w3c_sparql11 import TESTS, expected, matches, outcome, result_at, rows_match, run_cli, run_engine
+from w3c_sparql11 import (TESTS, expected, matches, outcome, result_at, rows_match, run_cli, run_engine,
+                          run_spark_cli)
 
 #: test id -> why our answer differs from the expectation under exact lexical comparison (reviewed).
 #: Each is the same answer by value; the expectations write numbers in forms no one rule gives.
@@ -34,11 +35,6 @@ KNOWN_FAILURES = {
     "tsv03": "the data hold \"1.0E6\"^^xsd:double; the expected TSV writes it as 1.0e6 (the same value, "
              "another lexical form)",
 }
-
-#: a few tests of every kind, for Spark (its session costs seconds per query)
-SPARK_SET = ["agg01", "agg-empty-group-max-2", "agg-err-01", "bind07", "values1", "cast-int", "constructwhere01",
-             "exists01", "if02", "coalesce01", "replace-case-insensitive", "timezone", "strdt01", "group03",
-             "plus-1-corrected", "projexp03", "pp37", "nps_direct_and_inverse", "subquery01", "jsonres01"]
 
 BY_ID = {test.id: test for test in TESTS}
 
@@ -99,18 +95,18 @@ def test_at_least_215_of_235_pass_and_every_failure_is_listed():
 
 
 @pytest.mark.spark
-def test_a_set_of_them_through_spark(tmp_path):
-    """20 of them in CI (one family each); RSP_W3C_SPARK_ALL=1 runs every one the local engine passes
-    (228, all passing; about 7 minutes on 2 cores: each is a streaming query of its own)."""
-    import os
-
+def test_every_one_through_spark(tmp_path):
+    """All 235 through `rsp-plugin query ... --engine spark` (the command line's own code, one Spark
+    session, four streaming queries at a time): the same verdicts as the local engine."""
     from rsp_plugin.spark import spark_session
 
     spark_session("local[2]")
-    names = SPARK_SET
-    if os.environ.get("RSP_W3C_SPARK_ALL"):
-        names = [test.id for test in TESTS if test.id not in KNOWN_FAILURES]
-    for name in names:
-        test = BY_ID[name]
-        lines, stderr = run_cli(test, tmp_path / name, engine="spark")
-        _check(test, lines)
+    printed = run_spark_cli(TESTS, tmp_path)
+    assert set(printed) == set(BY_ID)
+    failed = []
+    for test in TESTS:
+        try:
+            _check(test, printed[test.id])
+        except AssertionError as error:
+            failed.append(f"{test}: {error}")
+    assert not failed, "\n".join(failed)

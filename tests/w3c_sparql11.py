@@ -357,12 +357,8 @@ def result_at(lines: list[dict], t: int = 1000) -> dict | None:
 # running ---------------------------------------------------------------------------------
 
 
-def run_cli(test: W3CTest, workdir: Path, *, engine: str = "local") -> tuple[list[dict], str]:
-    """`rsp-plugin query` in this process: the JSON lines it prints and its stderr."""
-    from contextlib import redirect_stderr, redirect_stdout
-
-    from rsp_plugin.cli import main
-
+def command_line(test: W3CTest, workdir: Path, *, engine: str = "local") -> list[str]:
+    """`rsp-plugin query`'s arguments for the test, its query and streams written under `workdir`."""
     workdir.mkdir(parents=True, exist_ok=True)
     query = workdir / "query.rq"
     query.write_text(continuous_query(test), encoding="utf-8")
@@ -375,12 +371,42 @@ def run_cli(test: W3CTest, workdir: Path, *, engine: str = "local") -> tuple[lis
         argv += ["--background", f"{iri}={path}"]
     if engine != "local":
         argv += ["--engine", engine]
+    return argv
+
+
+def run_cli(test: W3CTest, workdir: Path, *, engine: str = "local") -> tuple[list[dict], str]:
+    """`rsp-plugin query` in this process: the JSON lines it prints and its stderr."""
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from rsp_plugin.cli import main
+
+    argv = command_line(test, workdir, engine=engine)
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         status = main(argv)
     if status != 0:
         err.write(f"exit status {status}\n")
     return [json.loads(line) for line in out.getvalue().splitlines() if line.strip()], err.getvalue()
+
+
+def run_spark_cli(tests: list[W3CTest], workdir: Path, *, at_once: int = 4) -> dict[str, list[dict]]:
+    """`rsp-plugin query ... --engine spark` for many tests in one Spark session: the command line's
+    own arguments and code (`rsp_plugin.spark.cli.start`), `at_once` of them running together (each
+    its own streaming query), each printing its JSON lines into its own buffer. Test id -> lines."""
+    from rsp_plugin.cli import UserError, parse_arguments
+    from rsp_plugin.spark.cli import start
+
+    printed: dict[str, list[dict]] = {}
+    for first in range(0, len(tests), at_once):
+        running = []
+        for test in tests[first:first + at_once]:
+            options = parse_arguments(command_line(test, workdir / test.id, engine="spark") + ["-q"])
+            out = io.StringIO()
+            running.append((test, out, start(options, UserError, out=out)))
+        for test, out, started in running:
+            started.finish()
+            printed[test.id] = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+    return printed
 
 
 def run_engine(test: W3CTest) -> list[dict]:
@@ -417,5 +443,5 @@ def outcome(test: W3CTest, lines: list[dict]) -> str:
     return "pass" if matches(test, want, line) else f"wrong answer: {json.dumps(line)[:300]}"
 
 
-__all__ = ["TESTS", "W3CTest", "continuous_query", "streams", "expected", "matches", "run_cli", "run_engine",
+__all__ = ["TESTS", "W3CTest", "continuous_query", "streams", "expected", "matches", "run_cli", "run_spark_cli", "run_engine",
            "outcome"]

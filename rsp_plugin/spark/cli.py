@@ -29,6 +29,26 @@ BATCH_LINES = 50_000
 
 def cli_run(options, user_error) -> int:
     """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
+    return start(options, user_error).finish()
+
+
+class Started:
+    """A query the command line has started on Spark: `finish()` waits for its end (a replay reads
+    its files, then reports the last windows) and says on stderr how many lines were set aside."""
+
+    def __init__(self, wait):
+        self._wait = wait
+
+    def finish(self) -> int:
+        count = self._wait()
+        if count:
+            print(f"rsp-plugin: {count} stream line{'s' if count != 1 else ''} set aside (see above)", file=sys.stderr)
+        return 0
+
+
+def start(options, user_error, *, out=None) -> Started:
+    """Start what `rsp-plugin query ... --engine spark` asks for, writing its JSON lines to `out`
+    (stdout by default). Several may run at once in one Spark session (each its own streaming query)."""
     from . import run_query
     from .driver import Progress
     from .session import spark_session
@@ -63,26 +83,20 @@ def cli_run(options, user_error) -> int:
     quiet = getattr(options, "quiet", False)
     progress = None if quiet else Progress(total_rows=_lines(p for _, p, _ in sources))
     checkpoint = getattr(options, "checkpoint", None)
+    sink = ConsoleSink(out, fmt=options.format)
     if key:
         from .partitioned import run_partitioned_engine
 
-        state = run_partitioned_engine(spark, engine, frames, ConsoleSink(fmt=options.format), key=key,
-                                       checkpoint=checkpoint, progress=progress)
-        count = state.set_aside
-    elif plan is not None:
+        state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
+                                       progress=progress)
+        return Started(lambda: state.set_aside)
+    if plan is not None:
         from .distributed import run_distributed
 
-        driver = run_distributed(spark, engine, frames, ConsoleSink(fmt=options.format), checkpoint=checkpoint,
-                                 progress=progress).wait()
-        count = driver.state.set_aside
+        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
     else:
-        run = run_query(spark, engine, frames, ConsoleSink(fmt=options.format), checkpoint=checkpoint,
-                        progress=progress)
-        driver = run.wait()
-        count = driver.state.set_aside
-    if count:
-        print(f"rsp-plugin: {count} stream line{'s' if count != 1 else ''} set aside (see above)", file=sys.stderr)
-    return 0
+        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
+    return Started(lambda: run.wait().state.set_aside)
 
 
 def _lines(paths) -> int:
