@@ -212,8 +212,10 @@ def _intern_column(terms: Dictionary, keys: list[str]) -> list[int]:
 
     It works on the dictionary's own tables (`_ids`, `_touched`, `_add_fresh`): interning is most
     of the cost of reading a stream of new terms, and `intern_keys` looks each key up twice in the
-    whole dictionary."""
-    ids = terms._ids
+    whole dictionary. A dictionary of another make (no such tables) interns by its own method."""
+    ids = getattr(terms, "_ids", None)
+    if type(ids) is not dict or not hasattr(terms, "_add_fresh") or not hasattr(terms, "_touched"):
+        return terms.intern_keys(keys)
     distinct = dict.fromkeys(keys)
     found = list(map(ids.get, distinct))
     if None not in found:

@@ -3,14 +3,16 @@
 The rule engine stays the per-fact `IncrementalEngine` (the home of temporal
 rules); what changes is the way in and the way out:
 
-- in: `blocks.py` reads a block of lines into columns; late lines (older than
-  one read before them) are found with one cumulative maximum per block, and
-  each time point's facts go to the engine at once (a mapping predicate ->
-  argument tuples, or the facts in arrival order when tuple windows count them);
+- in: `atoms.py` reads a block of lines into columns (a line repeating the one
+  before it read once); late lines (older than one read before them) are found
+  per block, and each time point's facts go to the engine at once (a mapping
+  predicate -> argument tuples, or the facts in arrival order when tuple windows
+  count them), where each view takes them at once (`View.hold_all`);
 - out: the snapshot line of a time point is kept as a sorted list of written
-  atoms, changed by what started and stopped (an insertion for a few changes, a
-  merge of sorted runs for many), and written with one join: no snapshot is
-  rebuilt, re-sorted or JSON-encoded atom by atom.
+  atoms, changed by what started and stopped (an insertion for a few changes;
+  for many, the stopped cut out as runs and the started merged in by a sort of
+  two sorted runs), and written as one join between its two ends: no snapshot
+  is rebuilt, re-sorted or JSON-encoded atom by atom.
 
 The lines are byte for byte those of the per-line replay (`replay.timeline`
 and `json.dumps`), the dead letters too (same order, same words). A dictionary
