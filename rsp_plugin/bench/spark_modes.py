@@ -29,8 +29,11 @@ Figures per run: triples / wall time of the whole replay (parsing included),
 the median latency of a micro-batch (a window closed by a batch is reported
 when the batch ends), and whether the results equal the driver-side mode's on
 the same master (the driver-side mode's are the local engine's: the Spark tests
-say so). The speed-up is local[1] wall time / local[2] wall time, per
-workload and mode. Medians of `--repeat` runs (default 1: the machine is shared).
+say so), and the cores a run kept busy (CPU seconds of the benchmark's process
+tree, JVMs and Python workers included, over wall seconds). The speed-up is
+local[1] wall time / local[2] wall time, per workload and mode; a local[1] run
+that keeps C cores busy already (the driver, the JVM's own threads and the
+Python workers run beside the one task slot) can gain at most N / C on N cores. Medians of `--repeat` runs (default 1: the machine is shared).
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ def run(options) -> int:
               f"micro-batches of {batch:,} lines; median of {repeat}; each master in its own process")
         print()
         header = (f"{'workload':<8} {'mode':<12} {'master':<24} {'seconds':>8} {'triples/s':>10} "
-                  f"{'ms/window':>10} {'batches':>8}  same as driver")
+                  f"{'ms/window':>10} {'batches':>8} {'cores':>6}  same as driver")
         print(header)
         print("-" * len(header))
         rows = []
@@ -148,12 +151,15 @@ def _line(row: dict, triples: int) -> str:
     if row.get("refused"):
         return f"{row['workload']:<8} {row['mode']:<12} {row['master']:<24} not run: {row['refused']}"
     return (f"{row['workload']:<8} {row['mode']:<12} {row['master']:<24} {row['seconds']:>8.2f} "
-            f"{triples / row['seconds']:>10,.0f} {row['latency_ms']:>10.0f} {row['batches']:>8}  "
+            f"{triples / row['seconds']:>10,.0f} {row['latency_ms']:>10.0f} {row['batches']:>8} "
+            f"{row.get('cores', 0.0):>6.2f}  "
             f"{'yes' if row['same'] else 'NO'}")
 
 
 def _speedups(rows: list[dict], triples: int) -> None:
     timed = {(r["workload"], r["mode"], r["master"]): r["seconds"] for r in rows if not r.get("refused")}
+    busy = {(r["workload"], r["mode"], r["master"]): r.get("cores") for r in rows if not r.get("refused")}
+    machine = os.cpu_count() or 1
     print("speed-up from 1 to 2 cores (local[1] s / local[2] s; local-cluster[2,1,..] likewise), and each mode "
           "against the driver-side mode at 2 cores:")
     for (workload, mode, master), seconds in sorted(timed.items()):
@@ -165,6 +171,10 @@ def _speedups(rows: list[dict], triples: int) -> None:
         parts = [f"{workload:<8} {mode:<12}"]
         if one:
             parts.append(f"1->2 cores {one / seconds:4.2f}x")
+            cores = busy.get((workload, mode, "local[1]"))
+            if cores:
+                parts.append(f"(local[1] keeps {cores:.2f} cores busy: at most {min(2.0, machine / cores):.2f}x "
+                             f"on this {machine}-core machine)")
         if one and cluster:
             parts.append(f"1 core -> 2 executors {one / cluster:4.2f}x")
         if driver and mode != "driver":
@@ -335,6 +345,7 @@ def _child(master: str, config_path: str) -> None:
             try:
                 for _ in range(repeat):
                     results = []
+                    cpu_before = _session_cpu()
                     started = time.perf_counter()
                     if mode == "driver":
                         driver = run_query(spark, text, {STREAM: stream}, results.append, progress=False,
@@ -349,7 +360,8 @@ def _child(master: str, config_path: str) -> None:
                                                max_lines_per_trigger=batch)
                         latencies = done.batch_seconds
                     seconds = time.perf_counter() - started
-                    runs.append((seconds, latencies, _by_instant(r.to_json() for r in results)))
+                    cores = (_session_cpu() - cpu_before) / seconds
+                    runs.append((seconds, latencies, _by_instant(r.to_json() for r in results), cores))
             except (NotDistributed, NotKeyLocal) as why:
                 row["refused"] = str(why).split(": the query is not key-local: ")[-1]
                 emit(row)
@@ -359,13 +371,33 @@ def _child(master: str, config_path: str) -> None:
             answers = runs[0][2]
             if mode == "driver":
                 reference = answers
-            row.update(seconds=seconds, latency_ms=1000 * statistics.median(latencies) if latencies else 0.0,
+            row.update(seconds=seconds, cores=statistics.median(r[3] for r in runs), latency_ms=1000 * statistics.median(latencies) if latencies else 0.0,
                        batches=len(latencies), same=answers == reference, instants=len(answers))
             if metrics:
                 seen = {stage["id"] for stage in before}
                 row["stages"] = [stage for stage in _stage_metrics(spark) if stage["id"] not in seen]
             emit(row)
     spark.stop()
+
+
+def _session_cpu() -> float:
+    """CPU seconds used so far by this benchmark process's session: this Python, Spark's JVM, its
+    executors and Python workers (all started in the session `_child_rows` opens), the ended ones
+    included as their parents' children. CPU seconds / wall seconds = the cores a run kept busy: a
+    run on local[1] that already keeps C of the machine's N cores busy can gain at most N / C."""
+    session = os.getsid(0)
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[3]) == session:  # fields after the name: state ppid pgrp session ... utime(11) ...
+            total += sum(int(value) for value in fields[11:15])
+    return total / ticks
 
 
 def _by_instant(lines) -> dict:

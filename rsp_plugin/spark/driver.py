@@ -122,7 +122,45 @@ class _Collector:
         return taken
 
 
-class MicroBatchDriver:
+class BatchEnds:
+    """What every micro-batch driver does when a batch ends: its set-aside records and results out,
+    the counts and output positions kept in `self.state`, the state saved (`save`), the batch's
+    report (its latency: Spark's part and the driver's) and progress line. A driver provides
+    `state`, `sink`, `dead_letters`, `progress`, `reports` and `_last_end`."""
+
+    def _end_batch(self, batch_id: int, results: list, set_aside: list[str], report: BatchReport, started: float,
+                   *, watermark, save, final: bool) -> None:
+        state = self.state
+        self.dead_letters.write(batch_id, set_aside)
+        self.sink.write(batch_id, results)
+        state.last_batch = batch_id
+        state.rows += report.rows
+        state.set_aside += len(set_aside)
+        state.results += len(results)
+        state.sink_position = self.sink.position()
+        state.dead_position = self.dead_letters.position()
+        save()
+        report.set_aside = len(set_aside)
+        report.results = len(results)
+        report.watermark = watermark
+        now = time.perf_counter()
+        report.driver_seconds = now - started
+        report.seconds = now - self._last_end
+        self._last_end = now
+        if final:
+            if self.progress is not None:
+                self.progress.note(f"replay finished: {state.rows:,} rows in, {state.set_aside:,} set aside, "
+                                   f"{state.results:,} results out")
+            return
+        self._done(report)
+
+    def _done(self, report: BatchReport) -> None:
+        self.reports.append(report)
+        if self.progress is not None:
+            self.progress.report(report, self.state.rows)
+
+
+class MicroBatchDriver(BatchEnds):
     """`foreachBatch(driver)`: feeds the engine from micro-batches, writes results, saves its state."""
 
     def __init__(self, engine: RSPEngine, sink: Sink, *, streams: list[str] | None = None, delay_ms: int = 0,
@@ -319,35 +357,14 @@ class MicroBatchDriver:
         state.rejected_seen = len(engine.rejected)
         errors = engine.errors[state.errors_seen:]
         state.errors_seen = len(engine.errors)
-        self.dead_letters.write(batch_id, dead + late)
-        self.sink.write(batch_id, results)
-        for error in errors:
-            if self.progress is not None:
-                self.progress.note(error)
-        state.last_batch = batch_id
-        state.rows += report.rows
-        state.set_aside += len(dead) + len(late)
-        state.results += len(results)
-        state.sink_position = self.sink.position()
-        state.dead_position = self.dead_letters.position()
-        if self.store is not None:
-            self.store.save(batch_id, state)
-        report.set_aside = len(dead) + len(late)
-        report.results = len(results)
-        report.watermark = engine.watermark
-        report.pending = sum(len(chunk[0]) for queue in state.pending.values() for chunk in queue)
-        now = time.perf_counter()
-        report.driver_seconds = now - started
-        report.seconds = now - self._last_end  # the batch's latency: Spark's part and the engine's
-        self._last_end = now
-        if final:
-            if self.progress is not None:
-                self.progress.note(f"replay finished: {state.rows:,} rows in, {state.set_aside:,} set aside, "
-                                   f"{state.results:,} results out")
-            return
-        self._done(report)
-
-    def _done(self, report: BatchReport) -> None:
-        self.reports.append(report)
         if self.progress is not None:
-            self.progress.report(report, self.state.rows)
+            for error in errors:
+                self.progress.note(error)
+        report.pending = sum(len(chunk[0]) for queue in state.pending.values() for chunk in queue)
+
+        def save() -> None:
+            if self.store is not None:
+                self.store.save(batch_id, state)
+
+        self._end_batch(batch_id, results, dead + late, report, started, watermark=engine.watermark, save=save,
+                        final=final)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..driver import BatchReport, Progress
+from ..driver import BatchEnds, BatchReport, Progress
 from ..sinks import DeadLetters, Sink
 from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
 from .content import FACTS_SCHEMA, background_rows, window_facts
@@ -58,7 +58,7 @@ class DistributedState:
     dead_position: object = None
 
 
-class DistributedDriver:
+class DistributedDriver(BatchEnds):
     """`foreachBatch(driver)` for distributed mode."""
 
     def __init__(self, spark, plan: DistributedPlan, sink: Sink, *, lanes: list[str], store: FactStore,
@@ -372,37 +372,14 @@ class DistributedDriver:
 
     def _commit(self, batch_id: int, results: list, set_aside: list[str], report: BatchReport, started: float,
                 final: bool = False) -> None:
-        state = self.state
-        self.dead_letters.write(batch_id, set_aside)
-        self.sink.write(batch_id, results)
-        state.last_batch = batch_id
-        state.rows += report.rows
-        state.set_aside += len(set_aside)
-        state.results += len(results)
-        state.sink_position = self.sink.position()
-        state.dead_position = self.dead_letters.position()
-        if not final:
-            self.store_cleanup()
-        if self.states is not None:
-            self.states.save(batch_id, state)
-        report.set_aside = len(set_aside)
-        report.results = len(results)
-        report.watermark = state.admission.watermark
-        now = time.perf_counter()
-        report.driver_seconds = now - started
-        report.seconds = now - self._last_end
-        self._last_end = now
-        if final:
-            if self.progress is not None:
-                self.progress.note(f"replay finished: {state.rows:,} rows in, {state.set_aside:,} set aside, "
-                                   f"{state.results:,} results out")
-            return
-        self._done(report)
+        def save() -> None:
+            if not final:
+                self.store_cleanup()
+            if self.states is not None:
+                self.states.save(batch_id, self.state)
 
-    def _done(self, report: BatchReport) -> None:
-        self.reports.append(report)
-        if self.progress is not None:
-            self.progress.report(report, self.state.rows)
+        self._end_batch(batch_id, results, set_aside, report, started, watermark=self.state.admission.watermark,
+                        save=save, final=final)
 
     def _step(self, stage: str) -> float:
         """Name the Spark jobs of a step (Spark's UI and REST API show them by it); the clock."""
