@@ -105,3 +105,51 @@ def test_a_long_stream_of_new_terms_is_forgotten_as_it_leaves():
     assert len(program.terms) < 150_000  # 4 points of 600 terms are live; the rest is forgotten
     last = json.loads(out.getvalue().splitlines()[-1])
     assert last["t"] == 399 and len(last["atoms"]) == 4 * 300
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_cutting_runs_out_of_the_sorted_atoms_leaves_what_a_filter_leaves(seed):
+    from rsp_plugin.batch.reason import without
+
+    draw = random.Random(seed)
+    ordered = sorted({f"q(s{draw.randrange(400)},o{draw.randrange(9)})" for _ in range(draw.randint(1, 300))})
+    if draw.random() < 0.5:
+        gone = sorted(draw.sample(ordered, draw.randint(1, len(ordered))))
+    else:  # runs side by side, as atoms that started together stop together
+        start = draw.randrange(len(ordered))
+        gone = ordered[start:start + draw.randint(1, 60)] + draw.sample(ordered[:start], min(start, draw.randrange(4)))
+        gone = sorted(set(gone))
+    assert without(list(ordered), gone) == [text for text in ordered if text not in set(gone)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_streams_that_repeat_lines_write_what_the_per_line_replay_writes(seed):
+    """Lines repeated word for word are read once; late or far-ahead ones are still set aside each."""
+    draw = random.Random(seed)
+    program = PROGRAMS[seed % len(PROGRAMS)]
+    lines = _stream(seed * 11 + 5, seed % len(PROGRAMS)).splitlines()
+    doubled = []
+    for line in lines:
+        doubled.append(line)
+        while draw.random() < 0.45:
+            doubled.append(line)
+    if draw.random() < 0.5:
+        doubled += [f"{draw.randrange(3)} p(a1,a2)"] * 2  # late, twice
+    text = "\n".join(doubled) + "\n"
+    first = draw.choice([None, 2])
+    last = draw.choice([None, 20])
+    changes = draw.random() < 0.3
+    expected = _per_line(program, text, "s.stream", first, last, changes)
+    for size in (61, 97, 1 << 20):
+        assert _blocks(program, text, "s.stream", first, last, changes, block_bytes=size) == expected
+
+
+def test_written_atoms_are_format_fact_whatever_the_mix_of_predicates_and_arities():
+    from rsp_plugin.batch.reason import written
+    from rsp_plugin.terms import Dictionary
+
+    terms = Dictionary()
+    p, q, a, b = (terms.intern(key) for key in ("p", "q", "a", "b"))
+    for facts in ([(p, (a, b)), (p, (b, a))], [(p, (a,)), (p, (b,))], [(p, (a, b)), (q, (a, b))],
+                  [(p, (a, b)), (p, (a,))], [(p, (a,)), (p, (a, b))], [(p, ())], [(p, (a, b, a))]):
+        assert written(facts, terms) == [format_fact(fact, terms) for fact in facts]

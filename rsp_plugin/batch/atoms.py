@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from operator import le
+from itertools import compress
+from operator import eq, le, not_
 from pathlib import Path
 from typing import Iterator
 
@@ -45,6 +46,10 @@ _TS = r"(-?[0-9]{1,18})"
 #: ts, predicate, up to three arguments, or (last group) a line in any other form
 _ATOM_LINE = re.compile(
     rf"^(?:{_TS} ({_NAME})(?:\(({_VALUE})(?:,({_VALUE}))?(?:,({_VALUE}))?\))?|(.*))$", re.M)
+#: a block of lines `TS name(v1,...,vk)`, all of arity k (index k), each line ended by a newline
+_SIMPLE_LINES = [re.compile(rf"(?:-?[0-9]{{1,18}} {_NAME}{arguments}\n)*") for arguments in (
+    "", rf"\({_VALUE}\)", rf"\({_VALUE},{_VALUE}\)", rf"\({_VALUE},{_VALUE},{_VALUE}\)")]
+_TO_SPACES = str.maketrans("(),", "   ")
 _IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
 _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
 _PLAIN_LITERAL = r'"[^"\\\n\r]*"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
@@ -55,19 +60,45 @@ _STRING_SUFFIX = '"^^' + XSD_STRING
 
 @dataclass
 class AtomBlock:
-    """Facts read from one block, in line order: where, when, which predicate, which arguments."""
+    """Facts read from one block, in line order: where, when, which predicate, which arguments.
+
+    `repeats`: the lines left out because they repeat the line just before them word for word
+    (a stream that sends each reading twice): each stands for a row equal to the one before it.
+    A consumer that keeps every line in order and none is set aside can ignore them (a fact
+    twice at one time point is the fact once); one that judges lines one by one takes
+    `expanded()`."""
 
     lines: list[int]
     times: list[int]
     predicates: list[int]
     args: list[tuple]
     rejected: list[Rejected] = field(default_factory=list)
+    repeats: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self.lines) + len(self.repeats)
 
     def rows(self):
-        return zip(self.lines, self.times, self.predicates, self.args)
+        block = self.expanded()
+        return zip(block.lines, block.times, block.predicates, block.args)
+
+    def expanded(self) -> "AtomBlock":
+        """This block with a row for each repeated line too."""
+        if not self.repeats:
+            return self
+        lines, times, predicates, args = [], [], [], []
+        repeats = iter(self.repeats)
+        waiting = next(repeats, None)
+        for line, time, predicate, arguments in zip(self.lines, self.times, self.predicates, self.args):
+            while True:
+                lines.append(line)
+                times.append(time)
+                predicates.append(predicate)
+                args.append(arguments)
+                if waiting != line + 1:
+                    break
+                line, waiting = waiting, next(repeats, None)
+        return AtomBlock(lines, times, predicates, args, self.rejected)
 
 
 def _text(data: bytes) -> str | None:
@@ -96,6 +127,9 @@ def atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, prefixe
     if text is None:
         return _slowly(list(enumerate(_lines_of(data))), first_line, terms, prefixes, tick_ms, filename,
                        "atoms")
+    simple = _simple_block(text, terms, first_line, tick_ms)
+    if simple is not None:
+        return simple
     rows = _ATOM_LINE.findall(text)
     stamps, names, first, second, third, other = zip(*rows) if rows else ((),) * 6
     odd = [k for k, rest in enumerate(other) if rest] if any(other) else []
@@ -116,6 +150,93 @@ def atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, prefixe
         slow = _slowly([(k, pieces[k]) for k in odd], first_line, terms, prefixes, tick_ms, filename, "atoms")
         block = _merge(block, slow)
     return block
+
+
+def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | None) -> AtomBlock | None:
+    """The usual block (every line `TS name(v,...)`, one arity) split without a row per line:
+    one regex pass checks the whole block, `str.split` cuts it into tokens and slices of the token
+    list are the columns. None when any line is in another form (the general reader judges it)."""
+    end = text.find("\n")
+    head = text if end < 0 else text[:end]
+    if "(" not in head:
+        arity = 0
+    else:
+        arity = head.count(",") + 1
+        if arity > 3:
+            return None
+    pieces = text.split("\n")
+    repeats: list[int] = []
+    same = list(map(eq, pieces[1:], pieces[:-1])) if _repeats_early(text) else ()
+    if any(same):  # a line that repeats the one before it is read once (`AtomBlock.repeats`)
+        keep = [True, *map(not_, same)]
+        lines = list(compress(range(first_line, first_line + len(pieces)), keep))
+        repeats = list(compress(range(first_line + 1, first_line + len(pieces)), same))
+        text = "\n".join(compress(pieces, keep))
+    else:
+        lines = list(range(first_line, first_line + len(pieces)))
+    if not _SIMPLE_LINES[arity].fullmatch(text + "\n"):
+        return None
+    tokens = text.translate(_TO_SPACES).split()
+    step = arity + 2
+    stamps = tokens[0::step]
+    names = tokens[1::step]
+    count = len(stamps)
+    if names.count(names[0]) == count:
+        predicates = [terms.intern_keys(names[:1])[0]] * count
+    else:
+        predicates = terms.intern_keys(names)
+    if arity == 0:
+        args = [()] * count
+    else:
+        if arity == 1:
+            args = list(zip(_intern_column(terms, tokens[2::step])))
+        else:
+            ids = _intern_column(terms, tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
+            args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
+    return AtomBlock(lines, _times(stamps, tick_ms), predicates, args, repeats=repeats)
+
+
+def _repeats_early(text: str) -> bool:
+    """Does a line repeat the one before it among the block's first lines? (A stream that repeats
+    lines does so throughout; the others are not searched further: reading repeated lines as they
+    come is as right, only slower.)"""
+    pieces = text[:4096].split("\n")
+    return any(map(eq, pieces[1:], pieces[:-1]))
+
+
+def _intern_column(terms: Dictionary, keys: list[str]) -> list[int]:
+    """`terms.intern_keys(keys)`, the same ids, for a column of `_SIMPLE_LINES` values (names and
+    numbers): each distinct key looked up once in the dictionary, the new ones added at once (their
+    numbers parsed only if some is a number: names sort after them), the column mapped through a
+    small table of its own keys; all new and distinct, their ids are a range.
+
+    It works on the dictionary's own tables (`_ids`, `_touched`, `_add_fresh`): interning is most
+    of the cost of reading a stream of new terms, and `intern_keys` looks each key up twice in the
+    whole dictionary. A dictionary of another make (no such tables) interns by its own method."""
+    ids = getattr(terms, "_ids", None)
+    if type(ids) is not dict or not hasattr(terms, "_add_fresh") or not hasattr(terms, "_touched"):
+        return terms.intern_keys(keys)
+    distinct = dict.fromkeys(keys)
+    found = list(map(ids.get, distinct))
+    if None not in found:
+        terms._touched.update(found)  # looked up: a forgetting keeps them this time
+        if len(found) == len(keys):
+            return found
+        table = dict(zip(distinct, found))
+        return list(map(table.__getitem__, keys))
+    if found.count(None) == len(found):  # all new (a stream of new terms)
+        fresh = list(distinct)
+    else:
+        fresh = [key for key, term in zip(distinct, found) if term is None]
+    start = terms.next_id
+    terms._add_fresh(fresh, None if min(fresh) < "a" else [])
+    if len(fresh) == len(keys):
+        return list(range(start, start + len(keys)))
+    if len(fresh) < len(found):
+        terms._touched.update([term for term in found if term is not None])
+    table = dict(zip(distinct, found))
+    table.update(zip(fresh, range(start, start + len(fresh))))
+    return list(map(table.__getitem__, keys))
 
 
 def tnt_atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, tick_ms: int | None = None,
@@ -160,7 +281,11 @@ def _picker(keep: list[int]):
 
 
 def _times(stamps, tick_ms: int | None) -> list[int]:
-    times = list(map(int, stamps))
+    if len(stamps) > 1 and stamps[0] == stamps[1]:  # many atoms per time point: each stamp read once
+        values = {stamp: int(stamp) for stamp in dict.fromkeys(stamps)}
+        times = list(map(values.__getitem__, stamps))
+    else:
+        times = list(map(int, stamps))
     if tick_ms is not None and tick_ms != 1:
         times = [stamp // tick_ms for stamp in times]
     return times

@@ -3,14 +3,16 @@
 The rule engine stays the per-fact `IncrementalEngine` (the home of temporal
 rules); what changes is the way in and the way out:
 
-- in: `blocks.py` reads a block of lines into columns; late lines (older than
-  one read before them) are found with one cumulative maximum per block, and
-  each time point's facts go to the engine at once (a mapping predicate ->
-  argument tuples, or the facts in arrival order when tuple windows count them);
+- in: `atoms.py` reads a block of lines into columns (a line repeating the one
+  before it read once); late lines (older than one read before them) are found
+  per block, and each time point's facts go to the engine at once (a mapping
+  predicate -> argument tuples, or the facts in arrival order when tuple windows
+  count them), where each view takes them at once (`View.hold_all`);
 - out: the snapshot line of a time point is kept as a sorted list of written
-  atoms, changed by what started and stopped (an insertion for a few changes, a
-  merge of sorted runs for many), and written with one join: no snapshot is
-  rebuilt, re-sorted or JSON-encoded atom by atom.
+  atoms, changed by what started and stopped (an insertion for a few changes;
+  for many, the stopped cut out as runs and the started merged in by a sort of
+  two sorted runs), and written as one join between its two ends: no snapshot
+  is rebuilt, re-sorted or JSON-encoded atom by atom.
 
 The lines are byte for byte those of the per-line replay (`replay.timeline`
 and `json.dumps`), the dead letters too (same order, same words). A dictionary
@@ -20,6 +22,7 @@ the engine still holds.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from bisect import bisect_left, bisect_right, insort
@@ -52,8 +55,7 @@ class SnapshotLines:
 
     def change(self, started, stopped, terms) -> None:
         shown = self.shown
-        pop = shown.pop
-        gone = [pop(fact) for fact in stopped]
+        gone = list(map(shown.pop, stopped))
         new = written(started, terms)
         shown.update(zip(started, new))
         if new and _NEEDS_ESCAPE.search("".join(new)):
@@ -68,10 +70,8 @@ class SnapshotLines:
                 insort(ordered, text)
             return
         if gone:  # cut the gone atoms out, then merge the new ones in (two sorted runs)
-            places = [bisect_left(ordered, text) for text in gone]
-            for place in places:
-                ordered[place] = None
-            ordered = list(filter(None, ordered))
+            gone.sort()
+            ordered = without(ordered, gone)
         ordered += new
         ordered.sort()
         self.ordered = ordered
@@ -84,6 +84,51 @@ class SnapshotLines:
             return json.dumps({"t": point, "atoms": ordered}, ensure_ascii=False) + "\n"
         return f'{{"t": {point}, "atoms": ["' + '", "'.join(ordered) + '"]}\n'
 
+    def write_line(self, point: int, out: TextIO) -> None:
+        """`out.write(self.line(point))`, the atoms written as one joined piece (a snapshot line
+        is often hundreds of kilobytes: no copy of it is made to put its ends on)."""
+        if not self.ordered or self.special:
+            out.write(self.line(point))
+            return
+        out.write(f'{{"t": {point}, "atoms": ["')
+        out.write('", "'.join(self.ordered))
+        out.write('"]}\n')
+
+
+def without(ordered: list[str], gone: list[str]) -> list[str]:
+    """`ordered` (sorted, distinct) less `gone` (sorted, all in `ordered`), cut as runs: what stops
+    together often sits together (atoms that started together), so each run of `gone` found
+    side by side in `ordered` costs one bisection and a gallop, not one bisection per atom.
+
+    If `ordered[p + k - 1] == gone[i + k - 1]` where `ordered[p] == gone[i]`, the k atoms of `gone`
+    fill `ordered[p : p + k]` (k distinct atoms of `ordered` between two of its places k - 1 apart),
+    so a run's length is found by galloping on that one test."""
+    kept = []
+    start = 0          # the first place of `ordered` not yet kept or cut
+    count = len(gone)
+    size = len(ordered)
+    i = 0
+    while i < count:
+        place = bisect_left(ordered, gone[i], start)
+        limit = min(count - i, size - place)   # the longest run that fits
+        run, step = 1, 1
+        while run + step <= limit and ordered[place + run + step - 1] == gone[i + run + step - 1]:
+            run += step
+            step += step
+        high = min(run + step, limit + 1)        # a length known too long
+        while high - run > 1:
+            middle = (run + high) >> 1
+            if ordered[place + middle - 1] == gone[i + middle - 1]:
+                run = middle
+            else:
+                high = middle
+        if place > start:
+            kept.append(ordered[start:place])
+        start = place + run
+        i += run
+    kept.append(ordered[start:])
+    return kept[0] if len(kept) == 1 else list(chain.from_iterable(kept))
+
 
 def written(facts: list, terms) -> list[str]:
     """`format_fact` of many facts; those of one predicate and arity (the usual batch) in one pass."""
@@ -93,10 +138,16 @@ def written(facts: list, terms) -> list[str]:
     predicate, args = facts[0]
     arity = len(args)
     name = keys[predicate]
-    if name != TRIPLE and arity in (1, 2) and all(p == predicate and len(a) == arity for p, a in facts):
-        if arity == 1:
-            return [f"{name}({keys[a[0]]})" for _, a in facts]
-        return [f"{name}({keys[a[0]]},{keys[a[1]]})" for _, a in facts]
+    if name != TRIPLE and arity in (1, 2):
+        try:  # (a fact of another arity does not unpack; one of another predicate is left out)
+            if arity == 1:
+                texts = [f"{name}({keys[x]})" for p, (x,) in facts if p == predicate]
+            else:
+                texts = [f"{name}({keys[x]},{keys[y]})" for p, (x, y) in facts if p == predicate]
+        except ValueError:
+            texts = None
+        if texts is not None and len(texts) == len(facts):
+            return texts
     return [format_fact(fact, terms) for fact in facts]
 
 
@@ -110,7 +161,23 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
 
     `blocks`: the stream as `AtomBlock`s already (instead of reading the file), e.g. a generator;
     `handle`: the file opened already (binary). A line older than one read before it, or more than
-    `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules)."""
+    `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules).
+
+    Python's cyclic garbage collector is paused meanwhile (as `advance_to` does): reading makes
+    many small tuples and no cycles, and scanning them costs more the longer the stream."""
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        return _replay(program, stream, out, first, last, pruning, changes, on_rejected, forget, blocks, handle,
+                       max_derivations, max_line_bytes, max_gap)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _replay(program, stream, out, first, last, pruning, changes, on_rejected, forget, blocks, handle,
+            max_derivations, max_line_bytes, max_gap) -> IncrementalEngine:
     terms = program.terms
     terms.pin(list(terms.ids()))  # the program's constants
     forgetting = Forgetting(terms) if forget else None
@@ -141,15 +208,18 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
                                  ensure_ascii=False) + "\n")
         else:
             snapshot.change(started, stopped, terms)
-            out.write(snapshot.line(point))
+            snapshot.write_line(point, out)
 
     latest = None
     for block in blocks:
+        clean = not block.times or _clean(block.times, latest, first, max_gap)
+        if block.repeats and not clean:
+            block = block.expanded()  # judged line by line: a repeated line may be set aside too
         times = block.times
         lines = block.lines
         dead = list(block.rejected)
         rows = range(len(times))
-        if times and not _clean(times, latest, first, max_gap):
+        if not clean:
             rows, latest = _judged(times, lines, latest, first, max_gap, filename, dead)
         elif times:
             latest = times[-1]

@@ -172,6 +172,8 @@ class IncrementalEngine:
     def __setstate__(self, state: dict) -> None:
         """An engine pickles whole (a checkpoint); only its rules' compiled joins are made again."""
         self.__dict__.update(state)
+        for view in self.views.values():  # made again by the plans, in this version's form
+            view.indexes = {}
         for stratum in self.strata:
             for plan in stratum.plans:
                 provenance = getattr(self, "provenance", None)
@@ -406,6 +408,11 @@ class IncrementalEngine:
             return
         if relation.history < 0:
             return
+        if not relation.keeps_runs and not relation.watched and batch:  # each view takes the batch at once
+            if min(map(len, batch)) != arity or max(map(len, batch)) != arity:
+                batch = [args for args in batch if len(args) == arity]
+            relation.spread_data(batch, now)  # (a fact twice is held once: no need to drop repeats here)
+            return
         for args in batch:
             if len(args) != arity:
                 continue  # p(a) is not p(a,b): another predicate, read by nobody or by another relation
@@ -475,6 +482,9 @@ class IncrementalEngine:
                     if change is not None:
                         report.new_facts += 1
                         relation.spread(args, change, now)
+            return
+        if not stored:  # nobody reads the head: the output only
+            output.hold_all(predicate, table, out, started)
             return
         for args, horizon in out:
             old = table.get(args)

@@ -88,6 +88,29 @@ class Relation:
                     if len(view.constant_filter) == 1 or view.accepts(args):
                         view.on_learn(args, change, now)
 
+    def spread_data(self, batch: list[tuple], now: int) -> None:
+        """`spread` of each of `batch` (repeats allowed), data of `now` in a relation that keeps no runs (what
+        `learn` returns for each is (now, now, now, now)): each view takes its share at once."""
+        for view in self._unfiltered:
+            view.on_data(batch, now)
+        if not self._keyed:
+            return
+        shares: dict = {}
+        for position, table in self._keyed:
+            find = table.get
+            for args in batch:
+                views = find(args[position])
+                if views is not None:
+                    for view in views:
+                        if len(view.constant_filter) == 1 or view.accepts(args):
+                            share = shares.get(view)
+                            if share is None:
+                                shares[view] = [args]
+                            else:
+                                share.append(args)
+        for view, share in shares.items():
+            view.on_data(share, now)
+
     def __repr__(self) -> str:
         return f"<Relation {self.predicate} atoms={len(self.runs)} history={self.history}>"
 

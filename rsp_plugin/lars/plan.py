@@ -17,7 +17,7 @@ The compiled source keeps the rule over its code, e.g. for
         for a0, h0 in delta:
             v_X = a0[0]; v_Y = a0[1]
             m0 = h0
-            for a1 in ix_1.get((v_Y,), ()):
+            for a1 in ix_1.get(v_Y, ()):
                 h1 = hz_1[a1]
                 v_Z = a1[1]
                 m1 = h1 if h1 < m0 else m0
@@ -101,14 +101,33 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
     plan = RulePlan(rule, every_time_point=always, head_at=rule.head_time is not None)
     plan.positive_views = [(literal, views[literal.view_key]) for literal in positives]
     plan.negative_views = [(b, views[b.view_key]) for b in rule.negative]
+    copies = provenance is None and _copies(rule, positives)
     for position, literal in enumerate(positives):
         source, fire = _compile(rule, positives, position, views, terms, plan.looked_up, provenance)
+        if copies:  # each new grounding is a derivation as it stands
+            source, fire = f"# {rule.text}\ndef fire(delta, out, now):\n    out.extend(delta)\n", _copy
         plan.on_delta.append((position, views[literal.view_key], fire))
         plan.sources[f"delta {position}"] = source
     source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full, provenance)
     plan.full = fire
     plan.sources["full"] = source
     return plan
+
+
+def _copies(rule: Rule, positives: list[ExtendedAtom]) -> bool:
+    """Is the rule `h(X1,...,Xn) :- [W] M p(X1,...,Xn)`: one body atom, distinct variables, the head
+    its arguments in the same order, nothing else? Then a grounding of the body with its horizon
+    is the head's (arguments, horizon) as it stands."""
+    if len(rule.body) != 1 or len(positives) != 1 or rule.head_time is not None:
+        return False
+    literal = positives[0]
+    args = literal.atom.args
+    return (literal.time is None and all(isinstance(arg, Var) for arg in args)
+            and len(set(args)) == len(args) and tuple(rule.head.args) == tuple(args))
+
+
+def _copy(delta, out, now):
+    out.extend(delta)
 
 
 def _head_time_seen(rule: Rule, positives: list[ExtendedAtom]) -> bool:
@@ -160,6 +179,11 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         if literal.time is not None and not isinstance(literal.time, Var):
             # `@3 p(X)`: the view holds p at every time point; the constant picks one
             writer.line(f"if a{tag}[{len(literal.atom.args)}] != {literal.time}: continue")
+        if (SKIP_DERIVED_TWICE and start is not None and step > 0 and index < start and provenance is None
+                and view is views[positives[start].view_key]):
+            # an earlier body atom over the same view, new too: the plan of that atom (fired on the
+            # same delta just before, the views unchanged between) derived this grounding already
+            writer.line(f"if (a{tag}, h{tag}) in delta: continue")
         if horizon == "NEVER":
             writer.line(f"m{tag} = h{tag}")
         else:
@@ -190,6 +214,10 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
     return source, namespace["fire"]
 
 
+#: A delta plan skips the groundings the plan of an earlier body atom over the same view derived
+#: already (both atoms new); off, each such grounding is derived twice (the tests compare).
+SKIP_DERIVED_TWICE = True
+
 #: source -> code: the same rule set is compiled once per process (a materializer per query)
 _COMPILED: dict[str, object] = {}
 
@@ -217,9 +245,13 @@ def _var(variable: Var) -> str:
     return "v_" + "".join(c if c.isalnum() else "_" for c in variable.name)
 
 
-def _bind(writer: _Writer, tag: str, args: list, bound: set[Var], check_constants: bool) -> None:
-    """Bind the variables of a grounding `a{tag}`; check repeated ones."""
+def _bind(writer: _Writer, tag: str, args: list, bound: set[Var], check_constants: bool,
+          keyed: tuple[int, ...] = ()) -> None:
+    """Bind the variables of a grounding `a{tag}`; check repeated ones (not those at the `keyed`
+    positions: the index looked the grounding up by them)."""
     for position, arg in enumerate(args):
+        if position in keyed:
+            continue
         if isinstance(arg, Var):
             if arg in bound:
                 writer.line(f"if a{tag}[{position}] != {_var(arg)}: continue")
@@ -245,13 +277,15 @@ def _match(writer: _Writer, names: dict, view, tag: str, args: list, bound: set[
     if key_positions:
         names[f"ix_{tag}"] = view.index_for(key_positions)
         key = ", ".join(_var(args[i]) for i in key_positions)
-        writer.line(f"for a{tag} in ix_{tag}.get(({key},), ()):")
+        if len(key_positions) > 1:  # (one position: the key is the term itself, `View.indexes`)
+            key = f"({key},)"
+        writer.line(f"for a{tag} in ix_{tag}.get({key}, ()):")
         writer.depth += 1
         writer.line(f"h{tag} = hz_{tag}[a{tag}]")
     else:
         writer.line(f"for a{tag}, h{tag} in hz_{tag}.items():")
         writer.depth += 1
-    _bind(writer, tag, args, bound, check_constants=False)
+    _bind(writer, tag, args, bound, check_constants=False, keyed=key_positions)
 
 
 def _emit_ready(writer, names, pending, bound, views, terms):

@@ -28,6 +28,8 @@ rebuilt every time point and their groundings hold until now only.
 
 from __future__ import annotations
 
+from collections import deque
+
 from ..timeline import NEVER_EXPIRES
 from .facts import Change, Relation
 from .program import AT, BOX, DIAMOND, PLAIN
@@ -44,7 +46,9 @@ class View:
         #: The window size n (None: no window, or an unwindowed @).
         self.size = size
         self.horizon: dict[tuple, int] = {}
-        self.indexes: dict[tuple[int, ...], dict[tuple, dict[tuple, None]]] = {}
+        #: positions -> key -> the groundings with that key; the key of one position is the term
+        #: itself (no tuple to make per grounding), of several the tuple of terms
+        self.indexes: dict[tuple[int, ...], dict[object, dict[tuple, None]]] = {}
         #: What became new (or got a later horizon) at this time point, and since the last take.
         self.delta: dict[tuple, int] = {}
         self.recent: dict[tuple, int] = {}
@@ -78,8 +82,7 @@ class View:
         index = self.indexes.get(positions)
         if index is None:
             index = self.indexes[positions] = {}
-            for args in self.horizon:
-                index.setdefault(tuple(args[p] for p in positions), {})[args] = None
+            _index({positions: index}, list(self.horizon))
         return index
 
     def hold(self, args: tuple, horizon: int) -> None:
@@ -95,7 +98,7 @@ class View:
                 return
         elif self.indexes:
             for positions, index in self.indexes.items():
-                key = tuple([args[p] for p in positions])
+                key = args[positions[0]] if len(positions) == 1 else tuple([args[p] for p in positions])
                 bucket = index.get(key)
                 if bucket is None:
                     index[key] = {args: None}
@@ -111,9 +114,46 @@ class View:
         self.delta[args] = horizon
         self.recent[args] = horizon
 
+    def hold_all(self, batch: list[tuple], horizon: int) -> None:
+        """`hold(args, horizon)` for each of `batch` (a repeat holds nothing more), one pass per structure: what
+        a time point's data do to a view, with the same result (and dict orders) as one by one."""
+        if not self.stateful:
+            if self.delta or self.recent or horizon < 0:  # (`hold` keeps no negative horizon here)
+                for args in batch:
+                    self.hold(args, horizon)
+            else:
+                self.delta = dict.fromkeys(batch, horizon)
+                self.recent = self.delta.copy()
+            return
+        held = self.horizon
+        get = held.get
+        changed = [args for args in batch if get(args, _BEFORE_ALL) < horizon]
+        if not changed:
+            return
+        if self.indexes:
+            fresh = [args for args in changed if args not in held] if held else changed
+            if fresh:
+                _index(self.indexes, fresh)
+        now_new = dict.fromkeys(changed, horizon)
+        held.update(now_new)
+        if horizon < NEVER_EXPIRES:
+            bucket = self._expiring.get(horizon)
+            if bucket is None:
+                self._expiring[horizon] = changed
+            else:
+                bucket += changed
+        if self.delta:
+            self.delta.update(now_new)
+        else:
+            self.delta = now_new.copy()
+        if self.recent:
+            self.recent.update(now_new)
+        else:
+            self.recent = now_new
+
     def _unindex(self, args: tuple) -> None:
         for positions, index in self.indexes.items():
-            key = tuple(args[p] for p in positions)
+            key = args[positions[0]] if len(positions) == 1 else tuple([args[p] for p in positions])
             bucket = index[key]
             del bucket[args]
             if not bucket:
@@ -128,19 +168,18 @@ class View:
         due = self._expiring.pop(now - 1, None)
         if not due:
             return 0
-        gone = 0
         expired = now - 1
         horizon = self.horizon
-        indexed = bool(self.indexes)
-        for args in due:  # one lookup per grounding: most of them do expire
-            last = horizon.pop(args, None)
-            if last == expired:
-                gone += 1
-                if indexed:
-                    self._unindex(args)
-            elif last is not None:  # it got a later horizon meanwhile
-                horizon[args] = last
-        return gone
+        get = horizon.get
+        gone = [args for args in due if get(args) == expired]  # the others got a later horizon meanwhile
+        if not gone:
+            return 0
+        if len(gone) > 1:
+            gone = list(dict.fromkeys(gone))
+        deque(map(horizon.__delitem__, gone), 0)
+        if self.indexes:
+            _unindex_all(self.indexes, gone)
+        return len(gone)
 
     def take_recent(self) -> dict[tuple, int]:
         recent, self.recent = self.recent, {}
@@ -149,6 +188,14 @@ class View:
     # Window semantics: subclasses say what a change of presence means.
     def on_learn(self, args: tuple, change: Change, now: int) -> None:
         raise NotImplementedError
+
+    def on_data(self, batch: list[tuple], now: int) -> None:
+        """`batch` (repeats allowed) arrived at `now` in a relation that keeps no runs (its change is
+        (now, now, now, now) for each): `on_learn` of each, or in bulk where a subclass can."""
+        change = (now, now, now, now)
+        on_learn = self.on_learn
+        for args in batch:
+            on_learn(args, change, now)
 
     def on_time(self, now: int) -> None:
         """Groundings that start to hold at `now` only because time passed."""
@@ -177,6 +224,11 @@ class PlainView(View):
         if last_new >= now and run_start <= now:
             self.hold(args, run_end)
 
+    def on_data(self, batch, now):
+        if now > self.latest_end:
+            self.latest_end = now
+        self.hold_all(batch, now)
+
 
 class DiamondView(View):
     modality = DIAMOND
@@ -200,6 +252,14 @@ class DiamondView(View):
         horizon = min(end + self.size, NEVER_EXPIRES)
         if horizon >= now:
             self.hold(args, horizon)
+
+    def on_data(self, batch, now):
+        if self.capped:
+            super().on_data(batch, now)
+            return
+        horizon = min(now + self.size, NEVER_EXPIRES)
+        if horizon >= now:
+            self.hold_all(batch, horizon)
 
     def on_time(self, now):
         if not self.capped or not self.beyond:
@@ -304,3 +364,50 @@ class CountView(View):
 
     def begin(self, now: int) -> int:
         return 0
+
+
+#: below every horizon (time points are within +-NEVER_EXPIRES)
+_BEFORE_ALL = -(1 << 64)
+
+
+def _index(indexes: dict, fresh: list[tuple]) -> None:
+    """Add groundings new to a view to each of its indexes."""
+    for positions, index in indexes.items():
+        get = index.get
+        if len(positions) == 1:
+            (position,) = positions
+            for args in fresh:
+                key = args[position]
+                bucket = get(key)
+                if bucket is None:
+                    index[key] = {args: None}
+                else:
+                    bucket[args] = None
+        else:
+            for args in fresh:
+                key = tuple([args[p] for p in positions])
+                bucket = get(key)
+                if bucket is None:
+                    index[key] = {args: None}
+                else:
+                    bucket[args] = None
+
+
+def _unindex_all(indexes: dict, gone: list[tuple]) -> None:
+    """Take groundings that left a view out of each of its indexes."""
+    for positions, index in indexes.items():
+        if len(positions) == 1:
+            (position,) = positions
+            for args in gone:
+                key = args[position]
+                bucket = index[key]
+                del bucket[args]
+                if not bucket:
+                    del index[key]
+        else:
+            for args in gone:
+                key = tuple([args[p] for p in positions])
+                bucket = index[key]
+                del bucket[args]
+                if not bucket:
+                    del index[key]
