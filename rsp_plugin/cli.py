@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rsp-plugin", description="RDF stream processing with LARS rules.")
-    parser.add_argument("--version", action="version", version=f"rsp-plugin {_version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     reason = commands.add_parser("reason", help="run a LARS program over a stream; one JSON line per time point")
@@ -329,6 +329,17 @@ def _serve(options) -> int:
     print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
     serve(settings, explain=options.explain)
     return 0
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked (importlib.metadata costs every other command 16 ms)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"rsp-plugin {_version()}")
+        parser.exit()
 
 
 def _version() -> str:
