@@ -437,11 +437,11 @@ class ColumnarEvaluation(FastEvaluation):
             variable = aggregate.vars
             if (variable != "*" and variable in slots and variable not in others
                     and aggregate.name in _NUMERIC_AGGREGATES):
-                if lazy:
+                if lazy or frame[variable].null_count():
                     table = self._value_table(self._values_of(variable, frame, tables))
                     others[variable] = bool((table[f"__kind_{variable}"] != INT).any())
-                    work = work.join(table.lazy(), left_on=variable, right_on=f"__id_{variable}", how="left",
-                                     coalesce=False)
+                    work = work.join(table.lazy() if lazy else table, left_on=variable,
+                                     right_on=f"__id_{variable}", how="left", coalesce=False)
                 else:  # the values' columns gathered by numpy from those kept across evaluations
                     kinds, integers = self._value_columns(frame[variable].to_numpy())
                     others[variable] = bool((kinds != INT).any())
@@ -611,20 +611,12 @@ class ColumnarEvaluation(FastEvaluation):
         return kinds[at], integers[at]
 
     def _value_table(self, column: pl.Series) -> pl.DataFrame:
-        """Per distinct term of the column: its kind and (an integer that fits) its value."""
+        """Per distinct term of the column: its kind and (an integer that fits) its value (0 for
+        any other, as `_value_columns`)."""
         name = column.name
-        cache = self.state.values
-        keys = self.terms.keys
-        ids = column.unique().to_list()
-        get = cache.get
-        rows = list(map(get, ids))
-        if None in rows:
-            for place, value in enumerate(ids):
-                if rows[place] is None:
-                    rows[place] = cache[value] = _value_of(value, keys[value])
-            self.state._value_arrays = None
-        kinds = [row[1] for row in rows]
-        return pl.DataFrame({f"__id_{name}": ids, f"__kind_{name}": kinds, f"__int_{name}": [row[2] for row in rows]},
+        ids = column.drop_nulls().unique().to_numpy()
+        kinds, integers = self._value_columns(ids)
+        return pl.DataFrame({f"__id_{name}": ids, f"__kind_{name}": kinds, f"__int_{name}": integers},
                             schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8, f"__int_{name}": pl.Int64})
 
 
