@@ -149,7 +149,7 @@ class Dictionary:
     """
 
     __slots__ = ("_ids", "_keys", "_numbers", "_int_ids", "_next", "_pinned", "_touched", "generation",
-                 "forgotten")
+                 "forgotten", "made")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -164,12 +164,14 @@ class Dictionary:
         self.generation = 0
         #: how many terms were forgotten so far
         self.forgotten = 0
+        #: how many terms were ever made (ids handed out to a term: `next_id` may skip some)
+        self.made = 0
 
     def __getstate__(self):
         """Plain data for a checkpoint (`rsp_plugin.state`): the ids and keys, the numbers, what is pinned."""
         return {"keys": dict(self._keys), "numbers": dict(self._numbers), "int_ids": dict(self._int_ids),
                 "next": self._next, "pinned": set(self._pinned), "generation": self.generation,
-                "forgotten": self.forgotten}
+                "forgotten": self.forgotten, "made": self.made}
 
     def __setstate__(self, state) -> None:
         self._keys = dict(state["keys"])
@@ -181,6 +183,7 @@ class Dictionary:
         self._touched = set()
         self.generation = state["generation"]
         self.forgotten = state["forgotten"]
+        self.made = state.get("made", self._next)
 
     def __len__(self) -> int:
         """How many terms are known now (not the next id: see `next_id`)."""
@@ -194,7 +197,8 @@ class Dictionary:
 
     @property
     def next_id(self) -> int:
-        """The id the next new term gets (every id below it was handed out once)."""
+        """The id the next new term gets: every id below it was handed out once, or skipped (a
+        bulk intern may leave gaps, `intern_distinct`); none is ever handed out twice."""
         return self._next
 
     def intern(self, key: str) -> int:
@@ -205,6 +209,7 @@ class Dictionary:
             return found
         new = self._next
         self._next = new + 1
+        self.made += 1
         self._ids[key] = new
         self._keys[new] = key
         number = number_of_key(key)
@@ -228,30 +233,52 @@ class Dictionary:
     def intern_distinct(self, keys: list[str], numeric=None):
         """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
         and how many were new. `numeric`: a boolean numpy array, False where a key cannot be a
-        number (only the others are parsed for a value)."""
+        number (only the others are parsed for a value).
+
+        One probe per key (`dict.setdefault` offers each key the id it would get if new): a
+        known key keeps its id, a new one takes its offer. The offers of known keys before the
+        last new one are never handed out (ids are increasing, not dense: see `next_id`)."""
         import numpy as np
 
         count = len(keys)
-        found = np.fromiter(map(self._ids.get, keys, repeat(-1)), dtype=np.int64, count=count)
-        missing = np.flatnonzero(found < 0)
-        if len(missing) < count:
-            self._touched.update(found.tolist())
-        if len(missing):
-            start = self._next
-            found[missing] = np.arange(start, start + len(missing), dtype=np.int64)
-            chosen = missing.tolist()
-            if numeric is None:
-                self._add_fresh([keys[k] for k in chosen])
-            else:
-                candidates = np.flatnonzero(numeric[missing])
-                self._add_fresh([keys[k] for k in chosen],
-                                [(start + int(k), keys[chosen[k]]) for k in candidates.tolist()])
-        return found, len(missing)
+        if not count:
+            return np.empty(0, dtype=np.int64), 0
+        start = self._next
+        offers = range(start, start + count)
+        found = np.fromiter(map(self._ids.setdefault, keys, offers), dtype=np.int64, count=count)
+        fresh = found >= start
+        new = count if bool(fresh.all()) else int(np.count_nonzero(fresh))
+        if new < count:
+            self._touched.update(found[~fresh].tolist())
+        if not new:
+            return found, 0
+        if new == count:
+            chosen, fresh_keys = offers, keys
+        else:
+            places = np.flatnonzero(fresh)
+            chosen = (start + places).tolist()
+            fresh_keys = [keys[k] for k in places.tolist()]
+        self._keys.update(zip(chosen, fresh_keys))
+        self._next = chosen[-1] + 1
+        self.made += new
+        numbers = self._numbers
+        if numeric is None:
+            candidates = [(term, key) for term, key in zip(chosen, fresh_keys) if key[:1] in _NUMERIC_START]
+        else:
+            flags = numeric if new == count else numeric[places]
+            picked = np.flatnonzero(flags).tolist()
+            candidates = [(chosen[k], fresh_keys[k]) for k in picked]
+        for term, key in candidates:
+            number = number_of_key(key)
+            if number is not None:
+                numbers[term] = number
+        return found, new
 
     def _add_fresh(self, fresh: list[str], numeric: list[tuple[int, str]] | None = None) -> None:
         """New terms, ids in order; `numeric`: the (id, key) pairs that may be numbers (else: all)."""
         start = self._next
         self._next = start + len(fresh)
+        self.made += len(fresh)
         numbered = range(start, self._next)
         self._ids.update(zip(fresh, numbered))
         self._keys.update(zip(numbered, fresh))
@@ -421,17 +448,22 @@ class Forgetting:
     (True, 2, 4, False)
     """
 
-    __slots__ = ("terms", "minimum", "mark", "live", "runs")
+    __slots__ = ("terms", "minimum", "mark", "live", "runs", "made")
 
     def __init__(self, terms: Dictionary, minimum: int = 20_000):
         self.terms = terms
         self.minimum = minimum
+        #: the first id of the young generation, and how many terms were made before it
         self.mark = terms.next_id
+        self.made = terms.made
         self.live = len(terms)
         self.runs = 0
 
     def due(self) -> bool:
-        return self.terms.next_id - self.mark >= max(self.minimum, self.live)
+        made = getattr(self, "made", None)  # (a state saved before it was counted: ids instead)
+        if made is None:
+            return self.terms.next_id - self.mark >= max(self.minimum, self.live)
+        return self.terms.made - made >= max(self.minimum, self.live)
 
     def run(self, live) -> int:
         """Forget what `live` (ids, any iterable or numpy array) does not name, among the ids handed
@@ -441,6 +473,7 @@ class Forgetting:
         live = live if isinstance(live, (set, frozenset)) else set(live)
         forgotten = self.terms.retain(live, keep_since=self.mark)
         self.mark = self.terms.next_id
+        self.made = self.terms.made
         self.live = len(live)  # what is reached (the young generation kept unreached does not count)
         self.runs += 1
         return forgotten

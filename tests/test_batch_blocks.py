@@ -35,6 +35,15 @@ TNT_LINES = [
     '14 <http://ex/s><http://ex/p><http://ex/o>.',
     '99999999999999999999 <http://ex/s> <http://ex/p> <http://ex/o> .',
     '15 <http://ex/é> <http://ex/p> "ü" .',
+    '+16 <http://ex/s> <http://ex/p> <http://ex/o> .',
+    '0000000000000000000017 <http://ex/s> <http://ex/p> <http://ex/o> .',
+    '999999999999999999 <http://ex/s> <http://ex/p> <http://ex/o> .',
+    '1000000000000000000 <http://ex/s> <http://ex/p> <http://ex/o> .',
+    '-9223372036854775808 <http://ex/s> <http://ex/p> <http://ex/o> .',
+    '9223372036854775807 <http://ex/s> <http://ex/p> <http://ex/o> .',
+    '-0 <http://ex/s> <http://ex/p> "-0"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+    '٣ <http://ex/s> <http://ex/p> <http://ex/o> .',
+    '1_8 <http://ex/s> <http://ex/p> <http://ex/o> .',
 ]
 
 

@@ -210,3 +210,58 @@ def test_the_typed_cases_run_on_column_windows():
         registered = engine.register_query(case.text())
         columnar += registered.evaluator.columnar is not None
     assert columnar >= 8, columnar
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_sorted_join_gives_polars_join_rows_in_the_left_frames_order(seed):
+    import polars as pl
+
+    from rsp_plugin.batch.query import _sorted_join
+
+    draw = np.random.default_rng(seed)
+    size = int(draw.integers(1, 60))
+    unique = np.unique(draw.integers(0, 80, size))
+    repeated = np.sort(draw.integers(0, 80, int(draw.integers(1, 60))))
+    shuffled = draw.integers(0, 80, int(draw.integers(1, 60)))
+    sides = {0: (repeated, unique), 1: (unique, repeated), 2: (shuffled, unique), 3: (unique, shuffled)}
+    for left_keys, right_keys in sides.values():
+        frame = pl.DataFrame({"k": left_keys, "a": np.arange(len(left_keys))}, schema={"k": pl.Int64, "a": pl.Int64})
+        table = pl.DataFrame({"k": right_keys, "b": np.arange(len(right_keys)) * 7}, schema={"k": pl.Int64, "b": pl.Int64})
+        joined = _sorted_join(frame, table, "k")
+        expected = frame.join(table, on="k", how="inner").sort(["a", "b"], maintain_order=True)
+        assert joined is not None
+        assert joined.columns == expected.columns
+        assert joined.rows() == expected.rows()  # the frame's order, then the table's
+    neither = pl.DataFrame({"k": [3, 1, 3]}, schema={"k": pl.Int64})
+    assert _sorted_join(neither, neither, "k") is None
+
+
+def test_the_sosa_aggregate_on_the_batch_path_answers_what_the_per_fact_path_answers(tmp_path, polars_always):
+    """The throughput benchmark's star join (time-ordered new subjects: the binary-search join)
+    and aggregates (integer values read by subscript), against the per-fact path."""
+    from rsp_plugin.batch.replay import replay_file
+    from rsp_plugin.bench import sosa
+    from rsp_plugin.formats import Rejected, read_tnt
+
+    stream = tmp_path / "s.tnt"
+    sosa.write(stream, 20000, rate=200)
+    outputs = []
+    for batch in (False, True):
+        engine = RSPEngine(batch=batch)
+        engine.register_stream(sosa.STREAM)
+        seen = []
+        engine.register_query(sosa.query_text()).subscribe(lambda result: seen.append(result.to_json()))
+        engine.forgetting.minimum = 300
+        if batch:
+            replay_file(engine, sosa.STREAM, stream, block_bytes=64 << 10)
+        else:
+            with stream.open() as handle:
+                for element in read_tnt(handle, engine.terms, tick_ms=1):
+                    assert not isinstance(element, Rejected)
+                    if engine.watermark is None or element.time_point > engine.watermark:
+                        engine.advance_to(element.time_point)
+                    engine.push(sosa.STREAM, [element])
+        engine.finish()
+        outputs.append(seen)
+        assert engine.terms.forgotten > 0
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 5

@@ -52,7 +52,8 @@ _OBJECT = rf"(?:{_IRI}|{_BLANK}|{_PLAIN_LITERAL})"
 _SUBJECT = rf"^{_TERM}$"
 _PREDICATE = rf"^{_IRI}$"
 _OBJECT_ONLY = rf"^{_OBJECT}$"
-_TIMESTAMP = r"^-?[0-9]{1,18}$"
+#: integer timestamps read by the block reader: the others (19 digits or more) go to the per-line reader
+_TIME_DIGITS = 10**18
 _STRING_SUFFIX = '"^^' + XSD_STRING
 #: time points are int64 columns: a time point this far from 0 is set aside
 TIME_LIMIT = NEVER_EXPIRES
@@ -172,14 +173,18 @@ def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int |
         pl.col("text").str.splitn(" ", len(names)).struct.rename_fields(names)).unnest("text")
     rest = pl.col("rest")
     parts = parts.with_columns(o=pl.when(rest.str.ends_with(" .\n")).then(rest.str.head(-3)))
-    s, s_ok = encode_checked(parts["s"], terms, _SUBJECT)
-    p, p_ok = encode_checked(parts["p"], terms, _PREDICATE)
+    s, s_ok = encode_checked(parts["s"], terms, _SUBJECT, numbers=False)
+    p, p_ok = encode_checked(parts["p"], terms, _PREDICATE, numbers=False)
     o, o_ok = encode_checked(parts["o"], terms, _OBJECT_ONLY, canonical=True)
     good = s_ok & p_ok & o_ok
     if moment is None:
         stamps = parts["ts"]
-        good &= stamps.str.contains(_TIMESTAMP).fill_null(False).to_numpy()
-        times = stamps.cast(pl.Int64, strict=False).fill_null(0).to_numpy()
+        values = stamps.cast(pl.Int64, strict=False)  # -?[0-9]+ within 64 bits, and +[0-9]+
+        good &= ((values > -_TIME_DIGITS) & (values < _TIME_DIGITS)).fill_null(False).to_numpy()
+        plus = stamps.str.starts_with("+")  # (the per-line reader's timestamps have no sign +)
+        if plus.any():
+            good &= ~plus.fill_null(True).to_numpy()
+        times = values.fill_null(0).to_numpy()
         if tick_ms is not None:
             times = times // tick_ms
     else:

@@ -48,17 +48,35 @@ def triple_hashes(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
 class _Chunk:
     """Rows sorted by time, with the sorted hashes of their triples."""
 
-    __slots__ = ("t", "s", "p", "o", "hashes")
+    __slots__ = ("t", "s", "p", "o", "_hashes", "_terms")
 
-    def __init__(self, t, s, p, o):
+    def __init__(self, t, s, p, o, terms=None):
         if len(t) > 1 and not bool(np.all(t[:-1] <= t[1:])):
             order = np.argsort(t, kind="stable")
             t, s, p, o = t[order], s[order], p[order], o[order]
         self.t, self.s, self.p, self.o = t, s, p, o
-        self.hashes = np.sort(triple_hashes(s, p, o))
+        self._hashes = None
+        self._terms = terms
+
+    @property
+    def hashes(self) -> np.ndarray:
+        """The sorted hashes of its rows' triples (made when first asked: a chunk cut off a chunk
+        may never be)."""
+        if self._hashes is None:
+            self._hashes = np.sort(triple_hashes(self.s, self.p, self.o))
+        return self._hashes
 
     def __len__(self) -> int:
         return len(self.t)
+
+    def terms(self) -> np.ndarray:
+        """The distinct ids of its rows (or of the rows it was cut from: a superset), found once:
+        the dictionary's forgetting walks a window many times over while a chunk is in it."""
+        if self._terms is None:
+            import polars as pl
+
+            self._terms = np.concatenate([pl.Series(column).unique().to_numpy() for column in (self.s, self.p, self.o)])
+        return self._terms
 
     def trim_before(self, low: int) -> "_Chunk | None":
         cut = int(np.searchsorted(self.t, low, side="left"))
@@ -66,7 +84,7 @@ class _Chunk:
             return self
         if cut >= len(self.t):
             return None
-        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:])
+        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:], self._terms)
 
     def repeats(self, hashes: np.ndarray) -> bool:
         """Might one of these (sorted) hashes be a row of this chunk?"""
@@ -311,7 +329,7 @@ class ColumnTimeWindow(TimeWindow):
         return min(candidates) if candidates else None
 
     def live_terms(self):
-        columns = [column for chunk in self._chunks for column in (chunk.s, chunk.p, chunk.o)]
+        columns = [chunk.terms() for chunk in self._chunks]
         found = np.concatenate(columns).tolist() if columns else []  # one list: a set takes it fastest
         return chain(found, chain.from_iterable(triple for _, triple in self._waiting))
 

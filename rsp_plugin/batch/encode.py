@@ -45,11 +45,12 @@ def encode(column, terms: Dictionary) -> np.ndarray:
     return ids[_codes(encoded.indices)]
 
 
-def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool = False):
+def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool = False, numbers: bool = True):
     """Ids of a column of written terms and which rows are well-formed: each distinct value is
     checked once against `pattern` (a polars regex) and only those that pass are interned; the
     rows of the others get id -1. `canonical`: literals typed xsd:string lose their datatype
-    (RDF 1.1: "a"^^xsd:string is "a"), as the per-line readers write them."""
+    (RDF 1.1: "a"^^xsd:string is "a"), as the per-line readers write them. `numbers`: False when
+    nothing `pattern` admits can be a number (IRIs, blank nodes): no value is looked for."""
     import polars as pl
 
     if hasattr(column, "to_arrow"):
@@ -65,7 +66,7 @@ def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool =
     ids = np.full(len(distinct), -1, dtype=np.int64)
     if len(chosen):
         keys = distinct.gather(chosen) if len(chosen) < len(distinct) else distinct
-        numeric = keys.str.contains(_MAYBE_NUMBER).to_numpy()
+        numeric = keys.str.contains(_MAYBE_NUMBER).to_numpy() if numbers else np.zeros(len(keys), dtype=bool)
         key_list = keys.to_list()
         if canonical and keys.str.ends_with(_STRING_SUFFIX).any():
             key_list = [key[: -len(_STRING_SUFFIX) + 1] if key.endswith(_STRING_SUFFIX) else key for key in key_list]

@@ -256,7 +256,15 @@ class BatchMaterializer:
             added += sum(len(frame) for frame in delta.values())
             derived: dict[int, list[pl.DataFrame]] = {}
             for predicate, frame in delta.items():
-                for plan, position in self._readers.get(predicate, ()):
+                readers = self._readers.get(predicate, ())
+                present = None
+                if predicate == self._triple and len(readers) > 1:  # the delta's predicates, read once
+                    present = set(frame["c1"].unique().to_list())
+                for plan, position in readers:
+                    if present is not None:
+                        wanted = plan.atoms[position].args[1]
+                        if not isinstance(wanted, Var) and wanted not in present:
+                            continue  # a triple pattern whose predicate the delta has not: nothing to match
                     heads = self._evaluate(plan, position, frame)
                     if heads is not None and len(heads):
                         derived.setdefault(plan.head.predicate, []).append(heads)

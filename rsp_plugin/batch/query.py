@@ -93,6 +93,50 @@ class ColumnarState:
         self.results: dict[tuple, int] = {}
         #: id(plan) -> its aggregates read once
         self.aggregates: dict[int, list] = {}
+        #: (id(plan), variables, which aggregated variables have values that are not integers) ->
+        #: the polars expressions of its grouping (made once: polars expressions cost to build)
+        self.expressions: dict[tuple, list] = {}
+        #: `values` as sorted numpy columns (ids, kinds, integers), made again after it changed
+        self._value_arrays: tuple | None = None
+
+    def value_arrays(self) -> tuple:
+        """(ids, kinds, integer values) of the terms in `values`, sorted by id (0: no integer), and
+        (lowest id, place of each id from it) when the ids span a short range (else None)."""
+        if self._value_arrays is None:
+            ids = np.array(sorted(self.values), dtype=np.int64)
+            found = [self.values[value] for value in ids.tolist()]
+            kinds = np.array([row[1] for row in found], dtype=np.int8)
+            integers = np.array([row[2] or 0 for row in found], dtype=np.int64)
+            dense = None
+            if len(ids) and int(ids[-1]) - int(ids[0]) < max(1 << 16, 16 * len(ids)):
+                places = np.full(int(ids[-1]) - int(ids[0]) + 1, -1, dtype=np.int64)
+                places[ids - ids[0]] = np.arange(len(ids))
+                dense = (int(ids[0]), places)
+            self._value_arrays = (ids, kinds, integers, dense)
+        return self._value_arrays
+
+    def value_places(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each id of the column is in `value_arrays` (0 if it is not) and whether it is
+        there: by subscript when the ids span a short range, else by binary search (which costs
+        more than a subscript by 40x on unsorted columns)."""
+        ids, _, _, dense = self.value_arrays()
+        if not len(ids):
+            return np.zeros(len(column), dtype=np.int64), np.zeros(len(column), dtype=bool)
+        if dense is not None:
+            low, places = dense
+            offsets = column - low
+            inside = (offsets >= 0) & (offsets < len(places))
+            if bool(inside.all()):
+                at = places[offsets]
+            else:
+                at = np.full(len(column), -1, dtype=np.int64)
+                at[inside] = places[offsets[inside]]
+            hit = at >= 0
+            at[~hit] = 0
+            return at, hit
+        at = np.searchsorted(ids, column)
+        at[at == len(ids)] = 0
+        return at, ids[at] == column
 
     def check(self) -> None:
         """After the dictionary forgot terms, drop what names them (ids are never reused: what
@@ -104,13 +148,15 @@ class ColumnarState:
                 for values in dead:
                     del memo[values]
             self.values = {term: found for term, found in self.values.items() if term in known}
+            self._value_arrays = None
             self.tables.clear()
             self.results = {key: term for key, term in self.results.items() if term in known}
             self.generation = self.terms.generation
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.update(generation=-1, filters={}, values={}, tables={}, results={}, aggregates={})
+        state.update(generation=-1, filters={}, values={}, tables={}, results={}, aggregates={}, expressions={},
+                     _value_arrays=None)
         return state
 
 
@@ -205,11 +251,15 @@ class ColumnarEvaluation(FastEvaluation):
                 frame = table
             else:
                 shared = [name for name in table.columns if name in bound]
-                if not pending:  # nothing to decide on the way: the joins run in one plan, at the end
-                    if not lazy:
-                        frame, lazy = frame.lazy(), True
-                    table = table.lazy()
-                frame = frame.join(table, on=shared, how="inner") if shared else frame.join(table, how="cross")
+                joined = None if lazy or len(shared) != 1 else _sorted_join(frame, table, shared[0])
+                if joined is not None:  # (a merge by binary search: no plan to make)
+                    frame = joined
+                else:
+                    if not pending:  # nothing to decide on the way: the joins run in one plan, at the end
+                        if not lazy:
+                            frame, lazy = frame.lazy(), True
+                        table = table.lazy()
+                    frame = frame.join(table, on=shared, how="inner") if shared else frame.join(table, how="cross")
             bound |= set(table.collect_schema().names() if lazy else table.columns)
             ready = [item for item in pending if item[2] <= bound]
             for item in ready:
@@ -381,19 +431,30 @@ class ColumnarEvaluation(FastEvaluation):
             if name not in slots:
                 grouped_frame = grouped_frame.with_columns(pl.lit(None, dtype=pl.Int64).alias(name))
         by = list(dict.fromkeys(group_vars))
-        expressions = [pl.len().alias("__rows")]
         work = grouped_frame
-        values: dict[str, pl.DataFrame] = {}
+        others: dict[str, bool] = {}  # aggregated variable -> has it a value that is not an integer?
         for aggregate in aggregates:
             variable = aggregate.vars
-            if (variable != "*" and variable in slots and variable not in values
+            if (variable != "*" and variable in slots and variable not in others
                     and aggregate.name in _NUMERIC_AGGREGATES):
-                table = self._value_table(self._values_of(variable, frame, tables))
-                values[variable] = table
-                work = work.join(table.lazy() if lazy else table, left_on=variable,
-                                 right_on=f"__id_{variable}", how="left", coalesce=False)
-        for number, aggregate in enumerate(aggregates):
-            expressions.extend(self._aggregate_expressions(number, aggregate, slots, values))
+                if lazy or frame[variable].null_count():
+                    table = self._value_table(self._values_of(variable, frame, tables))
+                    others[variable] = bool((table[f"__kind_{variable}"] != INT).any())
+                    work = work.join(table.lazy() if lazy else table, left_on=variable,
+                                     right_on=f"__id_{variable}", how="left", coalesce=False)
+                else:  # the values' columns gathered by numpy from those kept across evaluations
+                    kinds, integers = self._value_columns(frame[variable].to_numpy())
+                    others[variable] = bool((kinds != INT).any())
+                    work = work.with_columns(pl.Series(f"__kind_{variable}", kinds),
+                                             pl.Series(f"__int_{variable}", integers))
+        key = (id(self.plan), tuple(slots), tuple(others.items()))
+        expressions = self.state.expressions.get(key)
+        if expressions is None or expressions[0] is not aggregates:
+            made = [pl.len().alias("__rows")]
+            for number, aggregate in enumerate(aggregates):
+                made.extend(self._aggregate_expressions(number, aggregate, slots, others))
+            expressions = self.state.expressions[key] = (aggregates, made)
+        expressions = expressions[1]
         if by:
             summary = work.group_by(by, maintain_order=True).agg(expressions)
         else:  # one group: grouped by a constant, so that lists stay lists
@@ -413,7 +474,9 @@ class ColumnarEvaluation(FastEvaluation):
             rows.append(tuple(values))
         return out_slots, rows
 
-    def _aggregate_expressions(self, number: int, aggregate, slots, tables: dict) -> list:
+    def _aggregate_expressions(self, number: int, aggregate, slots, others: dict) -> list:
+        """The polars expressions of one aggregate; `others`: per aggregated variable, whether one
+        of its values is not an integer (its groups are then aggregated term by term)."""
         name = aggregate.name
         tag = f"__a{number}"
         if aggregate.vars == "*":
@@ -437,7 +500,7 @@ class ColumnarEvaluation(FastEvaluation):
             first = column.is_first_distinct()
             kind, integer, ids = (c.filter(first) for c in (kind, integer, column))
         out = [kind.max().alias(f"{tag}_kind"), ids.count().alias(f"{tag}_n")]
-        if bool((tables[variable][f"__kind_{variable}"] != INT).any()):
+        if others[variable]:
             out.append(ids.alias(f"{tag}_ids"))  # a group of other values is summed by the per-fact code
         if name in ("Aggregate_Sum", "Aggregate_Avg"):
             out.append(integer.sum().alias(f"{tag}_isum"))
@@ -532,21 +595,62 @@ class ColumnarEvaluation(FastEvaluation):
                 members = members.filter(pl.col(name).is_null() if value is None else pl.col(name) == value)
         return members.rows()
 
+    def _value_columns(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of a column of ids: the kind of its term and (an integer that fits) its value
+        (0 for any other: a group with such a value is aggregated term by term), read by binary
+        search in the values kept across evaluations; the terms not seen before are read once."""
+        state = self.state
+        at, hit = state.value_places(column)
+        if not bool(hit.all()):
+            keys = self.terms.keys
+            for value in np.unique(column[~hit]).tolist():
+                state.values[value] = _value_of(value, keys[value])
+            state._value_arrays = None
+            at, _ = state.value_places(column)
+        _, kinds, integers, _ = state.value_arrays()
+        return kinds[at], integers[at]
+
     def _value_table(self, column: pl.Series) -> pl.DataFrame:
-        """Per distinct term of the column: its kind and (an integer that fits) its value."""
+        """Per distinct term of the column: its kind and (an integer that fits) its value (0 for
+        any other, as `_value_columns`)."""
         name = column.name
-        cache = self.state.values
-        keys = self.terms.keys
-        ids = column.unique().to_list()
-        get = cache.get
-        rows = list(map(get, ids))
-        if None in rows:
-            for place, value in enumerate(ids):
-                if rows[place] is None:
-                    rows[place] = cache[value] = _value_of(value, keys[value])
-        kinds = [row[1] for row in rows]
-        return pl.DataFrame({f"__id_{name}": ids, f"__kind_{name}": kinds, f"__int_{name}": [row[2] for row in rows]},
+        ids = column.drop_nulls().unique().to_numpy()
+        kinds, integers = self._value_columns(ids)
+        return pl.DataFrame({f"__id_{name}": ids, f"__kind_{name}": kinds, f"__int_{name}": integers},
                             schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8, f"__int_{name}": pl.Int64})
+
+
+def _sorted_join(frame: pl.DataFrame, table: pl.DataFrame, key: str) -> pl.DataFrame | None:
+    """The inner join of two frames on one id column, by binary search, when one side's keys are
+    sorted and distinct (a window's rows come in time order, so a pattern's subjects often are):
+    rows in the frame's order, each with its matches in the table's order, as polars' join gives
+    them. None when neither side's keys are sorted and distinct."""
+    if any(column.null_count() for column in (*frame.iter_columns(), *table.iter_columns())):
+        return None
+    left = frame[key].to_numpy()
+    right = table[key].to_numpy()
+    if _strictly_increasing(right):
+        at = np.searchsorted(right, left)
+        at[at == len(right)] = 0
+        rows = np.flatnonzero(right[at] == left)
+        picks = at[rows]
+    elif _strictly_increasing(left):
+        at = np.searchsorted(left, right)
+        at[at == len(left)] = 0
+        picks = np.flatnonzero(left[at] == right)
+        rows = at[picks]
+        if len(rows) > 1 and not bool(np.all(rows[1:] >= rows[:-1])):
+            order = np.argsort(rows, kind="stable")
+            rows, picks = rows[order], picks[order]
+    else:
+        return None
+    columns = {name: frame[name].to_numpy()[rows] for name in frame.columns}
+    columns.update((name, table[name].to_numpy()[picks]) for name in table.columns if name != key)
+    return pl.DataFrame(columns, schema={name: pl.Int64 for name in columns})
+
+
+def _strictly_increasing(values: np.ndarray) -> bool:
+    return len(values) > 0 and (len(values) == 1 or bool(np.all(values[1:] > values[:-1])))
 
 
 #: the aggregates computed over values' kinds (the others: COUNT, SAMPLE natively, GROUP_CONCAT per row)
