@@ -218,17 +218,34 @@ class Dictionary:
         return new
 
     def intern_keys(self, keys) -> list[int]:
-        """The ids of many written terms, the new ones created in bulk (in order of first appearance)."""
-        get = self._ids.get
-        found = list(map(get, keys))
+        """The ids of many written terms, the new ones created in bulk (in order of first appearance).
+
+        Each distinct key is looked up once (a column of a stream block repeats its terms), the new
+        ones added at once; a column of keys all new and distinct (a stream of new terms) gets its
+        ids as a range, with no table of its own."""
+        keys = keys if isinstance(keys, list) else list(keys)
+        distinct = dict.fromkeys(keys)
+        found = list(map(self._ids.get, distinct))
         if None not in found:
-            self._touched.update(found)
-            return found
-        fresh = [key for key, term in zip(keys, found) if term is None]
-        if len(fresh) < len(found):
+            self._touched.update(found)  # looked up: a forgetting keeps them this time
+            if len(found) == len(keys):
+                return found
+            table = dict(zip(distinct, found))
+            return list(map(table.__getitem__, keys))
+        if found.count(None) == len(found):
+            fresh = list(distinct)
+        else:
+            fresh = [key for key, term in zip(distinct, found) if term is None]
             self._touched.update([term for term in found if term is not None])
-        self._add_fresh(list(dict.fromkeys(fresh)))
-        return list(map(get, keys))
+        start = self._next
+        # a key that can be a number starts with a digit, a sign, '.' or '"', all before "a":
+        # a column of names (the usual atoms' constants) skips the numbers' test
+        self._add_fresh(fresh, None if min(fresh) < "a" else [])
+        if len(fresh) == len(keys):
+            return list(range(start, start + len(keys)))
+        table = dict(zip(distinct, found))
+        table.update(zip(fresh, range(start, start + len(fresh))))
+        return list(map(table.__getitem__, keys))
 
     def intern_distinct(self, keys: list[str], numeric=None):
         """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;

@@ -189,9 +189,9 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         args = [()] * count
     else:
         if arity == 1:
-            args = list(zip(_intern_column(terms, tokens[2::step])))
+            args = list(zip(terms.intern_keys(tokens[2::step])))
         else:
-            ids = _intern_column(terms, tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
+            ids = terms.intern_keys(tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
             args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
     return AtomBlock(lines, _times(stamps, tick_ms), predicates, args, repeats=repeats)
 
@@ -202,41 +202,6 @@ def _repeats_early(text: str) -> bool:
     come is as right, only slower.)"""
     pieces = text[:4096].split("\n")
     return any(map(eq, pieces[1:], pieces[:-1]))
-
-
-def _intern_column(terms: Dictionary, keys: list[str]) -> list[int]:
-    """`terms.intern_keys(keys)`, the same ids, for a column of `_SIMPLE_LINES` values (names and
-    numbers): each distinct key looked up once in the dictionary, the new ones added at once (their
-    numbers parsed only if some is a number: names sort after them), the column mapped through a
-    small table of its own keys; all new and distinct, their ids are a range.
-
-    It works on the dictionary's own tables (`_ids`, `_touched`, `_add_fresh`): interning is most
-    of the cost of reading a stream of new terms, and `intern_keys` looks each key up twice in the
-    whole dictionary. A dictionary of another make (no such tables) interns by its own method."""
-    ids = getattr(terms, "_ids", None)
-    if type(ids) is not dict or not hasattr(terms, "_add_fresh") or not hasattr(terms, "_touched"):
-        return terms.intern_keys(keys)
-    distinct = dict.fromkeys(keys)
-    found = list(map(ids.get, distinct))
-    if None not in found:
-        terms._touched.update(found)  # looked up: a forgetting keeps them this time
-        if len(found) == len(keys):
-            return found
-        table = dict(zip(distinct, found))
-        return list(map(table.__getitem__, keys))
-    if found.count(None) == len(found):  # all new (a stream of new terms)
-        fresh = list(distinct)
-    else:
-        fresh = [key for key, term in zip(distinct, found) if term is None]
-    start = terms.next_id
-    terms._add_fresh(fresh, None if min(fresh) < "a" else [])
-    if len(fresh) == len(keys):
-        return list(range(start, start + len(keys)))
-    if len(fresh) < len(found):
-        terms._touched.update([term for term in found if term is not None])
-    table = dict(zip(distinct, found))
-    table.update(zip(fresh, range(start, start + len(fresh))))
-    return list(map(table.__getitem__, keys))
 
 
 def tnt_atom_block(data: bytes | str, first_line: int, terms: Dictionary, *, tick_ms: int | None = None,
