@@ -8,12 +8,18 @@ import os
 import pytest
 
 
+#: Spark tests in two halves of about equal time, each half in one worker with one Spark session
+#: (the other half: the cluster, checkpoint, partitioned and safety tests)
+SPARK_FIRST_HALF = {"test_w3c_sparql11", "test_spark_query", "test_spark_source", "test_spark_http", "test_readme"}
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist, every Spark test runs in one worker (`--dist loadgroup`): they share one
-    Spark session there, as in a single process, while the other workers take the rest."""
+    """Under pytest-xdist (`--dist loadgroup`), the Spark tests run in two workers, each half in one
+    of them sharing its Spark session, as in a single process; the other workers take the rest."""
     for item in items:
         if item.get_closest_marker("spark") is not None:
-            item.add_marker(pytest.mark.xdist_group("spark"))
+            half = 1 if item.module.__name__.rpartition(".")[2] in SPARK_FIRST_HALF else 2
+            item.add_marker(pytest.mark.xdist_group(f"spark-{half}"))
 
 
 def pytest_xdist_auto_num_workers(config):
