@@ -209,31 +209,23 @@ class Grounder:
                 u = self.terms.number(_value(literal.time, binding, self.terms))
                 return at(predicate, args, u) if type(u) is int and u in points else FALSE
             members = [at(predicate, args, u) for u in points]
-            if literal.modality == DIAMOND:
-                if any(m is TRUE for m in members):
-                    return TRUE
-                members = sorted({m for m in members if m is not FALSE})
-                if not members:
-                    return FALSE
-                if len(members) == 1:
-                    return members[0]
-                w = atom(("w", literal.view_key, args))
-                if w not in defined:
-                    defined.add(w)
-                    ground.rules.extend((w, (m,), ()) for m in members)
-                return w
-            # BOX
-            if any(m is FALSE for m in members):
-                return FALSE
-            members = sorted({m for m in members if m is not TRUE})
+            # DIAMOND is the disjunction of its members, BOX their conjunction: duals, one code
+            diamond = literal.modality == DIAMOND
+            absorbing, neutral = (TRUE, FALSE) if diamond else (FALSE, TRUE)
+            if any(m is absorbing for m in members):
+                return absorbing
+            members = sorted({m for m in members if m is not neutral})
             if not members:
-                return TRUE
+                return neutral
             if len(members) == 1:
                 return members[0]
             w = atom(("w", literal.view_key, args))
             if w not in defined:
                 defined.add(w)
-                ground.rules.append((w, tuple(members), ()))
+                if diamond:  # w :- m, for each member
+                    ground.rules.extend((w, (m,), ()) for m in members)
+                else:        # w :- all members
+                    ground.rules.append((w, tuple(members), ()))
             return w
 
         for rule in self.program.rules:
