@@ -63,7 +63,7 @@ _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
 _LITERAL = r'"(?:[^"\\\n\r]++|\\.)*+"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
 _TIMESTAMP = r"(?P<ts>-?\d+|\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)?)"
 _TNT_LINE = re.compile(
-    rf"\s*{_TIMESTAMP}\s+(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})\s*\.\s*(?:#.*)?\Z"
+    rf"\s*{_TIMESTAMP}\s+(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})\s*\.\s*+(?:#.*)?\s*\Z"
 )
 _PREFIXED = r"(?:[A-Za-z][A-Za-z0-9_\-]*)?:(?:[A-Za-z0-9_](?:[A-Za-z0-9_\-.]*[A-Za-z0-9_\-])?)?"
 _ATOM_TERM = re.compile(
@@ -245,7 +245,7 @@ def format_fact(fact: Fact, terms: Dictionary) -> str:
 PROV_GENERATED_AT_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
 _NQUADS_LINE = re.compile(
     rf"\s*(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})"
-    rf"\s*(?P<g>{_IRI}|{_BLANK})?\s*\.\s*(?:#.*)?\Z"
+    rf"\s*(?P<g>{_IRI}|{_BLANK})?\s*\.\s*+(?:#.*)?\s*\Z"
 )
 
 

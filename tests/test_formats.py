@@ -24,3 +24,15 @@ def test_a_program_interns_into_the_dictionary_it_is_given_even_an_empty_one():
     terms = Dictionary()
     program = parse_program("q(X) :- p(X) .", terms=terms)
     assert program.terms is terms and terms.find("q") is not None
+
+
+def test_a_comment_after_the_dot_reads_alike_with_or_without_the_newline():
+    """N-Triples allows a comment after a triple's dot: a line handed over with its newline (a text
+    file, the block reader's slow lines) reads as the same line without it."""
+    from rsp_plugin.formats import read_tnt
+    from rsp_plugin.terms import Dictionary
+
+    for line in ("5 <a:s> <a:p> <a:o> . # seen", "5 <a:s>  <a:p> <a:o> .   # seen  "):
+        with_newline = list(read_tnt([line + "\n"], Dictionary(), filename="f"))
+        without = list(read_tnt([line], Dictionary(), filename="f"))
+        assert [e.time_point for e in with_newline] == [e.time_point for e in without] == [5]

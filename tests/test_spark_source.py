@@ -144,3 +144,53 @@ def test_sparks_own_text_source_gives_the_same_rows(spark, tmp_path):
 def test_option_mistakes_are_said_in_one_line(options, message):
     with pytest.raises(SourceOptionError, match="^" + message.replace("(", r"\(")):
         SourceOptions.from_options(options)
+
+
+def _rows_of_blocks(piece, stream="S"):
+    from rsp_plugin.spark.source import read_piece
+
+    rows = []
+    for batch in read_piece(piece, stream):
+        data = batch.to_pydict()
+        assert set(data["stream"]) == {stream}
+        rows += list(zip(data["s"], data["p"], data["o"], data["ts"], data["rejected"]))
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_block_reader_gives_the_per_line_readers_rows(tmp_path, seed):
+    """Executors read line formats a block at a time; each piece gives the rows (terms, times, dead
+    letters, in line order) that the per-line readers give it."""
+    import random
+
+    from rsp_plugin.spark.source import SourceOptions, _pieces, parse_piece
+
+    draw = random.Random(seed)
+    kinds = [
+        "{t} <http://ex/s{n}> <http://ex/p> <http://ex/o{m}> .",
+        '{t} <http://ex/s{n}> <http://ex/v> "{m}"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+        '{t} <http://ex/s{n}> <http://ex/v> "0{m}"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+        '{t} _:b{n} <http://ex/l> "a\\"b{m}"@en .',
+        "{t}  <http://ex/s{n}>   <http://ex/p> <http://ex/o> . # spaced",
+        "{t} <http://ex/s{n}> <http://ex/p> .",
+        "not a triple {n}",
+        "",
+        "# a comment {n}",
+        "{t} <http://ex/s{n}> <http://ex/p> <bad iri> .",
+    ]
+    lines = []
+    for n in range(draw.randrange(50, 400)):
+        kind = draw.choice(kinds) if draw.random() < 0.4 else kinds[0]
+        lines.append(kind.format(t=n // 3 * 10, n=n, m=draw.randrange(9)))
+    data = "\n".join(lines).encode() + (b"\n" if draw.random() < 0.5 else b"")
+    if draw.random() < 0.3:
+        place = draw.randrange(len(data))
+        data = data[:place] + b"\xff\xfe" + data[place:]
+    for suffix in (".tnt", ".nt"):
+        path = tmp_path / f"s{seed}{suffix}"
+        body = data if suffix == ".tnt" else b"\n".join(line.split(b" ", 1)[-1] for line in data.split(b"\n"))
+        path.write_bytes(body)
+        options = SourceOptions.from_options({"path": str(path), "numPartitions": "3"})
+        size = path.stat().st_size
+        for piece in _pieces(options, path, 0, size, 0):
+            assert _rows_of_blocks(piece) == list(parse_piece(piece))
