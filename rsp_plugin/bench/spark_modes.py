@@ -31,9 +31,11 @@ when the batch ends), and whether the results equal the driver-side mode's on
 the same master (the driver-side mode's are the local engine's: the Spark tests
 say so), and the cores a run kept busy (CPU seconds of the benchmark's process
 tree, JVMs and Python workers included, over wall seconds). The speed-up is
-local[1] wall time / local[2] wall time, per workload and mode; a local[1] run
-that keeps C cores busy already (the driver, the JVM's own threads and the
-Python workers run beside the one task slot) can gain at most N / C on N cores. Medians of `--repeat` runs (default 1: the machine is shared).
+local[1] wall time / local[2] wall time, per workload and mode. Each master's
+process tree (driver, JVMs, Python workers) is pinned to as many CPUs as the
+master has task slots (`pin_to_cores`): unpinned, a local[1] run keeps 1.4-1.6
+cores busy (the driver, the JVM's own threads and the Python workers run beside
+the one task slot) and could gain at most N / C on N cores before any work. Medians of `--repeat` runs (default 1: the machine is shared).
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def run(options) -> int:
         config = {"stream": str(stream), "texts": texts, "batch": batch, "repeat": repeat, "modes": modes,
                   "folder": str(folder)}
         print(f"Spark modes on {triples:,} generated triples ({RATE_PER_SECOND:,} per second of event time), "
-              f"micro-batches of {batch:,} lines; median of {repeat}; each master in its own process")
+              f"micro-batches of {batch:,} lines; median of {repeat}; each master in its own process, "
+              f"pinned to as many CPUs as it has task slots (local[1]: one CPU for everything)")
         print()
         header = (f"{'workload':<8} {'mode':<12} {'master':<24} {'seconds':>8} {'triples/s':>10} "
                   f"{'ms/window':>10} {'batches':>8} {'cores':>6}  same as driver")
@@ -308,12 +311,41 @@ def _child_rows(master: str, config: dict):
         Path(handle.name).unlink(missing_ok=True)
 
 
+def cores_of(master: str) -> int | None:
+    """The cores a master's tasks may use: N of local[N], executors x cores of local-cluster[E,C,M]."""
+    import re
+
+    found = re.fullmatch(r"local\[(\d+)\]", master)
+    if found:
+        return int(found.group(1))
+    found = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*\d+\]", master)
+    if found:
+        return int(found.group(1)) * int(found.group(2))
+    return None
+
+
+def pin_to_cores(master: str) -> list[int] | None:
+    """Run this process and all it starts (Spark's JVMs, the Python workers) on as many CPUs as the
+    master has task slots, so that "1 core" is one core: unpinned, local[1] keeps 1.4-1.6 of this
+    machine's cores busy (the driver, the JVM's own threads and the Python worker run beside the one
+    task slot), and the speed-up from 1 to 2 cores would be bounded by 2 / 1.5 before any work."""
+    wanted = cores_of(master)
+    available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if wanted is None or not available or wanted >= len(available):
+        return None
+    chosen = available[:wanted]
+    os.sched_setaffinity(0, chosen)
+    return chosen
+
+
 def _child(master: str, config_path: str) -> None:
     from ..spark import run_query, spark_session
     from ..spark.distributed import NotDistributed, run_distributed
     from ..spark.partitioned import NotKeyLocal, run_partitioned
 
     config = json.loads(Path(config_path).read_text())
+    if config.get("pin", True):
+        pin_to_cores(master)
     stream, batch, repeat = config["stream"], config["batch"], config["repeat"]
     metrics = config.get("metrics", False)
     spark = spark_session(master, conf={"spark.ui.enabled": "true", "spark.ui.port": "0"} if metrics else None)
