@@ -76,3 +76,34 @@ def _value(op: str, a, b):
         else:
             value = a / b
     return value
+
+
+# bindings (the reference evaluators': a comparison or arithmetic read under a variable binding) ----------
+
+
+def bound_value(expression, binding: dict, terms: Dictionary):
+    """An argument's id under `binding`: a variable's value, arithmetic calculated (None: undefined)."""
+    from .program import Arithmetic, Var
+
+    if isinstance(expression, Var):
+        return binding[expression]
+    if isinstance(expression, Arithmetic):
+        left, right = bound_value(expression.left, binding, terms), bound_value(expression.right, binding, terms)
+        if left is None or right is None:
+            return None
+        return calculate(expression.op, left, right, terms)
+    return expression
+
+
+def bind_comparison(literal, binding: dict, terms: Dictionary) -> dict | None:
+    """`binding` if the comparison holds under it, extended if `X = e` binds its one free X; else None."""
+    free = literal.variables() - binding.keys()
+    if free:
+        (variable,) = free
+        other = literal.right if literal.left == variable else literal.left
+        value = bound_value(other, binding, terms)
+        return None if value is None else {**binding, variable: value}
+    left, right = bound_value(literal.left, binding, terms), bound_value(literal.right, binding, terms)
+    if left is None or right is None:
+        return None
+    return binding if compare(literal.op, left, right, terms.numbers) else None

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .builtins import calculate, compare
+from .builtins import bind_comparison, bound_value
 from .limits import DEFAULT_MAX_DERIVATIONS, too_many_derivations
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Atom, Comparison, ExtendedAtom, Program, Var
+from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Atom, Comparison, ExtendedAtom, Program, Var
 
 Fact = tuple[int, tuple[int, ...]]
 
@@ -132,26 +132,10 @@ class ReferenceEvaluator:
         raise AssertionError("the program's safety check lets no such rule through")
 
     def _comparison(self, literal: Comparison, binding: dict) -> dict | None:
-        free = literal.variables() - binding.keys()
-        if free:
-            (variable,) = free
-            other = literal.right if literal.left == variable else literal.left
-            value = self._value(other, binding)
-            return None if value is None else {**binding, variable: value}
-        left, right = self._value(literal.left, binding), self._value(literal.right, binding)
-        if left is None or right is None:
-            return None
-        return binding if compare(literal.op, left, right, self.terms.numbers) else None
+        return bind_comparison(literal, binding, self.terms)
 
     def _value(self, expression, binding: dict):
-        if isinstance(expression, Var):
-            return binding[expression]
-        if isinstance(expression, Arithmetic):
-            left, right = self._value(expression.left, binding), self._value(expression.right, binding)
-            if left is None or right is None:
-                return None
-            return calculate(expression.op, left, right, self.terms)
-        return expression
+        return bound_value(expression, binding, self.terms)
 
     # extended atoms -------------------------------------------------------------------
 

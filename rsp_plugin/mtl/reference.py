@@ -22,8 +22,8 @@ from __future__ import annotations
 from math import ceil
 from typing import Iterable
 
-from ..lars.builtins import calculate, compare
-from ..lars.program import Arithmetic, Comparison, Var
+from ..lars.builtins import bind_comparison, bound_value
+from ..lars.program import Comparison, Var
 from .model import BOXMINUS, DIAMONDMINUS, SINCE, Binary, Interval, MetricRule, Temporal, Written
 
 Fact = tuple[int, tuple[int, ...]]
@@ -196,26 +196,10 @@ class ReferenceEvaluator:
     # comparisons ------------------------------------------------------------------------
 
     def _comparison(self, literal: Comparison, binding: dict) -> dict | None:
-        free = literal.variables() - binding.keys()
-        if free:
-            (variable,) = free
-            other = literal.right if literal.left == variable else literal.left
-            value = self._value(other, binding)
-            return None if value is None else {**binding, variable: value}
-        left, right = self._value(literal.left, binding), self._value(literal.right, binding)
-        if left is None or right is None:
-            return None
-        return binding if compare(literal.op, left, right, self.terms.numbers) else None
+        return bind_comparison(literal, binding, self.terms)
 
     def _value(self, expression, binding: dict):
-        if isinstance(expression, Var):
-            return binding[expression]
-        if isinstance(expression, Arithmetic):
-            left, right = self._value(expression.left, binding), self._value(expression.right, binding)
-            if left is None or right is None:
-                return None
-            return calculate(expression.op, left, right, self.terms)
-        return expression
+        return bound_value(expression, binding, self.terms)
 
 
 def _match(pattern: tuple, args: tuple) -> dict | None:
