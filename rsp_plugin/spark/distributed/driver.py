@@ -93,7 +93,7 @@ class DistributedDriver(BatchEnds):
             # into the joins (a cached DataFrame's size is unknown until it is computed: every join with
             # it would be a sort-merge join with a shuffle of both sides)
             path = store.write(spark.createDataFrame(rows, FACTS_SCHEMA).coalesce(1), "base")
-            self.base = spark.read.parquet(path)
+            self.base = store.read_paths(spark, path)
         self._empty = spark.createDataFrame([], FACTS_SCHEMA)
         saved = states.load() if states is not None else None
         if saved is not None:
@@ -267,26 +267,28 @@ class DistributedDriver(BatchEnds):
     # the window's state ---------------------------------------------------------------------------------
 
     def _keep(self, facts, batch_id: int) -> StoredBatch | None:
-        """Write the batch's facts; what they reach and hold (one small job over the written files)."""
+        """Write the batch's facts; what they reach and hold, observed as they are written (Spark's
+        `observe`: metrics of the writing job itself, no second job over the files)."""
+        import uuid
+
+        from pyspark.sql import Observation
+
         F = self._F
-        path = self.store.write(facts, batch_id)
-        written = self.spark.read.parquet(path)
+        observed = Observation(f"rsp-facts-{batch_id}-{uuid.uuid4().hex[:8]}")
+        measures = [F.min("k1").alias("low"), F.max("k2").alias("high"), F.count(F.lit(1)).alias("n")]
         if self.plan.entailment is not None:
-            summary = (written.groupBy("rel", F.when(F.col("rel") == "triple", F.col("c1")).alias("pred"),
-                                       ((F.col("rel") == "triple") & (F.col("c0") == F.col("c2"))).alias("refl"))
-                       .agg(F.min("k1").alias("low"), F.max("k2").alias("high"), F.count(F.lit(1)).alias("n"))
-                       .collect())
-        else:
-            summary = (written.agg(F.min("k1").alias("low"), F.max("k2").alias("high"),
-                                   F.count(F.lit(1)).alias("n")).collect())
-        summary = [row for row in summary if row["n"]]
-        if not summary:
+            measures.append(F.collect_set(F.struct(
+                F.col("rel"), F.when(F.col("rel") == "triple", F.col("c1")).alias("pred"),
+                ((F.col("rel") == "triple") & (F.col("c0") == F.col("c2"))).alias("refl"))).alias("present"))
+        self.store.write(facts.observe(observed, *measures), batch_id)
+        summary = observed.get
+        if not summary.get("n"):
             self.store.drop(batch_id)
             return None
-        present = [[row["rel"], row["pred"], bool(row["refl"])] for row in summary] \
+        present = sorted([[row["rel"], row["pred"], bool(row["refl"])] for row in summary["present"]],
+                         key=lambda item: (item[0], item[1] or "", item[2])) \
             if self.plan.entailment is not None else []
-        return StoredBatch(batch_id, min(row["low"] for row in summary), max(row["high"] for row in summary),
-                           sum(row["n"] for row in summary), present)
+        return StoredBatch(batch_id, summary["low"], summary["high"], summary["n"], present)
 
     def store_cleanup(self, all_of_it: bool = False) -> None:
         state = self.state

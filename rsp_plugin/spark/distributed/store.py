@@ -55,7 +55,14 @@ class FactStore:
         paths = [self.path(entry.batch) for entry in batches if Path(self.path(entry.batch)).exists()]
         if not paths:
             return None
-        return spark.read.parquet(*paths)
+        return self.read_paths(spark, *paths)
+
+    @staticmethod
+    def read_paths(spark, *paths: str):
+        """The facts' files, with their schema given (else Spark runs a job to read it from the files)."""
+        from .content import FACTS_SCHEMA
+
+        return spark.read.schema(FACTS_SCHEMA).parquet(*paths)
 
     def drop(self, batch: int) -> None:
         shutil.rmtree(self.path(batch), ignore_errors=True)
