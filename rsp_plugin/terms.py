@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from itertools import repeat
+from itertools import compress, repeat
+from operator import eq
 from decimal import Decimal, InvalidOperation
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -224,6 +225,10 @@ class Dictionary:
         ones added at once; a column of keys all new and distinct (a stream of new terms) gets its
         ids as a range, with no table of its own."""
         keys = keys if isinstance(keys, list) else list(keys)
+        if keys and self._ids.get(keys[0]) is None and self._ids.get(keys[-1]) is None:
+            ids = self._fresh_column(keys)  # new at both ends: likely all new and distinct
+            if ids is not None:
+                return ids
         distinct = dict.fromkeys(keys)
         found = list(map(self._ids.get, distinct))
         if None not in found:
@@ -246,6 +251,30 @@ class Dictionary:
         table = dict(zip(distinct, found))
         table.update(zip(fresh, range(start, start + len(fresh))))
         return list(map(table.__getitem__, keys))
+
+    def _fresh_column(self, keys: list[str]) -> list[int] | None:
+        """The ids of keys all new and distinct, made in one probe per key (`dict.setdefault`
+        offers each the id it gets if new); None, and the dictionary as it was, if some key was
+        known or came twice."""
+        ids = self._ids
+        before = len(ids)
+        start = self._next
+        offers = range(start, start + len(keys))
+        found = list(map(ids.setdefault, keys, offers))
+        if len(ids) - before != len(keys):  # undo: the keys that took their offer go again
+            deque(map(ids.__delitem__, compress(keys, map(eq, found, offers))), 0)
+            return None
+        self._next = start + len(keys)
+        self.made += len(keys)
+        self._keys.update(zip(offers, keys))
+        if min(keys) < "a":  # (see intern_keys: a column of names has no numbers)
+            numbers = self._numbers
+            for term, key in zip(offers, keys):
+                if key[:1] in _NUMERIC_START:
+                    number = number_of_key(key)
+                    if number is not None:
+                        numbers[term] = number
+        return found
 
     def intern_distinct(self, keys: list[str], numeric=None):
         """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
