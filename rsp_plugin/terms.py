@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from itertools import compress, repeat
+from itertools import compress, filterfalse, repeat, takewhile
 from operator import eq
 from decimal import Decimal, InvalidOperation
 
@@ -175,7 +175,7 @@ class Dictionary:
                 "forgotten": self.forgotten, "made": self.made}
 
     def __setstate__(self, state) -> None:
-        self._keys = dict(state["keys"])
+        self._keys = dict(sorted(state["keys"].items()))  # (in id order: `retain` reads them so)
         self._ids = {key: term for term, key in self._keys.items()}
         self._numbers = _Numbers(state["numbers"])
         self._int_ids = dict(state["int_ids"])
@@ -412,29 +412,56 @@ class Dictionary:
             live = set(live)
         touched, self._touched = self._touched, set()
         young = self._next if keep_since is None else keep_since
-        candidates = keys.keys() - live  # set algebra in C; then the pinned, the looked up, the young
-        candidates -= self._pinned
-        candidates -= touched
-        if young < self._next:
-            candidates.difference_update(range(young, self._next))
-        dead = candidates
-        if not dead:
-            return 0
-        numbers = self._numbers
-        if len(dead) * 2 > len(keys):  # most of it goes: copy what stays
-            kept = keys.keys() - dead
-            self._keys = keys = {term: keys[term] for term in sorted(kept)}
-            self._ids = {key: term for term, key in keys.items()}
-            self._numbers = _Numbers((term, numbers[term]) for term in kept if term in numbers)
+        if young >= self._next:  # no young generation: what stays is what is named
+            staying = set(filter(keys.__contains__, live))
+            for kept in (self._pinned, touched):
+                staying.update(filter(keys.__contains__, kept))
+            forgotten = len(keys) - len(staying)
+            if not forgotten:
+                return 0
+            if len(staying) < forgotten:  # most of it goes: copy what stays, at a cost of what stays
+                self._keep_only(sorted(staying))
+            else:
+                self._drop(list(filterfalse(staying.__contains__, keys)))
         else:
-            ids = self._ids  # the loops run in C: a dictionary that forgets 50k terms at a time
-            deque(map(ids.__delitem__, map(keys.pop, dead)), 0)
-            deque(map(numbers.__delitem__, numbers.keys() & dead), 0)
+            # `keys` holds the ids in the order they were handed out (increasing): the old ones
+            # are its first entries, and only they are looked at (the loops run in C)
+            old = takewhile(young.__gt__, keys)
+            for kept in (live, self._pinned, touched):
+                if kept:
+                    old = filterfalse(kept.__contains__, old)
+            dead = list(old)
+            forgotten = len(dead)
+            if not forgotten:
+                return 0
+            if forgotten * 2 > len(keys):  # most of it goes: copy what stays
+                self._keep_only(list(filterfalse(set(dead).__contains__, keys)))
+            else:
+                self._drop(dead)
+        keys = self._keys
+        numbers = self._numbers
+        if numbers:
+            doomed = list(filterfalse(keys.__contains__, numbers))
+            if len(doomed) * 2 > len(numbers):  # (most goes: copy what stays)
+                staying = list(filter(keys.__contains__, numbers))
+                self._numbers = _Numbers(zip(staying, map(numbers.__getitem__, staying)))
+            else:
+                deque(map(numbers.__delitem__, doomed), 0)
         if self._int_ids:
             self._int_ids = {value: term for value, term in self._int_ids.items() if term in keys}
         self.generation += 1
-        self.forgotten += len(dead)
-        return len(dead)
+        self.forgotten += forgotten
+        return forgotten
+
+    def _keep_only(self, staying: list[int]) -> None:
+        """Keep these ids (in id order) and forget the others: new mappings of what stays."""
+        written = list(map(self._keys.__getitem__, staying))
+        self._keys = dict(zip(staying, written))
+        self._ids = dict(zip(written, staying))
+
+    def _drop(self, dead: list[int]) -> None:
+        keys = self._keys
+        deque(map(self._ids.__delitem__, map(keys.pop, dead)), 0)
 
 
 class ResolvedTerms:
@@ -482,7 +509,11 @@ class Forgetting:
     Generations: an id handed out, or looked up by `intern`, since the last time is kept this
     time whatever the live set says. A reader interns a batch before it pushes it (a line read
     ahead, a block, a micro-batch waiting for another stream): its ids, new or old, survive one
-    forgetting unreached.
+    forgetting unreached. An owner that holds nothing it did not name (`keep_young=False`: it
+    interns a batch only once it is done with the one before, as the block replay of
+    `rsp-plugin reason` does) lets the new ids go too; what stays is then only what is reached,
+    and the dictionary copies what stays when most goes (a stream of new terms: each forgetting
+    costs what the engine holds, not what it forgets).
 
     >>> terms = Dictionary()
     >>> policy = Forgetting(terms, minimum=2)
@@ -494,11 +525,14 @@ class Forgetting:
     (True, 2, 4, False)
     """
 
-    __slots__ = ("terms", "minimum", "mark", "live", "runs", "made")
+    __slots__ = ("terms", "minimum", "mark", "live", "runs", "made", "keep_young")
 
-    def __init__(self, terms: Dictionary, minimum: int = 20_000):
+    def __init__(self, terms: Dictionary, minimum: int = 20_000, *, keep_young: bool = True):
         self.terms = terms
         self.minimum = minimum
+        #: False: the owner's live set names everything it holds (it interns nothing ahead of
+        #: what it pushed), so the ids made since the last time are not kept unreached
+        self.keep_young = keep_young
         #: the first id of the young generation, and how many terms were made before it
         self.mark = terms.next_id
         self.made = terms.made
@@ -517,7 +551,8 @@ class Forgetting:
         if hasattr(live, "tolist"):
             live = live.tolist()
         live = live if isinstance(live, (set, frozenset)) else set(live)
-        forgotten = self.terms.retain(live, keep_since=self.mark)
+        young = getattr(self, "keep_young", True)  # (a state saved before it was an option: kept)
+        forgotten = self.terms.retain(live, keep_since=self.mark if young else None)
         self.mark = self.terms.next_id
         self.made = self.terms.made
         self.live = len(live)  # what is reached (the young generation kept unreached does not count)

@@ -159,7 +159,9 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
            max_gap: int | None = limits.MAX_GAP_TIME_POINTS) -> IncrementalEngine:
     """Evaluate `program` over the stream file and write one JSON line per time point to `out`.
 
-    `blocks`: the stream as `AtomBlock`s already (instead of reading the file), e.g. a generator;
+    `blocks`: the stream as `AtomBlock`s already (instead of reading the file), e.g. a generator
+    that interns each block's terms as it makes it (the dictionary forgets, between two blocks,
+    the terms the engine no longer holds: a block interned ahead of its turn would lose them);
     `handle`: the file opened already (binary). A line older than one read before it, or more than
     `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules).
 
@@ -180,7 +182,9 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
             max_derivations, max_line_bytes, max_gap) -> IncrementalEngine:
     terms = program.terms
     terms.pin(list(terms.ids()))  # the program's constants
-    forgetting = Forgetting(terms) if forget else None
+    # the live set below names all the replay holds (the engine, the time point being filled);
+    # a block's terms are interned when it is read, after the one before was pushed
+    forgetting = Forgetting(terms, keep_young=False) if forget else None
     bounds = {} if max_derivations is None else {"max_derivations": max_derivations}
     engine = IncrementalEngine(program, start=first, pruning=pruning, **bounds)
     counted = engine._count_log is not None  # tuple windows count atoms in arrival order
