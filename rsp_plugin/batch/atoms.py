@@ -49,6 +49,12 @@ _ATOM_LINE = re.compile(
 #: a block of lines `TS name(v1,...,vk)`, all of arity k (index k), each line ended by a newline
 _SIMPLE_LINES = [re.compile(rf"(?:-?[0-9]{{1,18}} {_NAME}{arguments}\n)*") for arguments in (
     "", rf"\({_VALUE}\)", rf"\({_VALUE},{_VALUE}\)", rf"\({_VALUE},{_VALUE},{_VALUE}\)")]
+#: the same with every argument a name and every time point >= 0 (the usual stream), checked
+#: faster: no alternative to try per argument, no backtracking (possessive repeats); a block it
+#: does not take is checked by `_SIMPLE_LINES`
+_NAME_LINES = [re.compile(rf"(?:[0-9]{{1,18}}+ [a-z][A-Za-z0-9_]*+{arguments}\n)*+") for arguments in (
+    "", r"\([a-z][A-Za-z0-9_]*+\)", r"\([a-z][A-Za-z0-9_]*+,[a-z][A-Za-z0-9_]*+\)",
+    r"\([a-z][A-Za-z0-9_]*+,[a-z][A-Za-z0-9_]*+,[a-z][A-Za-z0-9_]*+\)")]
 _TO_SPACES = str.maketrans("(),", "   ")
 _IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
 _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
@@ -174,7 +180,8 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         text = "\n".join(compress(pieces, keep))
     else:
         lines = list(range(first_line, first_line + len(pieces)))
-    if not _SIMPLE_LINES[arity].fullmatch(text + "\n"):
+    lined = text + "\n"
+    if not _NAME_LINES[arity].fullmatch(lined) and not _SIMPLE_LINES[arity].fullmatch(lined):
         return None
     tokens = text.translate(_TO_SPACES).split()
     step = arity + 2
