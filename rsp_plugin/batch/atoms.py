@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import limits
-from ..formats import _PREFIX_LINE, Rejected, read_atom_stream, read_tnt
-from ..lines import byte_blocks, check_line
+from ..lines import Rejected, byte_blocks, check_line
 from ..terms import TRIPLE, XSD_STRING, Dictionary
 from ..timeline import NEVER_EXPIRES
 
@@ -170,16 +169,16 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         arity = head.count(",") + 1
         if arity > 3:
             return None
-    pieces = text.split("\n")
     repeats: list[int] = []
-    same = list(map(eq, pieces[1:], pieces[:-1])) if _repeats_early(text) else ()
+    pieces = text.split("\n") if _repeats_early(text) else None
+    same = list(map(eq, pieces[1:], pieces[:-1])) if pieces is not None else ()
     if any(same):  # a line that repeats the one before it is read once (`AtomBlock.repeats`)
         keep = [True, *map(not_, same)]
         lines = list(compress(range(first_line, first_line + len(pieces)), keep))
         repeats = list(compress(range(first_line + 1, first_line + len(pieces)), same))
         text = "\n".join(compress(pieces, keep))
     else:
-        lines = list(range(first_line, first_line + len(pieces)))
+        lines = list(range(first_line, first_line + text.count("\n") + 1))
     lined = text + "\n"
     if not _NAME_LINES[arity].fullmatch(lined) and not _SIMPLE_LINES[arity].fullmatch(lined):
         return None
@@ -284,6 +283,8 @@ def _tuples(terms: Dictionary, first, second, third) -> list[tuple]:
 
 def _slowly(numbered, first_line, terms, prefixes, tick_ms, filename, kind) -> AtomBlock:
     """The per-line reader on (row in block, text or (reason,) if not UTF-8) pairs."""
+    from ..formats import _PREFIX_LINE, read_atom_stream, read_tnt  # (only lines in another form come here)
+
     lines, times, predicates, args, rejected = [], [], [], [], []
     for row, text in numbered:
         number = first_line + row

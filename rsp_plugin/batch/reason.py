@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from .. import limits
-from ..formats import Rejected, format_fact
+from ..lines import Rejected
 from ..lars.engine import IncrementalEngine
 from ..terms import TRIPLE, Forgetting
 from .atoms import in_order, read_atom_blocks
@@ -244,6 +244,8 @@ def written(facts: list, terms) -> list[str]:
             texts = None
         if texts is not None and len(texts) == len(facts):
             return texts
+    from ..formats import format_fact  # (the usual batch never needs the readers' module)
+
     return [format_fact(fact, terms) for fact in facts]
 
 
@@ -301,7 +303,7 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
             started = [fact for fact in started if fact[0] not in hidden]
             stopped = [fact for fact in stopped if fact[0] not in hidden]
         if changes:
-            started_lines = sorted(format_fact(f, terms) for f in started)
+            started_lines = sorted(written(started, terms))
             stopped_lines = sorted(snapshot.shown[f] for f in stopped)
             snapshot.change(started, stopped, terms)
             out.write(json.dumps({"t": point, "started": started_lines, "stopped": stopped_lines},
