@@ -218,15 +218,16 @@ class Dictionary:
             self._numbers[new] = number
         return new
 
-    def intern_keys(self, keys) -> list[int]:
+    def intern_keys(self, keys, *, names: bool = False) -> list[int]:
         """The ids of many written terms, the new ones created in bulk (in order of first appearance).
 
         Each distinct key is looked up once (a column of a stream block repeats its terms), the new
         ones added at once; a column of keys all new and distinct (a stream of new terms) gets its
-        ids as a range, with no table of its own."""
+        ids as a range, with no table of its own. `names`: the caller knows every key is a name of
+        the rule language (`[a-z]...`), so none is a number."""
         keys = keys if isinstance(keys, list) else list(keys)
         if keys and self._ids.get(keys[0]) is None and self._ids.get(keys[-1]) is None:
-            ids = self._fresh_column(keys)  # new at both ends: likely all new and distinct
+            ids = self._fresh_column(keys, names)  # new at both ends: likely all new and distinct
             if ids is not None:
                 return ids
         distinct = dict.fromkeys(keys)
@@ -245,14 +246,14 @@ class Dictionary:
         start = self._next
         # a key that can be a number starts with a digit, a sign, '.' or '"', all before "a":
         # a column of names (the usual atoms' constants) skips the numbers' test
-        self._add_fresh(fresh, None if min(fresh) < "a" else [])
+        self._add_fresh(fresh, [] if names or min(fresh) >= "a" else None)
         if len(fresh) == len(keys):
             return list(range(start, start + len(keys)))
         table = dict(zip(distinct, found))
         table.update(zip(fresh, range(start, start + len(fresh))))
         return list(map(table.__getitem__, keys))
 
-    def _fresh_column(self, keys: list[str]) -> list[int] | None:
+    def _fresh_column(self, keys: list[str], names: bool = False) -> list[int] | None:
         """The ids of keys all new and distinct, made in one probe per key (`dict.setdefault`
         offers each the id it gets if new); None, and the dictionary as it was, if some key was
         known or came twice."""
@@ -267,7 +268,7 @@ class Dictionary:
         self._next = start + len(keys)
         self.made += len(keys)
         self._keys.update(zip(offers, keys))
-        if min(keys) < "a":  # (see intern_keys: a column of names has no numbers)
+        if not names and min(keys) < "a":  # (see intern_keys: a column of names has no numbers)
             numbers = self._numbers
             for term, key in zip(offers, keys):
                 if key[:1] in _NUMERIC_START:
