@@ -180,8 +180,8 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
     else:
         lines = list(range(first_line, first_line + text.count("\n") + 1))
     lined = text + "\n"
-    names = _NAME_LINES[arity].fullmatch(lined) is not None  # (every argument a name: no number)
-    if not names and not _SIMPLE_LINES[arity].fullmatch(lined):
+    named = _NAME_LINES[arity].fullmatch(lined) is not None  # (every argument a name: no number)
+    if not named and not _SIMPLE_LINES[arity].fullmatch(lined):
         return None
     tokens = text.translate(_TO_SPACES).split()
     step = arity + 2
@@ -196,10 +196,10 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         args = [()] * count
     else:
         if arity == 1:
-            args = list(zip(terms.intern_keys(tokens[2::step], names=names)))
+            args = list(zip(terms.intern_keys(tokens[2::step], names=named)))
         else:
             ids = terms.intern_keys(tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []),
-                                    names=names)
+                                    names=named)
             args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
     return AtomBlock(lines, _times(stamps, tick_ms), predicates, args, repeats=repeats)
 
