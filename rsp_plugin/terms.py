@@ -267,7 +267,7 @@ class Dictionary:
             return None
         self._next = start + len(keys)
         self.made += len(keys)
-        self._keys.update(zip(offers, keys))
+        self._keys.update(zip(found, keys))  # (the ids `found` holds: one int object per id, not two)
         if not names and min(keys) < "a":  # (see intern_keys: a column of names has no numbers)
             numbers = self._numbers
             for term, key in zip(offers, keys):
