@@ -41,3 +41,14 @@ def test_lines_are_json_dumps_of_the_sorted_atoms(seed, chunk, monkeypatch):
         assert out.getvalue() == expected == snapshot.line(point)
         assert snapshot.ordered == atoms
         assert all(snapshot.chunks) and snapshot.lasts == [chunk[-1] for chunk in snapshot.chunks]
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_the_escape_test_is_the_regex_test(seed):
+    from rsp_plugin.batch.reason import _NEEDS_ESCAPE, _escapes
+
+    draw = random.Random(seed)
+    alphabet = ["a", "q(", ",", ")", '"', "\\", "\n", "\x00", "\x1f", " ", "\x7f", "é", "€", "😀", "\ud800", "\u2028"]
+    for _ in range(50):
+        text = "".join(draw.choice(alphabet) for _ in range(draw.randint(0, 12)))
+        assert _escapes(text) == bool(_NEEDS_ESCAPE.search(text)), repr(text)

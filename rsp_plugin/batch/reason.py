@@ -39,6 +39,14 @@ from .atoms import in_order, read_atom_blocks
 
 #: characters json.dumps escapes with ensure_ascii=False
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+_ESCAPED_BYTES = bytes(range(32)) + b'"\\'
+
+
+def _escapes(text: str) -> bool:
+    """Would json.dumps escape a character of `text`? (`_NEEDS_ESCAPE.search`, in UTF-8 bytes
+    deleted in one C pass: those characters are ASCII, and no byte of a longer UTF-8 sequence is)"""
+    data = text.encode("utf-8", "surrogatepass")
+    return len(data.translate(None, _ESCAPED_BYTES)) != len(data)
 
 
 class SnapshotLines:
@@ -72,7 +80,7 @@ class SnapshotLines:
         gone = list(map(shown.pop, stopped))
         new = written(started, terms)
         shown.update(zip(started, new))
-        if new and _NEEDS_ESCAPE.search("".join(new)):
+        if new and _escapes("".join(new)):
             self.special.update(text for text in new if _NEEDS_ESCAPE.search(text))
         if self.special and gone:
             self.special.difference_update(gone)
