@@ -503,9 +503,10 @@ class ResolvedTerms:
 
 class Forgetting:
     """When an engine's owner should make its dictionary forget: once it handed out as many
-    new ids as were live after the last time (and at least `minimum`), so the walk over the
-    live state costs O(1) per new term, amortized, and the dictionary holds at most about
-    twice what the engine can still reach (plus `minimum`).
+    new ids as were live after the last time (twice as many if it keeps nothing young; and at
+    least `minimum`), so the walk over the live state costs O(1) per new term, amortized, and
+    the dictionary holds at most about three times what the engine can still reach (plus
+    `minimum`; about twice when what is reached is mostly recent).
 
     Generations: an id handed out, or looked up by `intern`, since the last time is kept this
     time whatever the live set says. A reader interns a batch before it pushes it (a line read
@@ -542,9 +543,14 @@ class Forgetting:
 
     def due(self) -> bool:
         made = getattr(self, "made", None)  # (a state saved before it was counted: ids instead)
+        # keeping the young, the dictionary holds up to the live and the young after a run, and
+        # as many again before the next: about three times the live at most. Keeping nothing
+        # young, a run leaves the live only: it waits for twice as many new ids, within the same
+        # bound, and each run (which costs what stays) comes half as often
+        due = max(self.minimum, self.live if getattr(self, "keep_young", True) else 2 * self.live)
         if made is None:
-            return self.terms.next_id - self.mark >= max(self.minimum, self.live)
-        return self.terms.made - made >= max(self.minimum, self.live)
+            return self.terms.next_id - self.mark >= due
+        return self.terms.made - made >= due
 
     def run(self, live) -> int:
         """Forget what `live` (ids, any iterable or numpy array) does not name, among the ids handed
