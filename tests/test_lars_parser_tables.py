@@ -19,9 +19,9 @@ def test_the_tables_read_back_as_lark_wrote_them():
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
 
-    tables = json.loads(json.dumps(syntax.parser_tables(built)))  # (its states numbered canonically)
-    data, memo = built.memo_serialize([TerminalDef, Rule])
-    stored = syntax._untagged(tables["parser"])
+    tables = json.loads(json.dumps(syntax.parser_tables(built)), object_pairs_hook=syntax._untag)
+    data, memo = built.memo_serialize([TerminalDef, Rule])  # (its states numbered canonically by then)
+    stored = tables["parser"]
     assert stored == {"data": data, "memo": memo}
 
 

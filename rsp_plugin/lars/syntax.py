@@ -64,6 +64,8 @@ _OPTIONS = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders":
 #: lark's LALR tables of `grammar.lark`, shipped as JSON so that a start skips the grammar's
 #: analysis (`python -m rsp_plugin.lars.syntax` writes them again; a test says they are current)
 _TABLES = Path(__file__).with_name("grammar_tables.json")
+#: the way `_tagged` writes them
+_TABLES_FORMAT = 2
 
 
 def build_parser() -> Lark:
@@ -81,7 +83,7 @@ def parser_tables(parser: Lark) -> dict:
 
     _number_states_canonically(parser)
     data, memo = parser.memo_serialize([TerminalDef, Rule])
-    return {"grammar": _GRAMMAR, "lark": __version__, "options": _OPTIONS,
+    return {"format": _TABLES_FORMAT, "grammar": _GRAMMAR, "lark": __version__, "options": _OPTIONS,
             "parser": _tagged({"data": data, "memo": memo})}
 
 
@@ -112,32 +114,30 @@ def _number_states_canonically(parser: Lark) -> None:
 
 
 def _tagged(value):
-    """lark's data in JSON: a tuple as {"t": [...]}, a mapping as {"d": {...}} (str keys) or
-    {"i": [[key, value], ...]} (other keys); lists and scalars as they are."""
+    """lark's data in JSON: a tuple as {"t": [...]}, a mapping as {"m": [[key, value], ...]}
+    (its keys may be ints); lists and scalars as they are. Every JSON object of the parser's
+    data is one of these two, so a reader tells them apart by their one key (`_untag`)."""
     if isinstance(value, tuple):
         return {"t": [_tagged(item) for item in value]}
     if isinstance(value, list):
         return [_tagged(item) for item in value]
     if isinstance(value, dict):
-        if all(type(key) is str for key in value):
-            return {"d": {key: _tagged(item) for key, item in value.items()}}
-        return {"i": [[key, _tagged(item)] for key, item in value.items()]}
+        return {"m": [[key, _tagged(item)] for key, item in value.items()]}
     if value is None or type(value) in (str, int, bool, float):
         return value
     raise TypeError(f"cannot store {type(value).__name__} in the parser tables")
 
 
-def _untagged(value):
-    if type(value) is list:
-        return [_untagged(item) for item in value]
-    if type(value) is dict:
-        ((tag, content),) = value.items()
+def _untag(pairs: list):
+    """`json.loads`'s object_pairs_hook for the tables: a tagged tuple or mapping back as it was
+    (any other object, the file's own header, as a dict)."""
+    if len(pairs) == 1:
+        tag, content = pairs[0]
         if tag == "t":
-            return tuple(_untagged(item) for item in content)
-        if tag == "d":
-            return {key: _untagged(item) for key, item in content.items()}
-        return {key: _untagged(item) for key, item in content}
-    return value
+            return tuple(content)
+        if tag == "m":
+            return dict(content)
+    return dict(pairs)
 
 
 def _load_parser() -> Lark:
@@ -148,12 +148,13 @@ def _load_parser() -> Lark:
     from lark import __version__
 
     try:
-        tables = json.loads(_TABLES.read_text(encoding="utf-8"))
+        tables = json.loads(_TABLES.read_text(encoding="utf-8"), object_pairs_hook=_untag)
     except (OSError, ValueError):
         return build_parser()
-    if tables.get("grammar") != _GRAMMAR or tables.get("lark") != __version__ or tables.get("options") != _OPTIONS:
+    if (tables.get("format") != _TABLES_FORMAT or tables.get("grammar") != _GRAMMAR
+            or tables.get("lark") != __version__ or tables.get("options") != _OPTIONS):
         return build_parser()
-    stored = _untagged(tables["parser"])
+    stored = tables["parser"]
     return Lark._load_from_dict(stored["data"], stored["memo"])
 
 
