@@ -359,10 +359,17 @@ def _newlines(handle, start: int, stop: int) -> int:
 
 
 def read_piece(piece: FilePiece, stream: str) -> Iterator:
-    """Parse one piece into Arrow record batches of the source's columns."""
+    """Parse one piece into Arrow record batches of the source's columns.
+
+    Line formats are read a block at a time by the batch path's reader (`rsp_plugin.batch.blocks`:
+    the same triples, times and dead letters as the per-line readers, checked by its tests), and
+    each block leaves as one record batch built from its distinct terms: no Python object per row."""
     import pyarrow as pa
 
     if piece.fmt == "none":
+        return
+    if piece.fmt in LINE_FORMATS:
+        yield from _block_batches(piece, stream)
         return
     columns = {name: [] for name in COLUMNS}
     for row in parse_piece(piece):
@@ -378,6 +385,77 @@ def read_piece(piece: FilePiece, stream: str) -> Iterator:
     yield pa.RecordBatch.from_arrays(
         [pa.array(columns[name], type=pa.int64() if name == "ts" else pa.string()) for name in COLUMNS],
         names=list(COLUMNS))
+
+
+class _Bounded:
+    """A binary file read up to `limit` bytes from where it stands (a piece of a larger file)."""
+
+    def __init__(self, handle, limit: int):
+        self.handle, self.left = handle, limit
+
+    def readinto(self, view) -> int:
+        if self.left <= 0:
+            return 0
+        wanted = min(len(view), self.left)
+        count = self.handle.readinto(view[:wanted])
+        self.left -= count
+        return count
+
+
+def _block_batches(piece: FilePiece, stream: str) -> Iterator:
+    """A line-format piece as Arrow record batches, a block of lines at a time, rows in line order
+    (a dead letter where its line was)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ..batch.blocks import read_tnt_blocks
+    from ..terms import Dictionary
+
+    terms = Dictionary()
+    fixed = piece.file_time
+    shift = piece.first_line
+    moment = None if piece.fmt == "tnt" else 0
+    bound = getattr(piece, "max_line_bytes", limits.MAX_LINE_BYTES)
+    with open(piece.path, "rb") as handle:
+        handle.seek(piece.start)
+        reader = _Bounded(handle, piece.end - piece.start)
+        for block in read_tnt_blocks(piece.path, terms, tick_ms=1, handle=reader, moment=moment,
+                                     filename=piece.path, max_line_bytes=bound):
+            good = len(block)
+            dead = block.rejected
+            if not good and not dead:
+                continue
+            lines = block.lines
+            times = block.times if fixed is None else np.full(good, fixed, dtype=np.int64)
+            s, p, o = (_keys_column(column, terms) for column in (block.s, block.p, block.o))
+            ts = pa.array(times, pa.int64())
+            rejected = pa.nulls(good, pa.string())
+            if dead:  # the dead letters in their lines' places among the triples
+                count = len(dead)
+                order = np.argsort(np.concatenate([lines, np.array([r.line for r in dead], dtype=np.int64)]),
+                                   kind="stable")
+                nothing = pa.nulls(count, pa.string())
+                s, p, o = (pa.concat_arrays([column, nothing]).take(order) for column in (s, p, o))
+                ts = pa.concat_arrays([ts, pa.nulls(count, pa.int64())]).take(order)
+                rejected = pa.concat_arrays([rejected, pa.array(
+                    [f"{r.filename}:{r.line + shift}: {r.reason}" for r in dead], pa.string())]).take(order)
+            rows = len(ts)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([stream], pa.string()).take(np.zeros(rows, dtype=np.int32)), s, p, o, ts, rejected],
+                names=list(COLUMNS))
+            # ids are of this piece only: what the block named is forgotten before the next
+            terms.retain(())
+
+
+def _keys_column(ids, terms):
+    """The written terms of a column of ids, as an Arrow string array (a lookup per distinct id)."""
+    import numpy as np
+    import pyarrow as pa
+
+    distinct, codes = np.unique(ids, return_inverse=True)
+    keys = terms.keys
+    dictionary = pa.array([keys[term] for term in distinct.tolist()], pa.string())
+    return dictionary.take(pa.array(codes.astype(np.int32)))
 
 
 def parse_piece(piece: FilePiece) -> Iterator[tuple]:

@@ -79,8 +79,11 @@ class QueryStage:
                     condition = condition & (F.col(column) == F.col(chosen[value]))
                 else:
                     chosen[value] = column
+            # a window's content is a set: the same fact arriving again (a sensor's type, derived
+            # from each of its observations) matches once per interval, not once per arrival
             table = (content.where(condition)
-                     .select(*[F.col(column).alias(columns[name]) for name, column in chosen.items()], "k1", "k2"))
+                     .select(*[F.col(column).alias(columns[name]) for name, column in chosen.items()], "k1", "k2")
+                     .distinct())
             constants = sum(1 for kind, _ in pattern if kind == "c")
             tables.append((table, set(chosen), constants))
         pending = [(index, graph, conjunct, {str(v) for v in _expression_variables(conjunct)})
