@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from itertools import repeat
+from itertools import compress, filterfalse, repeat, takewhile
+from operator import eq
 from decimal import Decimal, InvalidOperation
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -174,7 +175,7 @@ class Dictionary:
                 "forgotten": self.forgotten, "made": self.made}
 
     def __setstate__(self, state) -> None:
-        self._keys = dict(state["keys"])
+        self._keys = dict(sorted(state["keys"].items()))  # (in id order: `retain` reads them so)
         self._ids = {key: term for term, key in self._keys.items()}
         self._numbers = _Numbers(state["numbers"])
         self._int_ids = dict(state["int_ids"])
@@ -217,13 +218,18 @@ class Dictionary:
             self._numbers[new] = number
         return new
 
-    def intern_keys(self, keys) -> list[int]:
+    def intern_keys(self, keys, *, names: bool = False) -> list[int]:
         """The ids of many written terms, the new ones created in bulk (in order of first appearance).
 
         Each distinct key is looked up once (a column of a stream block repeats its terms), the new
         ones added at once; a column of keys all new and distinct (a stream of new terms) gets its
-        ids as a range, with no table of its own."""
+        ids as a range, with no table of its own. `names`: the caller knows every key is a name of
+        the rule language (`[a-z]...`), so none is a number."""
         keys = keys if isinstance(keys, list) else list(keys)
+        if keys and self._ids.get(keys[0]) is None and self._ids.get(keys[-1]) is None:
+            ids = self._fresh_column(keys, names)  # new at both ends: likely all new and distinct
+            if ids is not None:
+                return ids
         distinct = dict.fromkeys(keys)
         found = list(map(self._ids.get, distinct))
         if None not in found:
@@ -240,12 +246,36 @@ class Dictionary:
         start = self._next
         # a key that can be a number starts with a digit, a sign, '.' or '"', all before "a":
         # a column of names (the usual atoms' constants) skips the numbers' test
-        self._add_fresh(fresh, None if min(fresh) < "a" else [])
+        self._add_fresh(fresh, [] if names or min(fresh) >= "a" else None)
         if len(fresh) == len(keys):
             return list(range(start, start + len(keys)))
         table = dict(zip(distinct, found))
         table.update(zip(fresh, range(start, start + len(fresh))))
         return list(map(table.__getitem__, keys))
+
+    def _fresh_column(self, keys: list[str], names: bool = False) -> list[int] | None:
+        """The ids of keys all new and distinct, made in one probe per key (`dict.setdefault`
+        offers each the id it gets if new); None, and the dictionary as it was, if some key was
+        known or came twice."""
+        ids = self._ids
+        before = len(ids)
+        start = self._next
+        offers = range(start, start + len(keys))
+        found = list(map(ids.setdefault, keys, offers))
+        if len(ids) - before != len(keys):  # undo: the keys that took their offer go again
+            deque(map(ids.__delitem__, compress(keys, map(eq, found, offers))), 0)
+            return None
+        self._next = start + len(keys)
+        self.made += len(keys)
+        self._keys.update(zip(found, keys))  # (the ids `found` holds: one int object per id, not two)
+        if not names and min(keys) < "a":  # (see intern_keys: a column of names has no numbers)
+            numbers = self._numbers
+            for term, key in zip(offers, keys):
+                if key[:1] in _NUMERIC_START:
+                    number = number_of_key(key)
+                    if number is not None:
+                        numbers[term] = number
+        return found
 
     def intern_distinct(self, keys: list[str], numeric=None):
         """The ids (an int64 numpy array) of distinct written terms, the new ones created in bulk;
@@ -383,29 +413,56 @@ class Dictionary:
             live = set(live)
         touched, self._touched = self._touched, set()
         young = self._next if keep_since is None else keep_since
-        candidates = keys.keys() - live  # set algebra in C; then the pinned, the looked up, the young
-        candidates -= self._pinned
-        candidates -= touched
-        if young < self._next:
-            candidates.difference_update(range(young, self._next))
-        dead = candidates
-        if not dead:
-            return 0
-        numbers = self._numbers
-        if len(dead) * 2 > len(keys):  # most of it goes: copy what stays
-            kept = keys.keys() - dead
-            self._keys = keys = {term: keys[term] for term in sorted(kept)}
-            self._ids = {key: term for term, key in keys.items()}
-            self._numbers = _Numbers((term, numbers[term]) for term in kept if term in numbers)
+        if young >= self._next:  # no young generation: what stays is what is named
+            staying = set(filter(keys.__contains__, live))
+            for kept in (self._pinned, touched):
+                staying.update(filter(keys.__contains__, kept))
+            forgotten = len(keys) - len(staying)
+            if not forgotten:
+                return 0
+            if len(staying) < forgotten:  # most of it goes: copy what stays, at a cost of what stays
+                self._keep_only(sorted(staying))
+            else:
+                self._drop(list(filterfalse(staying.__contains__, keys)))
         else:
-            ids = self._ids  # the loops run in C: a dictionary that forgets 50k terms at a time
-            deque(map(ids.__delitem__, map(keys.pop, dead)), 0)
-            deque(map(numbers.__delitem__, numbers.keys() & dead), 0)
+            # `keys` holds the ids in the order they were handed out (increasing): the old ones
+            # are its first entries, and only they are looked at (the loops run in C)
+            old = takewhile(young.__gt__, keys)
+            for kept in (live, self._pinned, touched):
+                if kept:
+                    old = filterfalse(kept.__contains__, old)
+            dead = list(old)
+            forgotten = len(dead)
+            if not forgotten:
+                return 0
+            if forgotten * 2 > len(keys):  # most of it goes: copy what stays
+                self._keep_only(list(filterfalse(set(dead).__contains__, keys)))
+            else:
+                self._drop(dead)
+        keys = self._keys
+        numbers = self._numbers
+        if numbers:
+            doomed = list(filterfalse(keys.__contains__, numbers))
+            if len(doomed) * 2 > len(numbers):  # (most goes: copy what stays)
+                staying = list(filter(keys.__contains__, numbers))
+                self._numbers = _Numbers(zip(staying, map(numbers.__getitem__, staying)))
+            else:
+                deque(map(numbers.__delitem__, doomed), 0)
         if self._int_ids:
             self._int_ids = {value: term for value, term in self._int_ids.items() if term in keys}
         self.generation += 1
-        self.forgotten += len(dead)
-        return len(dead)
+        self.forgotten += forgotten
+        return forgotten
+
+    def _keep_only(self, staying: list[int]) -> None:
+        """Keep these ids (in id order) and forget the others: new mappings of what stays."""
+        written = list(map(self._keys.__getitem__, staying))
+        self._keys = dict(zip(staying, written))
+        self._ids = dict(zip(written, staying))
+
+    def _drop(self, dead: list[int]) -> None:
+        keys = self._keys
+        deque(map(self._ids.__delitem__, map(keys.pop, dead)), 0)
 
 
 class ResolvedTerms:
@@ -446,14 +503,19 @@ class ResolvedTerms:
 
 class Forgetting:
     """When an engine's owner should make its dictionary forget: once it handed out as many
-    new ids as were live after the last time (and at least `minimum`), so the walk over the
-    live state costs O(1) per new term, amortized, and the dictionary holds at most about
-    twice what the engine can still reach (plus `minimum`).
+    new ids as were live after the last time (twice as many if it keeps nothing young; and at
+    least `minimum`), so the walk over the live state costs O(1) per new term, amortized, and
+    the dictionary holds at most about three times what the engine can still reach (plus
+    `minimum`; about twice when what is reached is mostly recent).
 
     Generations: an id handed out, or looked up by `intern`, since the last time is kept this
     time whatever the live set says. A reader interns a batch before it pushes it (a line read
     ahead, a block, a micro-batch waiting for another stream): its ids, new or old, survive one
-    forgetting unreached.
+    forgetting unreached. An owner that holds nothing it did not name (`keep_young=False`: it
+    interns a batch only once it is done with the one before, as the block replay of
+    `rsp-plugin reason` does) lets the new ids go too; what stays is then only what is reached,
+    and the dictionary copies what stays when most goes (a stream of new terms: each forgetting
+    costs what the engine holds, not what it forgets).
 
     >>> terms = Dictionary()
     >>> policy = Forgetting(terms, minimum=2)
@@ -465,11 +527,14 @@ class Forgetting:
     (True, 2, 4, False)
     """
 
-    __slots__ = ("terms", "minimum", "mark", "live", "runs", "made")
+    __slots__ = ("terms", "minimum", "mark", "live", "runs", "made", "keep_young")
 
-    def __init__(self, terms: Dictionary, minimum: int = 20_000):
+    def __init__(self, terms: Dictionary, minimum: int = 20_000, *, keep_young: bool = True):
         self.terms = terms
         self.minimum = minimum
+        #: False: the owner's live set names everything it holds (it interns nothing ahead of
+        #: what it pushed), so the ids made since the last time are not kept unreached
+        self.keep_young = keep_young
         #: the first id of the young generation, and how many terms were made before it
         self.mark = terms.next_id
         self.made = terms.made
@@ -478,9 +543,14 @@ class Forgetting:
 
     def due(self) -> bool:
         made = getattr(self, "made", None)  # (a state saved before it was counted: ids instead)
+        # keeping the young, the dictionary holds up to the live and the young after a run, and
+        # as many again before the next: about three times the live at most. Keeping nothing
+        # young, a run leaves the live only: it waits for twice as many new ids, within the same
+        # bound, and each run (which costs what stays) comes half as often
+        due = max(self.minimum, self.live if getattr(self, "keep_young", True) else 2 * self.live)
         if made is None:
-            return self.terms.next_id - self.mark >= max(self.minimum, self.live)
-        return self.terms.made - made >= max(self.minimum, self.live)
+            return self.terms.next_id - self.mark >= due
+        return self.terms.made - made >= due
 
     def run(self, live) -> int:
         """Forget what `live` (ids, any iterable or numpy array) does not name, among the ids handed
@@ -488,7 +558,8 @@ class Forgetting:
         if hasattr(live, "tolist"):
             live = live.tolist()
         live = live if isinstance(live, (set, frozenset)) else set(live)
-        forgotten = self.terms.retain(live, keep_since=self.mark)
+        young = getattr(self, "keep_young", True)  # (a state saved before it was an option: kept)
+        forgotten = self.terms.retain(live, keep_since=self.mark if young else None)
         self.mark = self.terms.next_id
         self.made = self.terms.made
         self.live = len(live)  # what is reached (the young generation kept unreached does not count)

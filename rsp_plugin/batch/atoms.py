@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import limits
-from ..formats import _PREFIX_LINE, Rejected, read_atom_stream, read_tnt
-from ..lines import byte_blocks, check_line
+from ..lines import Rejected, byte_blocks, check_line
 from ..terms import TRIPLE, XSD_STRING, Dictionary
 from ..timeline import NEVER_EXPIRES
 
@@ -49,6 +48,12 @@ _ATOM_LINE = re.compile(
 #: a block of lines `TS name(v1,...,vk)`, all of arity k (index k), each line ended by a newline
 _SIMPLE_LINES = [re.compile(rf"(?:-?[0-9]{{1,18}} {_NAME}{arguments}\n)*") for arguments in (
     "", rf"\({_VALUE}\)", rf"\({_VALUE},{_VALUE}\)", rf"\({_VALUE},{_VALUE},{_VALUE}\)")]
+#: the same with every argument a name and every time point >= 0 (the usual stream), checked
+#: faster: no alternative to try per argument, no backtracking (possessive repeats); a block it
+#: does not take is checked by `_SIMPLE_LINES`
+_NAME_LINES = [re.compile(rf"(?:[0-9]{{1,18}}+ [a-z][A-Za-z0-9_]*+{arguments}\n)*+") for arguments in (
+    "", r"\([a-z][A-Za-z0-9_]*+\)", r"\([a-z][A-Za-z0-9_]*+,[a-z][A-Za-z0-9_]*+\)",
+    r"\([a-z][A-Za-z0-9_]*+,[a-z][A-Za-z0-9_]*+,[a-z][A-Za-z0-9_]*+\)")]
 _TO_SPACES = str.maketrans("(),", "   ")
 _IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
 _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
@@ -164,17 +169,19 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         arity = head.count(",") + 1
         if arity > 3:
             return None
-    pieces = text.split("\n")
     repeats: list[int] = []
-    same = list(map(eq, pieces[1:], pieces[:-1])) if _repeats_early(text) else ()
+    pieces = text.split("\n") if _repeats_early(text) else None
+    same = list(map(eq, pieces[1:], pieces[:-1])) if pieces is not None else ()
     if any(same):  # a line that repeats the one before it is read once (`AtomBlock.repeats`)
         keep = [True, *map(not_, same)]
         lines = list(compress(range(first_line, first_line + len(pieces)), keep))
         repeats = list(compress(range(first_line + 1, first_line + len(pieces)), same))
         text = "\n".join(compress(pieces, keep))
     else:
-        lines = list(range(first_line, first_line + len(pieces)))
-    if not _SIMPLE_LINES[arity].fullmatch(text + "\n"):
+        lines = list(range(first_line, first_line + text.count("\n") + 1))
+    lined = text + "\n"
+    named = _NAME_LINES[arity].fullmatch(lined) is not None  # (every argument a name: no number)
+    if not named and not _SIMPLE_LINES[arity].fullmatch(lined):
         return None
     tokens = text.translate(_TO_SPACES).split()
     step = arity + 2
@@ -189,9 +196,10 @@ def _simple_block(text: str, terms: Dictionary, first_line: int, tick_ms: int | 
         args = [()] * count
     else:
         if arity == 1:
-            args = list(zip(terms.intern_keys(tokens[2::step])))
+            args = list(zip(terms.intern_keys(tokens[2::step], names=named)))
         else:
-            ids = terms.intern_keys(tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []))
+            ids = terms.intern_keys(tokens[2::step] + tokens[3::step] + (tokens[4::step] if arity == 3 else []),
+                                    names=named)
             args = list(zip(*(ids[k * count:(k + 1) * count] for k in range(arity))))
     return AtomBlock(lines, _times(stamps, tick_ms), predicates, args, repeats=repeats)
 
@@ -277,6 +285,8 @@ def _tuples(terms: Dictionary, first, second, third) -> list[tuple]:
 
 def _slowly(numbered, first_line, terms, prefixes, tick_ms, filename, kind) -> AtomBlock:
     """The per-line reader on (row in block, text or (reason,) if not UTF-8) pairs."""
+    from ..formats import _PREFIX_LINE, read_atom_stream, read_tnt  # (only lines in another form come here)
+
     lines, times, predicates, args, rejected = [], [], [], [], []
     for row, text in numbered:
         number = first_line + row

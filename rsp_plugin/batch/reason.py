@@ -32,66 +32,170 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from .. import limits
-from ..formats import Rejected, format_fact
+from ..lines import Rejected
 from ..lars.engine import IncrementalEngine
 from ..terms import TRIPLE, Forgetting
 from .atoms import in_order, read_atom_blocks
 
 #: characters json.dumps escapes with ensure_ascii=False
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+_ESCAPED_BYTES = bytes(range(32)) + b'"\\'
+
+
+def _escapes(text: str) -> bool:
+    """Would json.dumps escape a character of `text`? (`_NEEDS_ESCAPE.search`, in UTF-8 bytes
+    deleted in one C pass: those characters are ASCII, and no byte of a longer UTF-8 sequence is)"""
+    data = text.encode("utf-8", "surrogatepass")
+    return len(data.translate(None, _ESCAPED_BYTES)) != len(data)
 
 
 class SnapshotLines:
     """What holds now, as the sorted written atoms of the contract's line.
 
     Two facts never print alike (ids are distinct terms; an IRI predicate with two
-    arguments is a triple), so the written atoms are a set.
+    arguments is a triple), so the written atoms are a set. They are kept as sorted chunks of
+    about `CHUNK` atoms, each with its piece of the line (its atoms joined) made when it is
+    first written after a change: what starts or stops together sits together (atoms of one
+    time point), so a time point re-joins the few chunks it changed, and a line is one join of
+    the chunks' pieces.
     """
+
+    #: atoms per chunk (a chunk grown past twice as many is cut)
+    CHUNK = 512
 
     def __init__(self) -> None:
         self.shown: dict = {}            # fact -> written atom
-        self.ordered: list[str] = []     # the written atoms, sorted
+        self.chunks: list[list[str]] = []  # the written atoms, sorted, cut in chunks (none empty)
+        self.lasts: list[str] = []       # each chunk's last atom
+        self.pieces: list = []           # each chunk's atoms joined by '", "' (None: changed since)
         self.special: set = set()        # atoms json.dumps would escape
+
+    @property
+    def ordered(self) -> list[str]:
+        """The written atoms, sorted."""
+        return list(chain.from_iterable(self.chunks))
 
     def change(self, started, stopped, terms) -> None:
         shown = self.shown
         gone = list(map(shown.pop, stopped))
         new = written(started, terms)
         shown.update(zip(started, new))
-        if new and _NEEDS_ESCAPE.search("".join(new)):
+        if new and _escapes("".join(new)):
             self.special.update(text for text in new if _NEEDS_ESCAPE.search(text))
         if self.special and gone:
             self.special.difference_update(gone)
-        ordered = self.ordered
-        if len(gone) + len(new) <= (len(ordered) >> 5) + 8:
-            for text in gone:
-                del ordered[bisect_left(ordered, text)]
-            for text in new:
-                insort(ordered, text)
-            return
-        if gone:  # cut the gone atoms out, then merge the new ones in (two sorted runs)
+        if gone:
             gone.sort()
-            ordered = without(ordered, gone)
-        ordered += new
-        ordered.sort()
-        self.ordered = ordered
+            self._cut(gone)
+        if new:
+            new.sort()
+            self._merge(new)
+        if len(self.chunks) > 8 + 2 * len(shown) // self.CHUNK:  # chunks worn small: cut afresh
+            ordered = self.ordered
+            self.chunks = []
+            if ordered:
+                self._merge(ordered)
+
+    def _cut(self, gone: list[str]) -> None:
+        """Take the atoms of `gone` (sorted, all held) out of their chunks."""
+        chunks, lasts, pieces = self.chunks, self.lasts, self.pieces
+        low = 0
+        count = len(gone)
+        index = bisect_left(lasts, gone[0])
+        emptied = False
+        while low < count:
+            high = bisect_right(gone, lasts[index], low)
+            if high > low:
+                chunk = chunks[index]
+                if high - low <= (len(chunk) >> 4) + 2:
+                    for text in gone[low:high]:
+                        del chunk[bisect_left(chunk, text)]
+                else:
+                    chunk = chunks[index] = without(chunk, gone[low:high])
+                pieces[index] = None
+                if chunk:
+                    lasts[index] = chunk[-1]
+                else:
+                    emptied = True
+                low = high
+                if low < count:
+                    index = bisect_left(lasts, gone[low], index + 1)
+            else:
+                index += 1
+        if emptied:
+            kept = [k for k, chunk in enumerate(chunks) if chunk]
+            self.chunks = [chunks[k] for k in kept]
+            self.lasts = [lasts[k] for k in kept]
+            self.pieces = [pieces[k] for k in kept]
+
+    def _merge(self, new: list[str]) -> None:
+        """Put the atoms of `new` (sorted, none held) into their chunks, cutting those grown too long."""
+        chunks, lasts, pieces = self.chunks, self.lasts, self.pieces
+        size = self.CHUNK
+        if not chunks:
+            self.chunks = [new[k:k + size] for k in range(0, len(new), size)]
+            self.lasts = [chunk[-1] for chunk in self.chunks]
+            self.pieces = [None] * len(self.chunks)
+            return
+        low = 0
+        count = len(new)
+        last = len(chunks) - 1
+        grown = False
+        index = min(bisect_left(lasts, new[0]), last)
+        while low < count:
+            high = count if index == last else bisect_right(new, lasts[index], low)
+            if high > low:
+                chunk = chunks[index]
+                if high - low <= (len(chunk) >> 4) + 2:
+                    for text in new[low:high]:
+                        insort(chunk, text)
+                else:  # two sorted runs: one merge
+                    chunk += new[low:high]
+                    chunk.sort()
+                pieces[index] = None
+                lasts[index] = chunk[-1]
+                grown |= len(chunk) > 2 * size
+                low = high
+                if low < count:
+                    index = min(bisect_left(lasts, new[low], index + 1), last)
+            else:
+                index += 1
+        if grown:
+            cut_chunks, cut_pieces = [], []
+            for chunk, piece in zip(chunks, pieces):
+                if len(chunk) > 2 * size:
+                    parts = [chunk[k:k + size] for k in range(0, len(chunk), size)]
+                    cut_chunks += parts
+                    cut_pieces += [None] * len(parts)
+                else:
+                    cut_chunks.append(chunk)
+                    cut_pieces.append(piece)
+            self.chunks = cut_chunks
+            self.lasts = [chunk[-1] for chunk in cut_chunks]
+            self.pieces = cut_pieces
+
+    def _joined(self) -> list[str]:
+        pieces = self.pieces
+        for index, piece in enumerate(pieces):
+            if piece is None:
+                pieces[index] = '", "'.join(self.chunks[index])
+        return pieces
 
     def line(self, point: int) -> str:
-        ordered = self.ordered
-        if not ordered:
+        if not self.chunks:
             return f'{{"t": {point}, "atoms": []}}\n'
         if self.special:
-            return json.dumps({"t": point, "atoms": ordered}, ensure_ascii=False) + "\n"
-        return f'{{"t": {point}, "atoms": ["' + '", "'.join(ordered) + '"]}\n'
+            return json.dumps({"t": point, "atoms": self.ordered}, ensure_ascii=False) + "\n"
+        return f'{{"t": {point}, "atoms": ["' + '", "'.join(self._joined()) + '"]}\n'
 
     def write_line(self, point: int, out: TextIO) -> None:
         """`out.write(self.line(point))`, the atoms written as one joined piece (a snapshot line
         is often hundreds of kilobytes: no copy of it is made to put its ends on)."""
-        if not self.ordered or self.special:
+        if not self.chunks or self.special:
             out.write(self.line(point))
             return
         out.write(f'{{"t": {point}, "atoms": ["')
-        out.write('", "'.join(self.ordered))
+        out.write('", "'.join(self._joined()))
         out.write('"]}\n')
 
 
@@ -148,6 +252,8 @@ def written(facts: list, terms) -> list[str]:
             texts = None
         if texts is not None and len(texts) == len(facts):
             return texts
+    from ..formats import format_fact  # (the usual batch never needs the readers' module)
+
     return [format_fact(fact, terms) for fact in facts]
 
 
@@ -159,7 +265,9 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
            max_gap: int | None = limits.MAX_GAP_TIME_POINTS) -> IncrementalEngine:
     """Evaluate `program` over the stream file and write one JSON line per time point to `out`.
 
-    `blocks`: the stream as `AtomBlock`s already (instead of reading the file), e.g. a generator;
+    `blocks`: the stream as `AtomBlock`s already (instead of reading the file), e.g. a generator
+    that interns each block's terms as it makes it (the dictionary forgets, between two blocks,
+    the terms the engine no longer holds: a block interned ahead of its turn would lose them);
     `handle`: the file opened already (binary). A line older than one read before it, or more than
     `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules).
 
@@ -180,7 +288,9 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
             max_derivations, max_line_bytes, max_gap) -> IncrementalEngine:
     terms = program.terms
     terms.pin(list(terms.ids()))  # the program's constants
-    forgetting = Forgetting(terms) if forget else None
+    # the live set below names all the replay holds (the engine, the time point being filled);
+    # a block's terms are interned when it is read, after the one before was pushed
+    forgetting = Forgetting(terms, keep_young=False) if forget else None
     bounds = {} if max_derivations is None else {"max_derivations": max_derivations}
     engine = IncrementalEngine(program, start=first, pruning=pruning, **bounds)
     counted = engine._count_log is not None  # tuple windows count atoms in arrival order
@@ -201,7 +311,7 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
             started = [fact for fact in started if fact[0] not in hidden]
             stopped = [fact for fact in stopped if fact[0] not in hidden]
         if changes:
-            started_lines = sorted(format_fact(f, terms) for f in started)
+            started_lines = sorted(written(started, terms))
             stopped_lines = sorted(snapshot.shown[f] for f in stopped)
             snapshot.change(started, stopped, terms)
             out.write(json.dumps({"t": point, "started": started_lines, "stopped": stopped_lines},

@@ -13,8 +13,8 @@ fact touches the argument tuple the views just touched, and nothing else.
 from __future__ import annotations
 
 from collections import deque
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain, compress, repeat
+from operator import eq, itemgetter
 
 from ..timeline import NEVER_EXPIRES
 
@@ -126,8 +126,9 @@ class Output:
         if predicates.count(predicates[0]) == len(predicates):  # one predicate: its facts at once
             predicate = predicates[0]
             table = until[predicate]
-            get = table.get
-            gone = [args for args in due[1::2] if get(args) == expired]  # others got a later horizon
+            candidates = due[1::2]
+            # (the others got a later horizon)
+            gone = list(compress(candidates, map(eq, map(table.get, candidates), repeat(expired))))
             if len(gone) > 1:
                 gone = list(dict.fromkeys(gone))
             deque(map(table.__delitem__, gone), 0)
