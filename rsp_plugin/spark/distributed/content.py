@@ -131,6 +131,7 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
         codes: dict[str, str] = {}
         frame["sig"] = [codes.setdefault(v, json.dumps(literal_facts(v))) if v[:1] == '"' else "" for v in objects]
     pieces: list = []
+    distinct = _Distinct(values)
     for _, rows in frame.groupby(list(frame.columns), sort=False).indices.items():
         first = int(rows[0])
         triple = (str(values[0][first]), str(values[1][first]), str(values[2][first]))
@@ -154,9 +155,14 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
                 pieces.append(_rows(window, relation, [np.full(len(low), value, dtype=object) for _, value in args],
                                     low, high, 0))
                 continue
-            arrays = [values[slot_position[value]][rows] if kind == "s" else np.full(len(rows), value, dtype=object)
-                      for kind, value in args]
-            pieces.append(_rows(window, relation, arrays, group_k1, group_k2, tag))
+            used = sorted({slot_position[value] for kind, value in args if kind == "s"})
+            chosen, fact_k1, fact_k2 = rows, group_k1, group_k2
+            keep = distinct.first_rows(rows, used, group_k1, None if tag == LASTING else group_k2)
+            if keep is not None:  # a fact of few terms (a sensor's type) made by many rows: once
+                chosen, fact_k1, fact_k2 = rows[keep], group_k1[keep], group_k2[keep]
+            arrays = [values[slot_position[value]][chosen] if kind == "s"
+                      else np.full(len(chosen), value, dtype=object) for kind, value in args]
+            pieces.append(_rows(window, relation, arrays, fact_k1, fact_k2, tag))
     if not pieces:
         return
     merged = {name: np.concatenate([piece[name] for piece in pieces]) for name in pieces[0]}
@@ -164,6 +170,57 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
         [pa.array(merged["w"], pa.int32()), pa.array(merged["rel"], pa.string()),
          *(pa.array(merged[name], pa.string()) for name in ARGS),
          pa.array(merged["k1"], pa.int64()), pa.array(merged["k2"], pa.int64())], schema=schema)
+
+
+class _Distinct:
+    """Which rows of a group make distinct facts, from the terms' codes (`pandas.factorize`, once
+    per column of the batch): a window's content is a set, so a fact every observation of a sensor
+    derives (the sensor's type) is written once per interval, not once per observation."""
+
+    def __init__(self, values):
+        self.values = values
+        self.codes: dict[int, tuple] = {}
+
+    def _codes(self, position: int):
+        found = self.codes.get(position)
+        if found is None:
+            import pandas as pd
+
+            codes, uniques = pd.factorize(self.values[position])
+            found = self.codes[position] = (codes.astype("int64"), len(uniques))
+        return found
+
+    def first_rows(self, rows, positions: list[int], k1, k2):
+        """Indices (into `rows`, in order) of the first row of each distinct (terms at `positions`,
+        k1, k2), or None when every row's fact is distinct already."""
+        import numpy as np
+
+        count = len(rows)
+        if count < 2 or not positions:
+            return None
+        key = np.zeros(count, dtype=np.int64)
+        room = 1
+        for position in positions:
+            codes, size = self._codes(position)
+            picked = codes[rows]
+            if np.bincount(picked, minlength=size).max() == 1:
+                return None  # a term no two rows share: every fact distinct
+            room *= size
+            key = key * size + picked
+        for times in (k1, k2):
+            if times is None:
+                continue
+            low = int(times.min())
+            span = int(times.max()) - low + 1
+            room *= span
+            key = key * span + (times - low)
+        if room >= 1 << 62:
+            return None  # (keys that could overflow: written as they are)
+        _, first = np.unique(key, return_index=True)
+        if len(first) == count:
+            return None
+        first.sort()
+        return first
 
 
 def _rows(window, relation, args, k1, k2, tag) -> dict:
