@@ -156,7 +156,7 @@ def _line(row: dict, triples: int) -> str:
     return (f"{row['workload']:<8} {row['mode']:<12} {row['master']:<24} {row['seconds']:>8.2f} "
             f"{triples / row['seconds']:>10,.0f} {row['latency_ms']:>10.0f} {row['batches']:>8} "
             f"{row.get('cores', 0.0):>6.2f}  "
-            f"{'yes' if row['same'] else 'NO'}")
+            f"{'not compared (no driver-side run)' if row['same'] is None else 'yes' if row['same'] else 'NO'}")
 
 
 def _speedups(rows: list[dict], triples: int) -> None:
@@ -404,7 +404,8 @@ def _child(master: str, config_path: str) -> None:
             if mode == "driver":
                 reference = answers
             row.update(seconds=seconds, cores=statistics.median(r[3] for r in runs), latency_ms=1000 * statistics.median(latencies) if latencies else 0.0,
-                       batches=len(latencies), same=answers == reference, instants=len(answers))
+                       batches=len(latencies), same=None if reference is None else answers == reference,
+                       instants=len(answers))
             if metrics:
                 seen = {stage["id"] for stage in before}
                 row["stages"] = [stage for stage in _stage_metrics(spark) if stage["id"] not in seen]
