@@ -141,6 +141,10 @@ def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict,
 
     if isinstance(source, (str, Path)):
         reader = spark.readStream.format("rdf").option("stream", iri)
+        if not any(key.lower() == "numpartitions" for key in options):
+            from .session import task_slots
+
+            reader = reader.option("numPartitions", task_slots(spark))  # a parse task per task slot
         if max_lines:
             reader = reader.option("maxLinesPerTrigger", max_lines)
         for key, value in options.items():

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import sys
 
-#: What a small local run needs: no UI, two shuffle partitions, Arrow between the JVM and Python.
+#: What a small local run needs: no UI, Arrow between the JVM and Python (shuffle partitions: as
+#: many as the master has task slots, set once the session is up: `spark_session`).
 LOCAL_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "2",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
     "spark.driver.memory": "1g",
@@ -42,8 +42,17 @@ def spark_session(master: str | None = None, *, app_name: str = "rsp-plugin", co
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if "spark.sql.shuffle.partitions" not in (conf or {}):
+        # Spark's 200 are for large shuffles; a micro-batch's are small: one partition per task slot
+        # (2 on `local[2]`, 40 on ten executors of 4 cores), so that every core has a share
+        spark.conf.set("spark.sql.shuffle.partitions", str(task_slots(spark)))
     register(spark)
     return spark
+
+
+def task_slots(spark) -> int:
+    """How many tasks the session runs at once (at least 2): Spark's default parallelism."""
+    return max(2, spark.sparkContext.defaultParallelism)
 
 
 def register(spark) -> None:

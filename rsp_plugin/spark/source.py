@@ -24,7 +24,8 @@ Options:
                          modification time, so that a re-read batch is the same batch)
     timestampScale       filename timestamps: the last integer of the name times this (default 1)
     maxLinesPerTrigger   streaming: at most this many lines per micro-batch (default: all there is)
-    numPartitions        how many parse tasks a large range is split into (default 2)
+    numPartitions        how many parse tasks a large range is split into (default 2; the
+                         streaming queries of `rsp_plugin.spark` ask for one per task slot)
     maxLineBytes         a longer line is a dead letter, never held whole (default 4 MiB, `rsp_plugin.limits`)
 
 Bytes are cut into lines by `rsp_plugin.lines`, as the local readers cut them:
