@@ -298,7 +298,7 @@ def _query(options) -> int:
             raise UserError("--from / --to are read by --engine local")
         if options.explain:
             raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
-        from .spark.cli import cli_run
+        from .commands.spark_query import cli_run
 
         return cli_run(options, UserError)
     from .commands.query import run_query

@@ -391,10 +391,10 @@ def run_cli(test: W3CTest, workdir: Path, *, engine: str = "local") -> tuple[lis
 
 def run_spark_cli(tests: list[W3CTest], workdir: Path, *, at_once: int = 4) -> dict[str, list[dict]]:
     """`rsp-plugin query ... --engine spark` for many tests in one Spark session: the command line's
-    own arguments and code (`rsp_plugin.spark.cli.start`), `at_once` of them running together (each
+    own arguments and code (`rsp_plugin.commands.spark_query.start`), `at_once` of them running together (each
     its own streaming query), each printing its JSON lines into its own buffer. Test id -> lines."""
     from rsp_plugin.cli import UserError, parse_arguments
-    from rsp_plugin.spark.cli import start
+    from rsp_plugin.commands.spark_query import start
 
     printed: dict[str, list[dict]] = {}
     for first in range(0, len(tests), at_once):

@@ -20,8 +20,8 @@ from __future__ import annotations
 import sys
 
 from .. import limits
-from ..commands.query import engine_for
-from .sinks import ConsoleSink
+from .query import engine_for
+from ..spark.sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
 BATCH_LINES = 50_000
@@ -49,9 +49,9 @@ class Started:
 def start(options, user_error, *, out=None) -> Started:
     """Start what `rsp-plugin query ... --engine spark` asks for, writing its JSON lines to `out`
     (stdout by default). Several may run at once in one Spark session (each its own streaming query)."""
-    from . import run_query
-    from .driver import Progress
-    from .session import spark_session
+    from ..spark import run_query
+    from ..spark.driver import Progress
+    from ..spark.session import spark_session
 
     engine, _, sources = engine_for(options, user_error)
     if any(source.live for source in sources):
@@ -64,7 +64,7 @@ def start(options, user_error, *, out=None) -> Started:
         raise user_error("--partition-by runs partitioned mode; --mode distributed is another: choose one")
     plan = None
     if mode == "distributed" and not key:
-        from .distributed import NotDistributed, plan_of
+        from ..spark.distributed import NotDistributed, plan_of
 
         try:
             plan = plan_of(engine)
@@ -85,13 +85,13 @@ def start(options, user_error, *, out=None) -> Started:
     checkpoint = getattr(options, "checkpoint", None)
     sink = ConsoleSink(out, fmt=options.format)
     if key:
-        from .partitioned import run_partitioned_engine
+        from ..spark.partitioned import run_partitioned_engine
 
         state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
                                        progress=progress)
         return Started(lambda: state.set_aside)
     if plan is not None:
-        from .distributed import run_distributed
+        from ..spark.distributed import run_distributed
 
         run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
     else:
