@@ -12,8 +12,9 @@ driver can count it and write it to its dead-letter output.
 Formats (by extension, or the `format` option): `.tnt` timestamped N-Triples,
 `.nt` N-Triples, `.ttl` Turtle, `.trig` / `.nq` timestamped graphs (each named
 graph one element, its time from `prov:generatedAtTime`). Parsing happens in
-the executors, with the same readers as the local engine (`rsp_plugin.formats`),
-so a file reads the same here and there.
+the executors, with the same readers as the local engine (line formats a block
+at a time by `rsp_plugin.batch.blocks`, documents by `rsp_plugin.formats`), so a
+file reads the same here and there.
 
 Options:
     path                 a file or a directory (its files are read in name order)
