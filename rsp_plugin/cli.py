@@ -251,14 +251,9 @@ def _reason(options) -> int:
         return reason_explained(options, UserError)
     if options.at is not None:
         raise UserError("--at is the time point of --explain ATOM")
-    language = options.language
-    if language is None and Path(options.program).suffix == ".lars":
-        language = "lars"  # (detect_language's first rule, without loading the DatalogMTL modules)
-    elif language is None:
-        from .mtl.run import detect_language
+    from .mtl.run import DATALOGMTL, detect_language  # (a light module: the language test alone)
 
-        language = detect_language(options.program, options.stream)
-    if language == "datalogmtl":
+    if (options.language or detect_language(options.program, options.stream)) == DATALOGMTL:
         if options.semantics != "stream":
             raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
         from .commands.reason import reason_datalogmtl

@@ -269,12 +269,7 @@ class Dictionary:
         self.made += len(keys)
         self._keys.update(zip(found, keys))  # (the ids `found` holds: one int object per id, not two)
         if not names and min(keys) < "a":  # (see intern_keys: a column of names has no numbers)
-            numbers = self._numbers
-            for term, key in zip(offers, keys):
-                if key[:1] in _NUMERIC_START:
-                    number = number_of_key(key)
-                    if number is not None:
-                        numbers[term] = number
+            self._note_numbers(zip(offers, keys))
         return found
 
     def intern_distinct(self, keys: list[str], numeric=None):
@@ -308,17 +303,11 @@ class Dictionary:
         self._keys.update(zip(chosen, fresh_keys))
         self._next = chosen[-1] + 1
         self.made += new
-        numbers = self._numbers
         if numeric is None:
-            candidates = [(term, key) for term, key in zip(chosen, fresh_keys) if key[:1] in _NUMERIC_START]
+            self._note_numbers(zip(chosen, fresh_keys))
         else:
             flags = numeric if new == count else numeric[places]
-            picked = np.flatnonzero(flags).tolist()
-            candidates = [(chosen[k], fresh_keys[k]) for k in picked]
-        for term, key in candidates:
-            number = number_of_key(key)
-            if number is not None:
-                numbers[term] = number
+            self._note_numbers([(chosen[k], fresh_keys[k]) for k in np.flatnonzero(flags).tolist()], checked=True)
         return found, new
 
     def _add_fresh(self, fresh: list[str], numeric: list[tuple[int, str]] | None = None) -> None:
@@ -329,13 +318,20 @@ class Dictionary:
         numbered = range(start, self._next)
         self._ids.update(zip(fresh, numbered))
         self._keys.update(zip(numbered, fresh))
-        numbers = self._numbers
         if numeric is None:
-            numeric = [(term, key) for term, key in zip(numbered, fresh) if key[:1] in _NUMERIC_START]
-        for term, key in numeric:
-            number = number_of_key(key)
-            if number is not None:
-                numbers[term] = number
+            self._note_numbers(zip(numbered, fresh))
+        else:
+            self._note_numbers(numeric, checked=True)
+
+    def _note_numbers(self, pairs, *, checked: bool = False) -> None:
+        """The numeric values of new terms, from (id, key) pairs; `checked`: the pairs are the
+        candidates already (else a key not starting like a number is skipped unparsed)."""
+        numbers = self._numbers
+        for term, key in pairs:
+            if checked or key[:1] in _NUMERIC_START:
+                number = number_of_key(key)
+                if number is not None:
+                    numbers[term] = number
 
     def find(self, key: str) -> int | None:
         """The id of a written term if it is known (interned and not forgotten)."""

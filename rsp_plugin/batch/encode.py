@@ -96,7 +96,18 @@ def _codes(indices: pa.Array) -> np.ndarray:
 
 def decode(ids: np.ndarray, terms: Dictionary) -> list[str]:
     """The written terms of a column of ids (one lookup per distinct id)."""
+    table, codes = _decoded(ids, terms)
+    return [table[code] for code in codes.tolist()]
+
+
+def decode_arrow(ids: np.ndarray, terms: Dictionary) -> pa.Array:
+    """`decode` as an Arrow string array, taken from the distinct terms natively (no str per row)."""
+    table, codes = _decoded(ids, terms)
+    return pa.array(table, pa.string()).take(pa.array(codes.astype(np.int32)))
+
+
+def _decoded(ids: np.ndarray, terms: Dictionary) -> tuple[list[str], np.ndarray]:
+    """The distinct ids' written terms, and each row's place among them."""
     distinct, codes = np.unique(ids, return_inverse=True)
     keys = terms.keys
-    table = [keys[term] for term in distinct.tolist()]
-    return [table[code] for code in codes.tolist()]
+    return [keys[term] for term in distinct.tolist()], codes

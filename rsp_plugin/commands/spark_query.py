@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 
 from .. import limits
-from .query import engine_for
+from .query import _lines, engine_for
 from ..spark.sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
@@ -97,11 +97,3 @@ def start(options, user_error, *, out=None) -> Started:
     else:
         run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
     return Started(lambda: run.wait().state.set_aside)
-
-
-def _lines(paths) -> int:
-    total = 0
-    for path in paths:
-        with open(path, "rb") as handle:
-            total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
-    return total

@@ -193,7 +193,9 @@ def parse_program(
     """
     if semantics not in SEMANTICS:
         raise ValueError(f"unknown semantics {semantics!r}; expected 'stream' or 'answer-stream'")
-    if Path(filename).suffix != ".lars" and _is_datalogmtl(filename, text):  # a DatalogMTL program in MeTeoR's syntax (rsp_plugin/mtl)
+    from ..mtl.run import is_datalogmtl  # (a light module: the language test alone)
+
+    if is_datalogmtl(filename, text):  # a DatalogMTL program in MeTeoR's syntax (rsp_plugin/mtl)
         from ..mtl import load_program
 
         return load_program(text, filename, terms).program
@@ -579,11 +581,6 @@ def _check_safety(rule: Rule, error) -> None:
     if free:
         error(f"unsafe variable {', '.join(free)} in the head: bind it in a positive body atom", rule.location)
 
-
-def _is_datalogmtl(filename: str, text: str) -> bool:
-    from ..mtl.run import is_datalogmtl  # (a `.lars` file is LARS: no need to load it)
-
-    return is_datalogmtl(filename, text)
 
 
 if __name__ == "__main__":  # python -m rsp_plugin.lars.syntax: the parser tables written again

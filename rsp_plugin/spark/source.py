@@ -411,6 +411,7 @@ def _block_batches(piece: FilePiece, stream: str) -> Iterator:
     import pyarrow as pa
 
     from ..batch.blocks import read_tnt_blocks
+    from ..batch.encode import decode_arrow
     from ..terms import Dictionary
 
     terms = Dictionary()
@@ -429,7 +430,7 @@ def _block_batches(piece: FilePiece, stream: str) -> Iterator:
                 continue
             lines = block.lines
             times = block.times if fixed is None else np.full(good, fixed, dtype=np.int64)
-            s, p, o = (_keys_column(column, terms) for column in (block.s, block.p, block.o))
+            s, p, o = (decode_arrow(column, terms) for column in (block.s, block.p, block.o))
             ts = pa.array(times, pa.int64())
             rejected = pa.nulls(good, pa.string())
             if dead:  # the dead letters in their lines' places among the triples
@@ -447,17 +448,6 @@ def _block_batches(piece: FilePiece, stream: str) -> Iterator:
                 names=list(COLUMNS))
             # ids are of this piece only: what the block named is forgotten before the next
             terms.retain(())
-
-
-def _keys_column(ids, terms):
-    """The written terms of a column of ids, as an Arrow string array (a lookup per distinct id)."""
-    import numpy as np
-    import pyarrow as pa
-
-    distinct, codes = np.unique(ids, return_inverse=True)
-    keys = terms.keys
-    dictionary = pa.array([keys[term] for term in distinct.tolist()], pa.string())
-    return dictionary.take(pa.array(codes.astype(np.int32)))
 
 
 def parse_piece(piece: FilePiece) -> Iterator[tuple]:

@@ -132,7 +132,7 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
         frame["sig"] = [codes.setdefault(v, json.dumps(literal_facts(v))) if v[:1] == '"' else "" for v in objects]
     pieces: list = []
     distinct = _Distinct(values)
-    for _, rows in frame.groupby(list(frame.columns), sort=False).indices.items():
+    for group, rows in enumerate(frame.groupby(list(frame.columns), sort=False).indices.values()):
         first = int(rows[0])
         triple = (str(values[0][first]), str(values[1][first]), str(values[2][first]))
         shape = reasoner.shape(triple)
@@ -157,7 +157,7 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
                 continue
             used = sorted({slot_position[value] for kind, value in args if kind == "s"})
             chosen, fact_k1, fact_k2 = rows, group_k1, group_k2
-            keep = distinct.first_rows(rows, used, group_k1, None if tag == LASTING else group_k2)
+            keep = distinct.first_rows(group, rows, used, group_k1, None if tag == LASTING else group_k2)
             if keep is not None:  # a fact of few terms (a sensor's type) made by many rows: once
                 chosen, fact_k1, fact_k2 = rows[keep], group_k1[keep], group_k2[keep]
             arrays = [values[slot_position[value]][chosen] if kind == "s"
@@ -180,6 +180,8 @@ class _Distinct:
     def __init__(self, values):
         self.values = values
         self.codes: dict[int, tuple] = {}
+        #: (group, position) -> whether no two rows of the group share the term there
+        self.apart: dict[tuple, bool] = {}
 
     def _codes(self, position: int):
         found = self.codes.get(position)
@@ -190,9 +192,9 @@ class _Distinct:
             found = self.codes[position] = (codes.astype("int64"), len(uniques))
         return found
 
-    def first_rows(self, rows, positions: list[int], k1, k2):
-        """Indices (into `rows`, in order) of the first row of each distinct (terms at `positions`,
-        k1, k2), or None when every row's fact is distinct already."""
+    def first_rows(self, group: int, rows, positions: list[int], k1, k2):
+        """Indices (into `rows`, the rows of group number `group`, in order) of the first row of each
+        distinct (terms at `positions`, k1, k2), or None when every row's fact is distinct already."""
         import numpy as np
 
         count = len(rows)
@@ -203,7 +205,10 @@ class _Distinct:
         for position in positions:
             codes, size = self._codes(position)
             picked = codes[rows]
-            if np.bincount(picked, minlength=size).max() == 1:
+            apart = self.apart.get((group, position))
+            if apart is None:  # (asked once per group and position, not once per fact)
+                apart = self.apart[(group, position)] = bool(np.bincount(picked, minlength=size).max() == 1)
+            if apart:
                 return None  # a term no two rows share: every fact distinct
             room *= size
             key = key * size + picked
