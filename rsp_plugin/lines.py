@@ -19,6 +19,7 @@ record, so a reader numbering its input counts right.
     read_document(handle, filename=...)   -> (text, [Rejected])   bad lines blanked, numbering kept
     check_line(raw, ...)                  -> str | reason         one line's bytes, decoded or why not
     decode_text(data, filename, error)    -> str                  a program or query: a located error
+    count_lines(paths)                    -> int                  newlines in files (a progress line's total)
 
 >>> import io
 >>> data = io.BytesIO(b'a\\n\\xff\\xfe b\\n' + b'x' * 20 + b'\\nlast')
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from . import limits
@@ -321,4 +323,20 @@ def decode_text(data: bytes, filename: str, error=None) -> str:
         raise error(f"not UTF-8 text (byte 0x{data[problem.start]:02x})", filename, line, column) from None
 
 
-__all__ = ["Rejected", "check_line", "decode_text", "lines_of", "read_blocks", "read_document", "read_lines"]
+def count_lines(paths: Iterable) -> int:
+    """The newlines in the files at `paths`: the total a progress line counts up to.
+
+    Here, below both `rsp-plugin query`'s local replay (`rsp_plugin.commands`) and the
+    Spark runner (`rsp_plugin.spark`), so that each counts the same way without the Spark
+    layer importing the command layer above it. A directory counts its files (not those of
+    its subdirectories); a path that is neither a file nor a directory counts 0."""
+    total = 0
+    for path in map(Path, paths):
+        files = [path] if path.is_file() else [p for p in path.glob("*") if p.is_file()] if path.is_dir() else []
+        for file in files:
+            with file.open("rb") as handle:
+                total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
+    return total
+
+
+__all__ = ["Rejected", "check_line", "count_lines", "decode_text", "lines_of", "read_blocks", "read_document", "read_lines"]

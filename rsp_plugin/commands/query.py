@@ -24,6 +24,7 @@ from typing import Iterator
 
 from .. import limits
 from ..formats import Rejected, StreamElement
+from ..lines import count_lines
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query_file
 from ..query.writers import FormatError, writer_for
@@ -62,7 +63,7 @@ def run_query(options, user_error) -> int:
     if getattr(options, "quiet", False):
         progress = Quiet()
     else:
-        progress = Progress(total_rows=(lambda: _lines(files)) if len(files) == len(sources) else None)
+        progress = Progress(total_rows=(lambda: count_lines(files)) if len(files) == len(sources) else None)
     set_aside = replay(engine, sources, user_error, first=first, last=last, progress=progress,
                        results=lambda: results,
                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))
@@ -221,11 +222,3 @@ def _batches(merged) -> Iterator[tuple]:
             batch = []
     if batch:
         yield key[0], key[2], batch
-
-
-def _lines(paths) -> int:
-    total = 0
-    for path in paths:
-        with open(path, "rb") as handle:
-            total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
-    return total

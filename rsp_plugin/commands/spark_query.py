@@ -20,7 +20,8 @@ from __future__ import annotations
 import sys
 
 from .. import limits
-from .query import _lines, engine_for
+from ..lines import count_lines
+from .query import engine_for
 from ..spark.sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
@@ -81,7 +82,7 @@ def start(options, user_error, *, out=None) -> Started:
             reader = reader.option("timestamp", str(moment))
         frames.append((iri, reader.load(str(path.resolve()))))
     quiet = getattr(options, "quiet", False)
-    progress = None if quiet else Progress(total_rows=_lines(p for _, p, _ in sources))
+    progress = None if quiet else Progress(total_rows=count_lines(p for _, p, _ in sources))
     checkpoint = getattr(options, "checkpoint", None)
     sink = ConsoleSink(out, fmt=options.format)
     if key:

@@ -68,6 +68,7 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
              "once", or {"processingTime": "1 second"} for a live stream
     checkpoint  a directory: Spark's offsets and the driver's state; a restarted run goes on from there
     """
+    from ..lines import count_lines
     from ..query.model import ReportPolicy
     from ..runtime import RSPEngine
     from .checkpoint import StateStore
@@ -97,7 +98,7 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
     total = 0
     for lane, (iri, source) in enumerate(pairs):
         part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, options or {}, lane)
-        total = None if total is None or not isinstance(source, (str, Path)) else total + _line_count(source)
+        total = None if total is None or not isinstance(source, (str, Path)) else total + count_lines([source])
         frame = part if frame is None else frame.unionByName(part)
     if progress is True:
         progress = Progress(total_rows=total)
@@ -155,16 +156,6 @@ def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict,
     if "rejected" not in frame.columns:
         frame = frame.withColumn("rejected", F.lit(None).cast("string"))
     return frame.select(*COLUMNS).withColumn("lane", F.lit(lane))
-
-
-def _line_count(path) -> int:
-    path = Path(path)
-    files = [path] if path.is_file() else sorted(p for p in path.glob("*") if p.is_file()) if path.is_dir() else []
-    total = 0
-    for file in files:
-        with file.open("rb") as handle:
-            total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
-    return total
 
 
 __all__ = ["run_query", "spark_session", "register", "use_this_python", "SparkRun", "COLUMNS"]
