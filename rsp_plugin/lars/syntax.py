@@ -268,6 +268,17 @@ def _end_position(text: str) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
+def is_metric_rule(tree: Tree) -> bool:
+    """Does a parsed rule (a `rule` tree of `grammar.lark`) use DatalogMTL operators: a metric
+    head, or a body literal that `literal()` hands to `mtl/larsform.py`'s `metric_formula`?
+
+    Decided on the parse tree, here with the grammar, so that a plain `.lars` program never
+    imports the DatalogMTL modules (`mtl/larsform.py` and the model it builds on) to learn
+    that it has no metric rule."""
+    body = tree.children[1].children if len(tree.children) > 1 else ()
+    return tree.children[0].children[0].data == "metric_head" or any(child.data == "literal" for child in body)
+
+
 class _Builder:
     """Walks the parse tree into the program model."""
 
@@ -314,9 +325,7 @@ class _Builder:
     def rule(self, tree: Tree) -> Rule:
         head_tree = tree.children[0]
         body = tuple(self.literal(child) for child in tree.children[1].children) if len(tree.children) > 1 else ()
-        body_trees = tree.children[1].children if len(tree.children) > 1 else ()
-        # DatalogMTL operators (mtl/larsform.py): a metric head, or a body literal read by `metric_formula`
-        if head_tree.children[0].data == "metric_head" or any(child.data == "literal" for child in body_trees):
+        if is_metric_rule(tree):
             from ..mtl.larsform import metric_rule
 
             return metric_rule(self, tree, body)

@@ -5,8 +5,9 @@
     [1,2] BOXPLUS off(X) :- alarm(X) .
 
 The grammar (`lars/grammar.lark`, the `metric_*` rules) reads them; the LARS
-builder (`lars/syntax.py`) calls these functions for the metric parts, so a
-rule may mix them with LARS windows, comparisons and RDF triples. A rule with
+builder (`lars/syntax.py`) calls these functions for the metric parts (which rules
+have one is its `is_metric_rule`, decided on the parse tree), so a rule may mix
+them with LARS windows, comparisons and RDF triples. A rule with
 a metric part becomes a `MetricRule`, checked (`check.py`) and compiled
 (`lower.py`) exactly as one written in MeTeoR's syntax; the auxiliary
 predicates of the normal form go to `Program.hidden`.
@@ -24,13 +25,6 @@ from lark import Token, Tree
 from ..errors import RuleSyntaxError
 from .model import BINARY_NAMES, UNARY_NAMES, Binary, HeadOperator, Interval, MetricRule, Temporal, Written
 from .syntax import Scanner, _Reader
-
-
-def is_metric(head_tree: Tree, body: tuple) -> bool:
-    """Does a parsed rule use DatalogMTL operators?"""
-    return head_tree.children[0].data == "metric_head" or any(
-        isinstance(literal, (Written, Temporal, Binary)) for literal in body
-    )
 
 
 def metric_rule(builder, tree: Tree, body: tuple) -> MetricRule:
