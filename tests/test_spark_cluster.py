@@ -207,3 +207,48 @@ def test_partitioned_mode_gives_the_local_results_per_key(cluster, shape, tmp_pa
         assert set(merged(want)) < {line["t"] for line in want}, "false at some instants too"
     if shape == "rdfs":
         assert "a schema triple in the stream: partitioned mode reads the ontology from the background" in err
+
+
+# entailment without schema on the stream: each pattern reads only what it can match -------------------------
+
+CONSTANT_QUERIES = {
+    "type": "SELECT ?x FROM STREAM <http://ex/s> [RANGE 3s STEP 1s] ENTAILMENT <{e}> WHERE {{ ?x a <{ns}C1> }}",
+    "property": "SELECT ?x ?y FROM STREAM <http://ex/s> [RANGE 3s STEP 1s] ENTAILMENT <{e}> WHERE {{ ?x <{ns}p0> ?y }}",
+    "join": ("SELECT ?x ?y FROM STREAM <http://ex/s> [RANGE 3s STEP 1s] ENTAILMENT <{e}> "
+             "WHERE {{ ?x <{ns}p1> ?y . ?y a <{ns}C0> }}"),
+    "count": ("SELECT ?c (COUNT(?x) AS ?n) FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] ENTAILMENT <{e}> "
+              "WHERE {{ ?x a ?c }} GROUP BY ?c"),
+    "object": "ASK FROM STREAM <http://ex/s> [RANGE 3s STEP 1s] ENTAILMENT <{e}> WHERE {{ ?x ?p <{ns}i2> }}",
+}
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_entailment_with_the_schema_in_the_background_distributed_gives_the_local_results(cluster, seed, tmp_path):
+    from rdflib import RDF, RDFS
+
+    from rsp_plugin.rdfterms import term_key
+    from test_reasoning_differential import generated_case
+
+    graph, stream, _ = generated_case(seed, "rdfs")
+    schema = {RDFS.subClassOf, RDFS.subPropertyOf, RDFS.domain, RDFS.range}
+    background = [" ".join(term_key(t) for t in triple) + " ." for triple in graph]
+    lines = []
+    for point, triples in sorted(stream.items()):
+        for triple in triples:
+            text = " ".join(term_key(t) for t in triple)
+            if triple[1] in schema or (triple[1] == RDF.type and str(triple[2]).startswith(str(RDFS))):
+                background.append(text + " .")
+            else:
+                lines.append(f"{point * 1000} {text} .")
+    (tmp_path / "stream.tnt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "background.nt").write_text("\n".join(background) + "\n")
+    outputs = {}
+    for name, text in CONSTANT_QUERIES.items():
+        query = tmp_path / f"{name}.rq"
+        query.write_text(text.format(e="http://www.w3.org/ns/entailment/RDFS", ns="http://example.org/") + "\n")
+        want, got, err = both(cluster, query, "--stream", f"http://ex/s={tmp_path / 'stream.tnt'}",
+                              "--background", tmp_path / "background.nt", batch_lines=len(lines) // 3 + 1)
+        assert got == want, name
+        assert NOT_YET not in err and err.count("rsp-plugin: batch ") >= 3, name
+        outputs[name] = got
+    assert '"bindings": [{' in outputs["count"] and '"bindings": [{' in outputs["property"]

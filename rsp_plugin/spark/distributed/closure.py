@@ -332,13 +332,12 @@ class SeedReasoner:
             shape.append(("s", slot, signature))
         return tuple(shape)
 
-    def template(self, shape: tuple, triple: tuple[str, str, str] | None = None):
+    def template(self, shape: tuple, triple: tuple[str, str, str] | None = None, numeric_positions=()):
         """(facts with slots, reusable): the seed closure of a shape. Facts are (predicate key,
-        args as ("c", key) | ("s", slot)) with their tag. Not reusable when a comparison read a
-        slot standing for a number (then computed for `triple` itself)."""
-        found = self.templates.get(shape)
-        if found is not None:
-            return found
+        args as ("c", key) | ("s", slot)) with their tag. The slots that may stand for numbers are
+        those of `triple` that are, or at `numeric_positions`; a template is kept per shape and
+        those slots (a comparison reading a slot that is no number decides as for any term). Not
+        reusable when a comparison read a slot that may be a number (then computed per triple)."""
         terms = self.terms
         ids, numeric = [], set()
         for position, part in enumerate(shape):
@@ -347,8 +346,13 @@ class SeedReasoner:
             else:
                 slot = self._slots[part[1]]
                 ids.append(slot)
-                if triple is not None and terms.numbers[terms.intern(triple[position])] is not None:
+                if position in numeric_positions or (
+                        triple is not None and terms.numbers[terms.intern(triple[position])] is not None):
                     numeric.add(slot)
+        cached = (shape, frozenset(numeric))
+        found = self.templates.get(cached)
+        if found is not None:
+            return found
         seeds = {(self.triple, tuple(ids)): SEED}
         for part, term in zip(shape, ids):
             if part[0] == "s" and part[2]:
@@ -368,7 +372,7 @@ class SeedReasoner:
                        tag) for (predicate, args), tag in derived.items())
         result = (facts, reusable)
         if reusable:
-            self.templates[shape] = result
+            self.templates[cached] = result
         return result
 
     def derive(self, triple: tuple[str, str, str]) -> list[tuple[Fact, int]]:

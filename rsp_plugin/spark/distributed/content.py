@@ -22,6 +22,8 @@ from .plan import ALWAYS, NEVER, DistributedPlan
 FACTS_SCHEMA = "w INT, rel STRING, c0 STRING, c1 STRING, c2 STRING, c3 STRING, k1 BIGINT, k2 BIGINT"
 ARGS = ("c0", "c1", "c2", "c3")
 TRIPLE = "triple"
+#: the first characters of a term that can be a number (as `terms.Dictionary` reads them)
+NUMERIC_START = '"+-.0123456789'
 #: the number of argument columns (the widest relation of the shipped rule sets has 4... or fewer)
 WIDTH = 4
 
@@ -50,58 +52,85 @@ def facts_arrow_schema():
                       ("c2", pa.string()), ("c3", pa.string()), ("k1", pa.int64()), ("k2", pa.int64())])
 
 
-def window_facts(plan: DistributedPlan, background=None):
-    """The executors' function (mapInArrow): admitted rows (stream, s, p, o, ts, floor) -> facts.
+class Content:
+    """What a report reads: facts, and per triple pattern what the stored triples derive for it
+    (`expand.Expansion`: each pattern reads only the facts it can match). `repeats`: whether the
+    facts may hold one fact many times (closures: a sensor's type from each of its observations)."""
 
-    `background`: a Spark broadcast of the background's N-Triples text (under ENTAILMENT)."""
-    windows = [(w.index, w.stream, w.range, w.step, w.end) for w in plan.windows]
-    grid_t0, period = plan.grid.t0, plan.grid.period
+    def __init__(self, facts, derive=None, repeats: bool = True):
+        self.facts = facts
+        self.derive = derive
+        self.repeats = repeats
+
+    def for_pattern(self, pattern):
+        """(the facts a triple pattern ([(kind, value)] * 3) reads: a superset, matched by the caller;
+        whether one fact may be among them many times)."""
+        derived, repeats = self.derive(pattern) if self.derive is not None else (None, False)
+        if derived is None:
+            return self.facts, self.repeats
+        return self.facts.unionByName(derived), self.repeats or repeats
+
+
+def window_rows(plan: DistributedPlan, taken):
+    """Admitted rows (stream, s, p, o, ts, floor) -> each window's triples with their instant
+    intervals (fact rows), as Spark expressions: no Python worker. `Grid.element_range` in SQL
+    (integer floor division by `pmod`, exact for negative numbers too)."""
+    from pyspark.sql import functions as F
+
+    t0, period = plan.grid.t0, plan.grid.period
+    parts = []
+    for window in plan.windows:
+        low = f"greatest(ts + ({window.end}), coalesce(floor, {LOWEST}))"
+        high = f"ts + ({window.range})"
+        first = f"({_floor_div(f'({low}) - ({t0})', window.step)} + 1)"
+        last = _floor_div(f"({high}) - ({t0})", window.step)
+        k1 = f"(-{_floor_div(f'-({first} * {window.step})', period)})"
+        k2 = f"(-{_floor_div(f'-(({last} + 1) * {window.step})', period)} - 1)"
+        part = (taken.where(F.col("stream") == window.stream)
+                .select(F.lit(window.index).cast("int").alias("w"), F.lit(TRIPLE).alias("rel"),
+                        F.col("s").alias("c0"), F.col("p").alias("c1"), F.col("o").alias("c2"),
+                        F.lit(None).cast("string").alias("c3"), F.expr(k1).alias("k1"), F.expr(k2).alias("k2"))
+                .where(F.col("k1") <= F.col("k2")))
+        parts.append(part)
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.unionByName(part)
+    return out
+
+
+#: a floor below every timestamp (Spark's smallest long)
+LOWEST = -(1 << 63)
+
+
+def _floor_div(a: str, b: int) -> str:
+    """SQL for Python's a // b (b > 0): `div` truncates toward zero, `pmod` is never negative."""
+    return f"((({a}) - pmod(({a}), {b})) div {b})"
+
+
+def stored_closures(plan: DistributedPlan, background=None):
+    """The executors' function (mapInArrow): a window's triples (fact rows) -> their seed closures,
+    for the profiles whose templates read literals' values (`SeedReasoner.literal_predicates`:
+    a shape Spark's expressions cannot tell) and the rare shapes whose template is not reusable.
+
+    `background`: a Spark broadcast of the background's N-Triples text."""
     profile = plan.entailment
 
     def facts(batches):
         import numpy as np
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         schema = facts_arrow_schema()
-        reasoner = reasoner_for(profile, background.value) if profile is not None else None
+        reasoner = reasoner_for(profile, background.value)
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            streams = batch.column("stream")
-            stamps = batch.column("ts").to_numpy(zero_copy_only=False).astype(np.int64)
-            floors = batch.column("floor")
-            has_floor = floors.null_count < batch.num_rows
-            floor_values = pc.fill_null(floors, np.iinfo(np.int64).min).to_numpy(zero_copy_only=False) \
-                if has_floor else None
-            for index, stream, size, step, end in windows:
-                mask = pc.equal(streams, stream).to_numpy(zero_copy_only=False)
-                if not mask.any():
-                    continue
-                ts = stamps[mask]
-                low = ts + end
-                if has_floor:
-                    low = np.maximum(low, floor_values[mask])
-                high = ts + size
-                first = (low - grid_t0) // step + 1
-                last = (high - grid_t0) // step
-                k1 = -((-(first * step)) // period)
-                k2 = -((-((last + 1) * step)) // period) - 1
-                seen = k1 <= k2
-                if not seen.any():
-                    continue
-                chosen = np.nonzero(mask)[0][seen]
-                s = batch.column("s").take(pa.array(chosen))
-                p = batch.column("p").take(pa.array(chosen))
-                o = batch.column("o").take(pa.array(chosen))
-                k1, k2 = k1[seen], k2[seen]
-                if reasoner is None:
-                    count = len(chosen)
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array(np.full(count, index, dtype=np.int32)), pa.array([TRIPLE] * count, pa.string()),
-                         s, p, o, pa.nulls(count, pa.string()), pa.array(k1), pa.array(k2)], schema=schema)
-                else:
-                    yield from _seed_closures(reasoner, index, s, p, o, k1, k2, schema)
+            windows = np.unique(batch.column("w").to_numpy(zero_copy_only=False)).tolist()
+            for window in windows:
+                chosen = batch if len(windows) == 1 else batch.filter(pc.equal(batch.column("w"), window))
+                k1 = chosen.column("k1").to_numpy(zero_copy_only=False).astype(np.int64)
+                k2 = chosen.column("k2").to_numpy(zero_copy_only=False).astype(np.int64)
+                yield from _seed_closures(reasoner, int(window), chosen.column("c0"), chosen.column("c1"),
+                                          chosen.column("c2"), k1, k2, schema)
 
     return facts
 
@@ -124,6 +153,11 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
         "o": np.where(kinds[2], values[2], ""),
         "sp": values[0] == values[1], "so": values[0] == values[2], "po": values[1] == values[2],
     })
+    # the terms that may be numbers (a comparison may read them: see `SeedReasoner.template`)
+    starts = pa.array(list(NUMERIC_START), pa.string())
+    for name, kind, column in zip(("ns", "np", "no"), kinds, columns):
+        first = pc.is_in(pc.utf8_slice_codeunits(column, 0, 1), value_set=starts).to_numpy(zero_copy_only=False)
+        frame[name] = ~kind & first
     if reasoner.literal_predicates:
         from ...reasoning.datatypes import literal_facts
 
@@ -136,7 +170,8 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
         first = int(rows[0])
         triple = (str(values[0][first]), str(values[1][first]), str(values[2][first]))
         shape = reasoner.shape(triple)
-        template, reusable = reasoner.template(shape, triple)
+        numeric = {position for position, name in enumerate(("ns", "np", "no")) if frame[name].iat[first]}
+        template, reusable = reasoner.template(shape, triple, numeric_positions=numeric)
         if not reusable:
             for row in rows:
                 one = (str(values[0][row]), str(values[1][row]), str(values[2][row]))
@@ -289,4 +324,4 @@ def static_code(position: int) -> int:
     return -2 - position
 
 
-__all__ = ["FACTS_SCHEMA", "window_facts", "background_rows", "reasoner_for", "static_graphs"]
+__all__ = ["FACTS_SCHEMA", "Content", "window_rows", "stored_closures", "background_rows", "reasoner_for", "static_graphs"]

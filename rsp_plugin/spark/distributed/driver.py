@@ -6,9 +6,11 @@ Per micro-batch (each step a Spark job on the executors unless said):
    counts, time order, the gap bound's jumps, dead letters;
 2. the driver decides what is taken (`admission.Admission`: a filter, or for
    elements out of time order a walk of their timestamps on the driver);
-3. the taken triples become facts with instant intervals, under ENTAILMENT
-   with their seed closures (`content.window_facts`), written as the batch's
-   files (`store.FactStore`);
+3. the taken triples become facts with instant intervals (`content.window_rows`:
+   Spark expressions), written as the batch's files (`store.FactStore`); under
+   ENTAILMENT the driver notes the shapes they hold (`expand`: their closures
+   are joined when read), or, for OWL 2 RL's datatypes, their closures are
+   written with them;
 4. the instants the watermark passed are reported: the stored batches that
    reach them are read, the rules with two window premises joined if the
    window can feed them (`rules.StageB`), the query's plan run
@@ -26,12 +28,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..driver import BatchEnds, BatchReport, Progress
 from ..sinks import DeadLetters, Sink
 from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
-from .content import FACTS_SCHEMA, background_rows, window_facts
+from .content import FACTS_SCHEMA, Content, background_rows, stored_closures, window_rows
 from .evaluate import Finisher, QueryStage
+from .expand import SHAPE, Expansion, lazy
 from .plan import DistributedPlan
 from .rules import JoinAnalysis, Present
 from .store import FactStore, StoredBatch
@@ -80,12 +84,17 @@ class DistributedDriver(BatchEnds):
         self.reasoner = None
         self.background = None
         self.analysis = None
+        #: under ENTAILMENT with shapes Spark can tell: the windows keep their triples, their closures
+        #: are joined when read (`expand`); else (OWL 2 RL's datatypes) the closures are written
+        self.expansion = None
         if plan.entailment is not None:
             from .closure import SeedReasoner
 
             self.reasoner = SeedReasoner(plan.entailment, plan.background)
             self.background = spark.sparkContext.broadcast("\n".join(plan.background))
             self.analysis = JoinAnalysis(self.reasoner.rules, self.reasoner.terms)
+            if lazy(self.reasoner):
+                self.expansion = Expansion(spark, plan, self.reasoner, self.background)
         rows = background_rows(plan, self.reasoner)
         self.base = None
         if rows:
@@ -157,15 +166,24 @@ class DistributedDriver(BatchEnds):
                 taken = self._sequential(good, decision)
                 self._time("admission", clock)
             clock = self._step("facts")
-            facts = (taken.select("stream", "s", "p", "o", "ts", "floor")
-                     .mapInArrow(window_facts(plan, self.background), FACTS_SCHEMA))
-            entry = self._keep(facts, batch_id)
+            facts = window_rows(plan, taken)
+            if self.reasoner is not None and self.expansion is None:
+                # (closures made by Python: written once, then read back)
+                facts = facts.mapInArrow(stored_closures(plan, self.background), FACTS_SCHEMA)
+                kept = self._keep(facts, batch_id, None)
+                current = None
+            else:
+                # the facts no later report reaches (at instants up to the last one this batch reports)
+                # are read from the kept batch, not written: only the rest is
+                kept = self._keep(facts, batch_id, admission.done)
+                current = None if admission.done is None else kept._replace(
+                    facts=facts.where(F.col("k2") <= admission.done))
             self._time("facts", clock)
+            if kept.entry is not None:
+                state.stored.append(kept.entry)
+            results = self._report_through(admission.done, current)
         finally:
             frame.unpersist()
-        if entry is not None:
-            state.stored.append(entry)
-        results = self._report_through(admission.done)
         report = BatchReport(batch_id, rows=rows)
         self._commit(batch_id, results, dead + decision.set_aside, report, started)
         return report
@@ -266,29 +284,45 @@ class DistributedDriver(BatchEnds):
 
     # the window's state ---------------------------------------------------------------------------------
 
-    def _keep(self, facts, batch_id: int) -> StoredBatch | None:
-        """Write the batch's facts; what they reach and hold, observed as they are written (Spark's
-        `observe`: metrics of the writing job itself, no second job over the files)."""
+    def _keep(self, facts, batch_id: int, reported: int | None) -> Kept:
+        """Write the batch's facts that a report after instant `reported` reaches (all when None);
+        what they reach and what all of them hold, observed as they are written (Spark's `observe`:
+        metrics of the writing job itself, no second job over the files)."""
         import uuid
 
         from pyspark.sql import Observation
 
         F = self._F
-        observed = Observation(f"rsp-facts-{batch_id}-{uuid.uuid4().hex[:8]}")
-        measures = [F.min("k1").alias("low"), F.max("k2").alias("high"), F.count(F.lit(1)).alias("n")]
-        if self.plan.entailment is not None:
+        tag = f"{batch_id}-{uuid.uuid4().hex[:8]}"
+        held, written = Observation(f"rsp-held-{tag}"), Observation(f"rsp-facts-{tag}")
+        measures = [F.count(F.lit(1)).alias("all")]
+        if self.expansion is not None:
+            measures.append(F.collect_set(F.struct(*self.expansion.columns(), F.col("c1").alias("p"))).alias("shapes"))
+        elif self.plan.entailment is not None:
             measures.append(F.collect_set(F.struct(
                 F.col("rel"), F.when(F.col("rel") == "triple", F.col("c1")).alias("pred"),
                 ((F.col("rel") == "triple") & (F.col("c0") == F.col("c2"))).alias("refl"))).alias("present"))
-        self.store.write(facts.observe(observed, *measures), batch_id)
-        summary = observed.get
-        if not summary.get("n"):
+        facts = facts.observe(held, *measures)
+        if reported is not None:
+            facts = facts.where(F.col("k2") > reported)
+        self.store.write(facts.observe(written, F.min("k1").alias("low"), F.max("k2").alias("high"),
+                                       F.count(F.lit(1)).alias("n")), batch_id)
+        summary, counts = held.get, written.get
+        shapes = None
+        if self.expansion is not None:
+            shapes = sorted(([row[name] for name in SHAPE] + [row["p"]] for row in summary["shapes"]), key=repr)
+            present = self.expansion.present(shapes)
+        elif self.plan.entailment is not None:
+            present = sorted([[row["rel"], row["pred"], bool(row["refl"])] for row in summary["present"]],
+                             key=lambda item: (item[0], item[1] or "", item[2]))
+        else:
+            present = []
+        entry = None
+        if counts.get("n"):
+            entry = StoredBatch(batch_id, counts["low"], counts["high"], counts["n"], present, shapes)
+        else:
             self.store.drop(batch_id)
-            return None
-        present = sorted([[row["rel"], row["pred"], bool(row["refl"])] for row in summary["present"]],
-                         key=lambda item: (item[0], item[1] or "", item[2])) \
-            if self.plan.entailment is not None else []
-        return StoredBatch(batch_id, summary["low"], summary["high"], summary["n"], present)
+        return Kept(entry, None, present, shapes if shapes is not None else [], bool(summary.get("all")))
 
     def store_cleanup(self, all_of_it: bool = False) -> None:
         state = self.state
@@ -302,7 +336,7 @@ class DistributedDriver(BatchEnds):
 
     # reports ----------------------------------------------------------------------------------------------
 
-    def _report_through(self, last: int | None) -> list:
+    def _report_through(self, last: int | None, current: Kept | None = None) -> list:
         """Evaluate the instants after the last one evaluated, up to `last`; their results."""
         state = self.state
         admission = state.admission
@@ -315,32 +349,57 @@ class DistributedDriver(BatchEnds):
         if last < k_lo:
             return []
         clock = self._step("query")
-        content = self._content(k_lo, last)
+        content = self._content(k_lo, last, current)
         data = self.stage.collect(content, k_lo, last)
         self._time("query", clock)
         results = self._answers(k_lo, last, data)
         state.reported = last
         return results
 
-    def _content(self, k_lo: int, k_hi: int):
+    def _content(self, k_lo: int, k_hi: int, current: Kept | None = None) -> Content:
+        """What the reports of instants [k_lo, k_hi] read: the stored batches that reach them, the
+        batch being run (`current`: its facts no later report reaches, not written), B*."""
         F = self._F
         reaching = [entry for entry in self.state.stored if entry.high >= k_lo and entry.low <= k_hi]
-        stored = self.store.read(self.spark, reaching)
-        parts = [part for part in (stored, self.base) if part is not None]
-        if not parts:
-            return self._empty
-        content = parts[0]
+        seen = (F.col("k2") >= k_lo) & (F.col("k1") <= k_hi)
+        holding = [entry.present for entry in reaching] + ([current.present] if current is not None else [])
+        joining = []
+        if self.analysis is not None:
+            present = {Present(rel, pred, refl) for held in holding for rel, pred, refl in held}
+            joining = self.analysis.joining(present)
+        # batches that keep their closures (or need none), and batches that keep their triples only
+        written = [entry for entry in reaching if getattr(entry, "shapes", None) is None]
+        triples = [entry for entry in reaching if getattr(entry, "shapes", None) is not None]
+        lazy_current = current is not None and current.any and self.expansion is not None
+        parts = [self.store.read(self.spark, written), self.base,
+                 current.facts if current is not None and current.any and not lazy_current else None]
+        parts = [part for part in parts if part is not None]
+        content = parts[0] if parts else self._empty
         for part in parts[1:]:
             content = content.unionByName(part)
-        content = content.where((F.col("k2") >= k_lo) & (F.col("k1") <= k_hi))
-        if self.analysis is not None:
-            present = {Present(rel, pred, refl) for entry in reaching for rel, pred, refl in entry.present}
-            joining = self.analysis.joining(present)
-            if joining:
-                from .rules import StageB
+        content = content.where(seen)
+        stored = self.store.read(self.spark, triples) if triples and self.expansion is not None else None
+        if lazy_current:
+            stored = current.facts if stored is None else stored.unionByName(current.facts)
+        if stored is None:
+            derive = None
+        else:
+            stored = stored.where(seen)
+            shapes = [shape for entry in triples for shape in entry.shapes] + (current.shapes if lazy_current else [])
+            if joining:  # every fact, for the joins
+                every, _ = self.expansion.facts(stored, shapes)
+                content = content if every is None else content.unionByName(every)
+                derive = None
+            else:
+                expansion = self.expansion
 
-                content = StageB(self.spark, self.reasoner, self.analysis).close(content, joining, k_lo, k_hi)
-        return content
+                def derive(pattern):
+                    return expansion.facts(stored, shapes, pattern)
+        if joining:
+            from .rules import StageB
+
+            content = StageB(self.spark, self.reasoner, self.analysis).close(content, joining, k_lo, k_hi)
+        return Content(content, derive, repeats=self.reasoner is not None and (self.expansion is None or bool(joining)))
 
     def _answers(self, k_lo: int, k_hi: int, data: dict) -> list:
         from collections import Counter
@@ -391,6 +450,18 @@ class DistributedDriver(BatchEnds):
 
     def _time(self, stage: str, since: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
+
+
+class Kept(NamedTuple):
+    """A batch's facts as `_keep` left them: the stored part (None: nothing a later report reaches),
+    the facts themselves (set by the caller: those read from the kept batch, not the files), and what
+    all of them hold."""
+
+    entry: StoredBatch | None
+    facts: object
+    present: list
+    shapes: list
+    any: bool
 
 
 def _merged(rows: list[tuple], lanes: int) -> list[tuple]:

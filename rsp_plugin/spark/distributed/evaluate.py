@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...query.fastpath import FastEvaluation, _expression_variables
-from .content import TRIPLE, static_code, static_graphs
+from .content import TRIPLE, Content, static_code, static_graphs
 from .plan import DistributedPlan, fast_plan
 
 _COUNTS = {"Aggregate_Count"}
@@ -57,7 +57,7 @@ class QueryStage:
 
     # the solutions --------------------------------------------------------------------------------
 
-    def solutions(self, content, k_lo: int, k_hi: int):
+    def solutions(self, content: Content, k_lo: int, k_hi: int):
         """A DataFrame (k, variable columns...) of the solutions at every instant in [k_lo, k_hi]; or
         None when a pattern cannot match (a graph no fact is in)."""
         from pyspark.sql import functions as F
@@ -80,10 +80,13 @@ class QueryStage:
                 else:
                     chosen[value] = column
             # a window's content is a set: the same fact arriving again (a sensor's type, derived
-            # from each of its observations) matches once per interval, not once per arrival
-            table = (content.where(condition)
-                     .select(*[F.col(column).alias(columns[name]) for name, column in chosen.items()], "k1", "k2")
-                     .distinct())
+            # from each of its observations) matches once per interval, not once per arrival (the
+            # solutions are made distinct per instant below; this keeps the joins small)
+            facts, repeats = content.for_pattern(pattern)
+            table = (facts.where(condition)
+                     .select(*[F.col(column).alias(columns[name]) for name, column in chosen.items()], "k1", "k2"))
+            if repeats:
+                table = table.distinct()
             constants = sum(1 for kind, _ in pattern if kind == "c")
             tables.append((table, set(chosen), constants))
         pending = [(index, graph, conjunct, {str(v) for v in _expression_variables(conjunct)})

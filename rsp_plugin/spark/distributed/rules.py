@@ -32,6 +32,8 @@ from .closure import CompiledRule
 
 #: relation name of triples
 TRIPLE_REL = "triple"
+#: a `Present` predicate standing for any (what a window's shapes derive without naming it: `expand.ANY`)
+ANY_PREDICATE = "*"
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class JoinAnalysis:
         for fact in present:
             if fact.relation != relation:
                 continue
-            if constant is not None and fact.predicate != constant:
+            if constant is not None and fact.predicate not in (constant, ANY_PREDICATE):
                 continue
             if inert and fact.reflexive:
                 continue

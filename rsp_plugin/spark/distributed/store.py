@@ -1,7 +1,7 @@
 """Window state kept in Spark: each micro-batch's facts as Parquet files, read back by the instants they reach.
 
 A window outlives the micro-batch that brought its elements, so the facts a
-batch made (`content.window_facts`) are written by the executors, once, as
+batch made (`content.window_rows`) are written by the executors, once, as
 columnar files (`facts/bN/`), and every later report reads the batches
 whose instant intervals reach it; a batch no instant still to be reported
 reaches is deleted. The files are plain Parquet (no code, any version of
@@ -31,6 +31,9 @@ class StoredBatch:
     rows: int = 0
     #: [(relation, predicate or None, reflexive)] under ENTAILMENT (what `rules.JoinAnalysis` reads)
     present: list = field(default_factory=list)
+    #: the shape keys (`expand.SHAPE` + the predicate) of the triples, when the files hold the window's
+    #: triples only (their closures joined when read); None: the files hold the facts as they are
+    shapes: list | None = None
 
 
 class FactStore:

@@ -1,0 +1,166 @@
+"""Distributed mode's Spark plans against the Python they replace.
+
+- `content.window_rows` (a window's instant interval of each element, as Spark
+  SQL) gives `Grid.element_range` for every element, window and late floor;
+- `expand.Expansion` (each stored triple's seed closure, joined from its
+  shape's template when a report reads it) gives the facts `_seed_closures`
+  (the closure per triple, in Python) gives: all of them, and for each triple
+  pattern the ones it can match, instant by instant, on generated RDFS cases;
+  and what the shapes say the window holds covers what the facts hold.
+
+The end-to-end equality with the local engine is tests/test_spark_cluster.py's.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+EX = "http://example.org/"
+TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from rsp_plugin.spark import spark_session
+
+    return spark_session("local[2]")
+
+
+# window_rows -----------------------------------------------------------------------------------------------
+
+
+class _Plan:
+    def __init__(self, grid, windows):
+        self.grid, self.windows = grid, windows
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_window_rows_give_each_element_its_instants(spark, seed):
+    from rsp_plugin.spark.distributed.content import window_rows
+    from rsp_plugin.spark.distributed.plan import Grid, Window
+
+    draw = random.Random(seed)
+    step = draw.choice([1, 3, 5, 10])
+    period = step * draw.choice([1, 2])
+    windows = [Window(0, "s", draw.choice([1, 7, 10, 25]), step, 0),
+               Window(1, "s", draw.choice([5, 12]), step, -draw.choice([0, 2, 4])),
+               Window(2, "t", draw.choice([4, 9]), step, 0)]
+    grid = Grid(draw.choice([0, -7, 13]), period)
+    rows = []
+    for number in range(400):
+        ts = draw.randint(-20, 200)
+        floor = draw.choice([None, None, None, ts + draw.randint(-5, 15)])
+        rows.append((draw.choice(["s", "t"]), f"<x{number}>", "<p>", "<o>", ts, floor))
+    taken = spark.createDataFrame(rows, "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, floor BIGINT")
+    got = sorted((r.w, r.c0, r.k1, r.k2) for r in window_rows(_Plan(grid, windows), taken).collect())
+    want = []
+    for stream, s, _, _, ts, floor in rows:
+        for window in windows:
+            if window.stream == stream:
+                k1, k2 = grid.element_range(window, ts, floor)
+                if k1 <= k2:
+                    want.append((window.index, s, k1, k2))
+    assert got == sorted(want) and want
+
+
+# Expansion -------------------------------------------------------------------------------------------------
+
+
+def rdfs_case(seed: int):
+    """(background lines, window triples) of a generated RDFS case, its schema all in the background."""
+    from rdflib import RDF, RDFS
+
+    from rsp_plugin.rdfterms import term_key
+    from test_reasoning_differential import generated_case
+
+    graph, stream, _ = generated_case(seed, "rdfs")
+    schema = {RDFS.subClassOf, RDFS.subPropertyOf, RDFS.domain, RDFS.range}
+    background = [tuple(term_key(t) for t in triple) for triple in graph]
+    window = []
+    for triples in stream.values():
+        for triple in triples:
+            keys = tuple(term_key(t) for t in triple)
+            if triple[1] in schema or (triple[1] == RDF.type and str(triple[2]).startswith(str(RDFS))):
+                background.append(keys)
+            else:
+                window.append(keys)
+    # and what the generator does not make: a triple whose subject is its object, a blank node
+    window += [(f"<{EX}i0>", f"<{EX}p0>", f"<{EX}i0>"), ("_:b1", f"<{EX}p1>", f"<{EX}i2>"),
+               (f"<{EX}i1>", f"<{EX}age>", '"2"^^<http://www.w3.org/2001/XMLSchema#integer>')]
+    return [" ".join(t) + " ." for t in background], window
+
+
+def patterns_of(seed: int) -> list:
+    c = [("c", f"<{EX}C{i}>") for i in range(3)]
+    p = [("c", f"<{EX}p{i}>") for i in range(3)]
+    x, y, z = ("v", "x"), ("v", "y"), ("v", "z")
+    return [[x, ("c", TYPE), c[0]], [x, ("c", TYPE), c[1]], [x, ("c", TYPE), y], [x, p[0], y], [x, p[1], y],
+            [x, y, ("c", f"<{EX}i2>")], [x, y, x], [x, y, z], [("c", f"<{EX}i1>"), y, z]]
+
+
+def matches(pattern, fact) -> bool:
+    relation, args = fact
+    if relation != "triple":
+        return False
+    bound = {}
+    for (kind, value), term in zip(pattern, args):
+        if kind == "c" and value != term:
+            return False
+        if kind == "v" and bound.setdefault(value, term) != term:
+            return False
+    return True
+
+
+def by_instant(rows, last: int) -> set:
+    """(relation, arguments, instant) of fact rows, their intervals spread over the instants 0..last."""
+    out = set()
+    for w, rel, c0, c1, c2, c3, k1, k2 in rows:
+        args = tuple(a for a in (c0, c1, c2, c3) if a is not None)
+        for k in range(max(k1, 0), min(k2, last) + 1):
+            out.add((rel, args, k))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_joined_templates_give_the_seed_closures(spark, seed):
+    import numpy as np
+    import pyarrow as pa
+
+    from rsp_plugin.spark.distributed.closure import SeedReasoner
+    from rsp_plugin.spark.distributed.content import FACTS_SCHEMA, _seed_closures, facts_arrow_schema
+    from rsp_plugin.spark.distributed.expand import SHAPE, Expansion
+    from rsp_plugin.spark.distributed.rules import present_of
+
+    background, window = rdfs_case(seed)
+    draw = random.Random(seed)
+    k1 = np.array([draw.randint(0, 8) for _ in window], dtype=np.int64)
+    k2 = k1 + np.array([draw.randint(0, 3) for _ in window], dtype=np.int64)
+    reasoner = SeedReasoner("rdfs", background)
+    columns = [pa.array([t[i] for t in window], pa.string()) for i in range(3)]
+    python = [row for batch in _seed_closures(reasoner, 0, *columns, k1, k2, facts_arrow_schema())
+              for row in zip(*(column.to_pylist() for column in batch.columns))]
+    stored = spark.createDataFrame([(0, "triple", *t, None, int(a), int(b)) for t, a, b in zip(window, k1, k2)],
+                                   FACTS_SCHEMA)
+    expansion = Expansion(spark, _Plan(None, []), SeedReasoner("rdfs", background), None)
+    shapes = [[row[name] for name in SHAPE] + [row["p"]]
+              for row in stored.select(*expansion.columns(), stored["c1"].alias("p")).distinct().collect()]
+    every, _ = expansion.facts(stored, shapes)
+    want = by_instant(python, 20)
+    assert by_instant([tuple(row) for row in every.collect()], 20) == want
+    matched = 0
+    for pattern in patterns_of(seed):
+        facts, _ = expansion.facts(stored, shapes, pattern)
+        matched += any(matches(pattern, item[:2]) for item in want)
+        got = set() if facts is None else by_instant([tuple(row) for row in facts.collect()], 20)
+        assert {item for item in got if matches(pattern, item[:2])} == \
+            {item for item in want if matches(pattern, item[:2])}, pattern
+    assert matched >= 5
+    # what the window holds, from its shapes: at least what its facts hold (a predicate may be "any")
+    said = expansion.present(shapes)
+    for fact in present_of((rel, args) for rel, args, _ in want):
+        assert any(rel == fact.relation and pred in (fact.predicate, "*") and refl == fact.reflexive
+                   for rel, pred, refl in said), fact
