@@ -34,9 +34,13 @@ SHAPE = ("ks", "kp", "ko", "e_sp", "e_so", "e_po", "n_s", "n_p", "n_o")
 #: triple's subject or object: not known from the shapes alone)
 ANY = ANY_PREDICATE
 
+#: a template's fact: relation, each argument's source (a position of the triple, CONSTANT, ABSENT)
+#: and constant, whether it lasts (k2 = ALWAYS)
+FACT_COLUMNS = "rel STRING, s0 INT, a0 STRING, s1 INT, a1 STRING, s2 INT, a2 STRING, s3 INT, a3 STRING, lasting BOOLEAN"
 TEMPLATE_SCHEMA = ("ks STRING, kp STRING, ko STRING, e_sp BOOLEAN, e_so BOOLEAN, e_po BOOLEAN, n_s BOOLEAN, "
-                   "n_p BOOLEAN, n_o BOOLEAN, rel STRING, s0 INT, a0 STRING, s1 INT, a1 STRING, s2 INT, a2 STRING, "
-                   "s3 INT, a3 STRING, lasting BOOLEAN")
+                   "n_p BOOLEAN, n_o BOOLEAN, " + FACT_COLUMNS)
+#: the facts of a predicate whose every shape makes the same
+PREDICATE_TEMPLATE_SCHEMA = "kp STRING, " + FACT_COLUMNS
 #: a template argument taken from the template itself / absent (an argument position past the arity)
 CONSTANT, ABSENT = -1, -2
 
@@ -161,13 +165,15 @@ class Expansion:
         triple pattern ([(kind, value)] * 3), only the facts it can match; and whether a fact may
         come from many triples (a sensor's type from each observation: worth a distinct first).
 
-        The triples of a predicate whose every shape gives the pattern only the triple itself are
-        taken as they are; the others are joined with their templates."""
+        The triples of a predicate whose every shape makes the same facts (instance data) are
+        joined with those facts on the predicate alone; the others with their shapes' templates."""
         from pyspark.sql import functions as F
 
         by_predicate: dict[str, list] = {}
         python, derived = False, False
+        keys_of: dict[str, set] = {}
         for key in sorted({tuple(entry[:9]) for entry in shapes}, key=repr):
+            keys_of.setdefault(key[1], set()).add(key)
             facts, reusable, position_of = self.template(key)
             if not reusable:
                 by_predicate.setdefault(key[1], []).append((*key, None, *([CONSTANT, None] * WIDTH), False))
@@ -187,33 +193,48 @@ class Expansion:
                 by_predicate.setdefault(key[1], []).append((*key, relation, *parts, tag == LASTING))
         if not by_predicate:
             return None, False
-        itself = sorted(predicate for predicate, rows in by_predicate.items()
-                        if predicate and all(_is_the_triple(row) for row in rows))
-        joined_predicates = sorted(predicate for predicate in by_predicate if predicate not in itself)
-        out = stored.where(F.col("c1").isin(itself)) if itself else None
+        # a predicate whose every shape makes the same facts (instance data: the shape is the predicate's
+        # alone) needs no join: its triples are projected, once per fact of its template
+        projected = sorted(predicate for predicate, rows in by_predicate.items()
+                           if predicate and not any(row[9] is None for row in rows)
+                           and {row[:9] for row in rows} == keys_of[predicate]
+                           and len({_fact_part(row) for row in rows}) * len(keys_of[predicate]) == len(rows))
+        joined_predicates = sorted(predicate for predicate in by_predicate if predicate not in projected)
+        out = None
+        if projected:  # one pass: the triples joined with their predicate's facts
+            rows = []
+            for predicate in projected:
+                facts = {_fact_part(row) for row in by_predicate[predicate]}
+                derived = derived or any(not _is_the_triple(row) for row in by_predicate[predicate])
+                rows += [(predicate, *fact) for fact in sorted(facts, key=repr)]
+            out = self._joined(stored.where(F.col("c1").isin(projected)), rows, False, by_shape=False)
         if joined_predicates:
             derived = derived or any(not _is_the_triple(row) for p in joined_predicates for row in by_predicate[p])
             rows = [row for p in joined_predicates for row in by_predicate[p]]
             if "" in joined_predicates:  # some shape names no predicate: every other triple
-                chosen = stored.where(~F.col("c1").isin(itself)) if itself else stored
+                chosen = stored.where(~F.col("c1").isin(projected)) if projected else stored
             else:  # (the files' own filter first)
                 chosen = stored.where(F.col("c1").isin(joined_predicates))
             made = self._joined(chosen, rows, python)
             out = made if out is None else out.unionByName(made)
         return out, derived
 
-    def _joined(self, stored, rows: list, python: bool):
+    def _joined(self, stored, rows: list, python: bool, by_shape: bool = True):
+        """The triples joined with template rows (broadcast): on their shape key, or (`by_shape`
+        False, rows keyed by the predicate alone) on their predicate."""
         from pyspark.sql import functions as F
 
-        key = tuple(rows)
+        key = (by_shape, tuple(rows))
         templates = self._templates.get(key)
         if templates is None:
             if len(self._templates) > 64:
                 self._templates.clear()
-            templates = self._templates[key] = F.broadcast(self.spark.createDataFrame(rows, TEMPLATE_SCHEMA))
+            schema = TEMPLATE_SCHEMA if by_shape else PREDICATE_TEMPLATE_SCHEMA
+            templates = self._templates[key] = F.broadcast(self.spark.createDataFrame(rows, schema))
+        keys = self.columns() if by_shape else [F.col("c1").alias("kp")]
         keyed = stored.select("w", F.col("c0").alias("r0"), F.col("c1").alias("r1"), F.col("c2").alias("r2"),
-                              "k1", "k2", *self.columns())
-        joined = keyed.join(templates, on=list(SHAPE))
+                              "k1", "k2", *keys)
+        joined = keyed.join(templates, on=list(SHAPE) if by_shape else ["kp"])
         derived = joined.where(F.col("rel").isNotNull()).select(*self.arguments())
         if not python:
             return derived
@@ -221,6 +242,11 @@ class Expansion:
             "w", F.lit(TRIPLE).alias("rel"), F.col("r0").alias("c0"), F.col("r1").alias("c1"), F.col("r2").alias("c2"),
             F.lit(None).cast("string").alias("c3"), "k1", "k2")
         return derived.unionByName(by_triple.mapInArrow(stored_closures(self.plan, self.background), FACTS_SCHEMA))
+
+
+def _fact_part(row: tuple) -> tuple:
+    """A template row (`TEMPLATE_SCHEMA`) without its shape key: the fact it makes."""
+    return tuple(row[9:])
 
 
 def _is_the_triple(row: tuple) -> bool:
