@@ -35,7 +35,7 @@ from ..sinks import DeadLetters, Sink
 from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
 from .content import FACTS_SCHEMA, Content, background_rows, stored_closures, window_rows
 from .evaluate import Finisher, QueryStage
-from .expand import SHAPE, Expansion, lazy
+from .expand import Expansion, lazy
 from .plan import DistributedPlan
 from .rules import JoinAnalysis, Present
 from .store import FactStore, StoredBatch
@@ -143,7 +143,15 @@ class DistributedDriver(BatchEnds):
         started = time.perf_counter()
         plan = self.plan
         admission = state.admission
-        frame = batch_df.withColumn("row", F.monotonically_increasing_id()).persist()
+        frame = batch_df.withColumn("row", F.monotonically_increasing_id())
+        held = None
+        if self.expansion is not None:
+            # the shapes of the batch's triples, observed while the first pass reads (and keeps) them
+            from pyspark.sql import Observation
+
+            held = Observation(f"rsp-shapes-{batch_id}-{time.time_ns()}")
+            frame = frame.observe(held, self.expansion.held())
+        frame = frame.persist()
         try:
             clock = self._step("stats")
             # (only the columns it reads cross to Python: the terms stay in the JVM)
@@ -175,7 +183,8 @@ class DistributedDriver(BatchEnds):
             else:
                 # the facts no later report reaches (at instants up to the last one this batch reports)
                 # are read from the kept batch, not written: only the rest is
-                kept = self._keep(facts, batch_id, admission.done)
+                kept = self._keep(facts, batch_id, admission.done,
+                                  None if held is None else self.expansion.shapes_of(held.get))
                 current = None if admission.done is None else kept._replace(
                     facts=facts.where(F.col("k2") <= admission.done))
             self._time("facts", clock)
@@ -284,10 +293,10 @@ class DistributedDriver(BatchEnds):
 
     # the window's state ---------------------------------------------------------------------------------
 
-    def _keep(self, facts, batch_id: int, reported: int | None) -> Kept:
+    def _keep(self, facts, batch_id: int, reported: int | None, shapes: list | None = None) -> Kept:
         """Write the batch's facts that a report after instant `reported` reaches (all when None);
-        what they reach and what all of them hold, observed as they are written (Spark's `observe`:
-        metrics of the writing job itself, no second job over the files)."""
+        what they reach and what all of them hold (`shapes`: already known), observed as they are
+        written (Spark's `observe`: metrics of the writing job itself, no second job over the files)."""
         import uuid
 
         from pyspark.sql import Observation
@@ -296,9 +305,9 @@ class DistributedDriver(BatchEnds):
         tag = f"{batch_id}-{uuid.uuid4().hex[:8]}"
         held, written = Observation(f"rsp-held-{tag}"), Observation(f"rsp-facts-{tag}")
         measures = [F.count(F.lit(1)).alias("all")]
-        if self.expansion is not None:
+        if self.expansion is not None and shapes is None:
             measures.append(F.collect_set(F.struct(*self.expansion.columns(), F.col("c1").alias("p"))).alias("shapes"))
-        elif self.plan.entailment is not None:
+        elif self.expansion is None and self.plan.entailment is not None:
             measures.append(F.collect_set(F.struct(
                 F.col("rel"), F.when(F.col("rel") == "triple", F.col("c1")).alias("pred"),
                 ((F.col("rel") == "triple") & (F.col("c0") == F.col("c2"))).alias("refl"))).alias("present"))
@@ -308,9 +317,9 @@ class DistributedDriver(BatchEnds):
         self.store.write(facts.observe(written, F.min("k1").alias("low"), F.max("k2").alias("high"),
                                        F.count(F.lit(1)).alias("n")), batch_id)
         summary, counts = held.get, written.get
-        shapes = None
         if self.expansion is not None:
-            shapes = sorted(([row[name] for name in SHAPE] + [row["p"]] for row in summary["shapes"]), key=repr)
+            if shapes is None:
+                shapes = self.expansion.shapes_of(summary)
             present = self.expansion.present(shapes)
         elif self.plan.entailment is not None:
             present = sorted([[row["rel"], row["pred"], bool(row["refl"])] for row in summary["present"]],

@@ -23,7 +23,7 @@ their closures in the files as they are written (`lazy` is False).
 from __future__ import annotations
 
 from .closure import LASTING, SeedReasoner
-from .content import FACTS_SCHEMA, NUMERIC_START, TRIPLE, WIDTH, stored_closures
+from .content import FACTS_SCHEMA, TRIPLE, WIDTH, stored_closures
 from .plan import ALWAYS, DistributedPlan
 from .rules import ANY_PREDICATE
 
@@ -50,18 +50,21 @@ def lazy(reasoner: SeedReasoner | None) -> bool:
     return reasoner is None or not reasoner.literal_predicates
 
 
-def shape_columns(schema) -> list:
-    """The shape key of a fact row's triple (c0, c1, c2), as Spark expressions named by `SHAPE`."""
+def shape_columns(schema, names=("c0", "c1", "c2")) -> list:
+    """The shape key of a row's triple (columns `names`), as Spark expressions named by `SHAPE`."""
     from pyspark.sql import functions as F
 
     known = sorted(schema)
-    columns = [F.col("c0"), F.col("c1"), F.col("c2")]
+    columns = [F.col(name) for name in names]
     named = [column.isin(known) for column in columns]
     out = [F.when(is_named, column).otherwise(F.lit("")).alias(name)
            for column, is_named, name in zip(columns, named, SHAPE[:3])]
     out += [(columns[0] == columns[1]).alias("e_sp"), (columns[0] == columns[2]).alias("e_so"),
             (columns[1] == columns[2]).alias("e_po")]
-    out += [(~is_named & F.substring(column, 1, 1).isin(list(NUMERIC_START))).alias(name)
+    # (a term in N-Triples form that is neither an IRI nor a blank node: a literal, or anything the
+    # number reader might take: `NUMERIC_START`, and more; a term taken for a number that is none
+    # only sends its triple to the closure per triple)
+    out += [(~is_named & ~(column.startswith("<") | column.startswith("_:"))).alias(name)
             for column, is_named, name in zip(columns, named, SHAPE[6:])]
     return out
 
@@ -95,6 +98,7 @@ class Expansion:
         self.background = background
         self.schema = sorted(reasoner.schema)
         self._columns = None
+        self._held = None
         self._arguments = None
         self._templates: dict[tuple, object] = {}
 
@@ -103,6 +107,21 @@ class Expansion:
         if self._columns is None:
             self._columns = shape_columns(self.schema)
         return self._columns
+
+    def held(self):
+        """What a micro-batch's rows (stream, s, p, o, rejected) hold, as one aggregate: the shape
+        keys of their triples, each with its predicate (`shapes_of` reads it)."""
+        from pyspark.sql import functions as F
+
+        if self._held is None:
+            shape = F.struct(*shape_columns(self.schema, ("s", "p", "o")), F.col("p").alias("p"))
+            self._held = F.collect_set(F.when(F.col("rejected").isNull(), shape)).alias("shapes")
+        return self._held
+
+    @staticmethod
+    def shapes_of(summary: dict) -> list:
+        """The shape keys (and predicates) `held` collected, as lists in a stable order."""
+        return sorted(([row[name] for name in SHAPE] + [row["p"]] for row in summary["shapes"]), key=repr)
 
     def template(self, key) -> tuple[tuple, bool, dict[int, int]]:
         """(facts with slots, reusable, slot -> the triple's position holding it) of a shape key."""
