@@ -34,8 +34,8 @@ def spark():
 
 
 class _Plan:
-    def __init__(self, grid, windows):
-        self.grid, self.windows = grid, windows
+    def __init__(self, grid, windows, entailment=None):
+        self.grid, self.windows, self.entailment = grid, windows, entailment
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -71,7 +71,7 @@ def test_window_rows_give_each_element_its_instants(spark, seed):
 
 
 def rdfs_case(seed: int):
-    """(background lines, window triples) of a generated RDFS case, its schema all in the background."""
+    """(background lines, window triples) of a generated RDFS case, its schema in the background."""
     from rdflib import RDF, RDFS
 
     from rsp_plugin.rdfterms import term_key
@@ -89,8 +89,11 @@ def rdfs_case(seed: int):
             else:
                 window.append(keys)
     # and what the generator does not make: a triple whose subject is its object, a blank node
+    # and a number where a comparison of the rules reads it (its closure is made per triple, in Python)
     window += [(f"<{EX}i0>", f"<{EX}p0>", f"<{EX}i0>"), ("_:b1", f"<{EX}p1>", f"<{EX}i2>"),
-               (f"<{EX}i1>", f"<{EX}age>", '"2"^^<http://www.w3.org/2001/XMLSchema#integer>')]
+               (f"<{EX}i1>", f"<{EX}age>", '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+               (f"<{EX}p2>", "<http://www.w3.org/2000/01/rdf-schema#subPropertyOf>",
+                '"5"^^<http://www.w3.org/2001/XMLSchema#integer>')]
     return [" ".join(t) + " ." for t in background], window
 
 
@@ -145,7 +148,8 @@ def test_the_joined_templates_give_the_seed_closures(spark, seed):
               for row in zip(*(column.to_pylist() for column in batch.columns))]
     stored = spark.createDataFrame([(0, "triple", *t, None, int(a), int(b)) for t, a, b in zip(window, k1, k2)],
                                    FACTS_SCHEMA)
-    expansion = Expansion(spark, _Plan(None, []), SeedReasoner("rdfs", background), None)
+    expansion = Expansion(spark, _Plan(None, [], "rdfs"), SeedReasoner("rdfs", background),
+                          spark.sparkContext.broadcast("\n".join(background)))
     shapes = [[row[name] for name in SHAPE] + [row["p"]]
               for row in stored.select(*expansion.columns(), stored["c1"].alias("p")).distinct().collect()]
     every, _ = expansion.facts(stored, shapes)

@@ -140,9 +140,14 @@ class Expansion:
         for entry in shapes:
             key, predicate = tuple(entry[:9]), entry[9]
             facts, reusable, position_of = self.template(key)
-            if not reusable:  # computed per triple: any predicate, reflexive or not
-                out.add((TRIPLE, ANY, True))
-                out.add((TRIPLE, ANY, False))
+            if not reusable:  # computed per triple: whatever the rules derive, any predicate, reflexive or not
+                keys = self.reasoner.terms.keys
+                for rule in self.reasoner.rules:
+                    relation = keys[rule.head[0]]
+                    if relation == TRIPLE:
+                        out.update({(TRIPLE, ANY, True), (TRIPLE, ANY, False)})
+                    else:
+                        out.add((relation, None, False))
             for (relation, args), _ in facts:
                 if relation != TRIPLE:
                     out.add((relation, None, False))
