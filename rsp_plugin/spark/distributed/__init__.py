@@ -9,14 +9,16 @@
     run.wait()
 
 The driver only coordinates (which elements are taken, which instants are
-reported) and collects a few rows per instant; the executors parse, derive
-each triple's entailments with the background broadcast to them, keep the
-windows' facts in files, join, filter and aggregate. Same output as
+reported) and collects a few rows per instant; the executors parse, keep
+the windows' triples in files, derive the entailments a query's pattern can
+read (each triple's shape joined with its template, the background's closure
+broadcast to them), join, filter and aggregate. Same output as
 `--engine local` (the differential tests say so); what is not distributed yet
 is said in one line (`NotDistributed`), and `--mode driver` runs it.
 
 Modules: `plan` (instants, what is distributed), `admission` (what is taken),
-`closure` (one triple's entailments), `rules` (two window premises: joins),
+`closure` (one triple's entailments), `expand` (those joined from templates when
+read), `rules` (two window premises: joins),
 `content` (facts with instant intervals), `store` (the window state's files),
 `evaluate` (the query's plan), `driver` (foreachBatch).
 """

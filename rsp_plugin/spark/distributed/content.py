@@ -4,12 +4,15 @@ A fact is a row `w, rel, c0, c1, c2, c3, k1, k2`: the window it belongs to
 (its index in the query; static graphs have negative ones), the relation
 (`triple`, or a helper relation of the OWL 2 RL rules such as `list_member`),
 its arguments in N-Triples form, and the interval of report instants
-[k1, k2] it is seen at (`plan.Grid`). Under ENTAILMENT each triple brings its
-seed closure (`closure.SeedReasoner`), instantiated from a template per
-distinct shape: per batch of rows, Python runs per shape, numpy per row.
+[k1, k2] it is seen at (`plan.Grid`). A window's triples become such rows by
+Spark expressions (`window_rows`). Under ENTAILMENT their closures are joined
+from templates when read (`expand.py`); where a shape needs a literal's value
+(OWL 2 RL's datatypes) or a comparison reads a number, each triple's seed
+closure is made here instead (`stored_closures`, `closure.SeedReasoner`):
+instantiated from a template per distinct shape, Python per shape, numpy per row.
 
 The background's closure B* is not stored with the windows: it holds at every
-instant, and the driver adds it to what the joins read (`background_facts`).
+instant, and the driver adds it to what the joins read (`background_rows`).
 """
 
 from __future__ import annotations
