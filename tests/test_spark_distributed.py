@@ -168,3 +168,13 @@ def test_the_joined_templates_give_the_seed_closures(spark, seed):
     for fact in present_of((rel, args) for rel, args, _ in want):
         assert any(rel == fact.relation and pred in (fact.predicate, "*") and refl == fact.reflexive
                    for rel, pred, refl in said), fact
+
+
+def test_a_local_table_keeps_every_term_as_written(spark):
+    from rsp_plugin.spark.distributed.expand import local_table
+
+    rows = [("a\\b", "it's", None, True, 3), ('"x\\n"^^<http://ex/t>', "<http://ex/é>", '"tab\there"', False, -1),
+            ("", "'); DROP TABLE t; --", "_:b1", None, None)]
+    table = local_table(spark, rows, "a STRING, b STRING, c STRING, d BOOLEAN, e INT")
+    assert [tuple(row) for row in table.collect()] == rows
+    assert "LocalTableScan" in table._jdf.queryExecution().executedPlan().toString()

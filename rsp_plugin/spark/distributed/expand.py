@@ -254,7 +254,7 @@ class Expansion:
             if len(self._templates) > 64:
                 self._templates.clear()
             schema = TEMPLATE_SCHEMA if by_shape else PREDICATE_TEMPLATE_SCHEMA
-            templates = self._templates[key] = F.broadcast(self.spark.createDataFrame(rows, schema))
+            templates = self._templates[key] = F.broadcast(local_table(self.spark, rows, schema))
         keys = self.columns() if by_shape else [F.col("c1").alias("kp")]
         keyed = stored.select("w", F.col("c0").alias("r0"), F.col("c1").alias("r1"), F.col("c2").alias("r2"),
                               "k1", "k2", *keys)
@@ -266,6 +266,26 @@ class Expansion:
             "w", F.lit(TRIPLE).alias("rel"), F.col("r0").alias("c0"), F.col("r1").alias("c1"), F.col("r2").alias("c2"),
             F.lit(None).cast("string").alias("c3"), "k1", "k2")
         return derived.unionByName(by_triple.mapInArrow(stored_closures(self.plan, self.background), FACTS_SCHEMA))
+
+
+def local_table(spark, rows: list, schema: str):
+    """A small table as a SQL VALUES list: a local relation in the plan, so that broadcasting it is
+    no Spark job (a DataFrame made from Python rows is an RDD, collected by a job to be broadcast)."""
+
+    def literal(value) -> str:
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        if isinstance(value, int):
+            return str(value)
+        return f"CAST(X'{str(value).encode('utf-8').hex()}' AS STRING)"  # (no escapes to get right)
+
+    fields = [field.strip().split(" ") for field in schema.split(",")]
+    values = ", ".join("(" + ", ".join(literal(value) for value in row) + ")" for row in rows)
+    names = ", ".join(f"c{number}" for number in range(len(fields)))
+    columns = ", ".join(f"CAST(c{number} AS {kind}) AS {name}" for number, (name, kind) in enumerate(fields))
+    return spark.sql(f"SELECT {columns} FROM VALUES {values} AS t({names})")
 
 
 def _fact_part(row: tuple) -> tuple:
