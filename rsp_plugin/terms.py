@@ -53,7 +53,8 @@ _TYPED_LITERAL = re.compile(r'"(.*)"\^\^<([^>]*)>\Z', re.S)
 
 
 #: the first characters of a key that may be a number (a typed literal, or a number of the rule language)
-_NUMERIC_START = frozenset('"+-.0123456789')
+#: the first characters of a key that may be a number (the others are never parsed for a value)
+NUMERIC_START = frozenset('"+-.0123456789')
 
 
 def number_of_key(key: str):
@@ -328,7 +329,7 @@ class Dictionary:
         candidates already (else a key not starting like a number is skipped unparsed)."""
         numbers = self._numbers
         for term, key in pairs:
-            if checked or key[:1] in _NUMERIC_START:
+            if checked or key[:1] in NUMERIC_START:
                 number = number_of_key(key)
                 if number is not None:
                     numbers[term] = number

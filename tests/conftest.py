@@ -13,6 +13,14 @@ import pytest
 SPARK_FIRST_HALF = {"test_w3c_sparql11", "test_spark_query", "test_spark_source", "test_spark_http", "test_readme"}
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """The worker's Spark session (`local[2]`), for the Spark tests that use one directly."""
+    from rsp_plugin.spark import spark_session
+
+    return spark_session("local[2]")
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`--dist loadgroup`), the Spark tests run in two workers, each half in one
     of them sharing its Spark session, as in a single process; the other workers take the rest."""

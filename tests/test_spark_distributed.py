@@ -23,13 +23,6 @@ EX = "http://example.org/"
 TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from rsp_plugin.spark import spark_session
-
-    return spark_session("local[2]")
-
-
 # window_rows -----------------------------------------------------------------------------------------------
 
 

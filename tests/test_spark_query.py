@@ -27,13 +27,6 @@ CSRBENCH_6S = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
 CSRBENCH_FULL = ROOT.parent / "shared" / "csrbench" / "stream.tnt"
 
 
-@pytest.fixture(scope="session")
-def spark():
-    from rsp_plugin.spark import spark_session
-
-    return spark_session("local[2]")
-
-
 def run(*args, cwd=None) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _cwd(cwd):

@@ -22,13 +22,6 @@ EX = "http://ex/"
 INT = "<http://www.w3.org/2001/XMLSchema#integer>"
 
 
-@pytest.fixture(scope="session")
-def spark():
-    from rsp_plugin.spark import spark_session
-
-    return spark_session("local[2]")
-
-
 def in_order(items) -> list[tuple]:
     return sorted(items, key=lambda row: tuple("" if value is None else str(value) for value in row))
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 
+from ...terms import NUMERIC_START
 from .closure import LASTING, SeedReasoner, split_ntriple
 from .plan import ALWAYS, NEVER, DistributedPlan
 
 FACTS_SCHEMA = "w INT, rel STRING, c0 STRING, c1 STRING, c2 STRING, c3 STRING, k1 BIGINT, k2 BIGINT"
 ARGS = ("c0", "c1", "c2", "c3")
 TRIPLE = "triple"
-#: the first characters of a term that can be a number (as `terms.Dictionary` reads them)
-NUMERIC_START = '"+-.0123456789'
 #: the number of argument columns (the widest relation of the shipped rule sets has 4... or fewer)
 WIDTH = 4
 
@@ -74,6 +73,10 @@ class Content:
         return self.facts.unionByName(derived), self.repeats or repeats
 
 
+#: a floor below every timestamp (Spark's smallest long)
+LOWEST = -(1 << 63)
+
+
 def window_rows(plan: DistributedPlan, taken):
     """Admitted rows (stream, s, p, o, ts, floor) -> each window's triples with their instant
     intervals (fact rows), as Spark expressions: no Python worker. `Grid.element_range` in SQL
@@ -99,10 +102,6 @@ def window_rows(plan: DistributedPlan, taken):
     for part in parts[1:]:
         out = out.unionByName(part)
     return out
-
-
-#: a floor below every timestamp (Spark's smallest long)
-LOWEST = -(1 << 63)
 
 
 def _floor_div(a: str, b: int) -> str:
@@ -157,7 +156,7 @@ def _seed_closures(reasoner: SeedReasoner, window: int, s, p, o, k1, k2, schema)
         "sp": values[0] == values[1], "so": values[0] == values[2], "po": values[1] == values[2],
     })
     # the terms that may be numbers (a comparison may read them: see `SeedReasoner.template`)
-    starts = pa.array(list(NUMERIC_START), pa.string())
+    starts = pa.array(sorted(NUMERIC_START), pa.string())
     for name, kind, column in zip(("ns", "np", "no"), kinds, columns):
         first = pc.is_in(pc.utf8_slice_codeunits(column, 0, 1), value_set=starts).to_numpy(zero_copy_only=False)
         frame[name] = ~kind & first

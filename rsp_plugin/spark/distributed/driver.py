@@ -295,43 +295,38 @@ class DistributedDriver(BatchEnds):
 
     def _keep(self, facts, batch_id: int, reported: int | None, shapes: list | None = None) -> Kept:
         """Write the batch's facts that a report after instant `reported` reaches (all when None);
-        what they reach and what all of them hold (`shapes`: already known), observed as they are
-        written (Spark's `observe`: metrics of the writing job itself, no second job over the files)."""
+        what they reach, and what they hold (from `shapes`, the batch's triples' shapes, when the
+        files hold triples only), observed as they are written (Spark's `observe`: metrics of the
+        writing job itself, no second job over the files)."""
         import uuid
 
         from pyspark.sql import Observation
 
         F = self._F
-        tag = f"{batch_id}-{uuid.uuid4().hex[:8]}"
-        held, written = Observation(f"rsp-held-{tag}"), Observation(f"rsp-facts-{tag}")
-        measures = [F.count(F.lit(1)).alias("all")]
-        if self.expansion is not None and shapes is None:
-            measures.append(F.collect_set(F.struct(*self.expansion.columns(), F.col("c1").alias("p"))).alias("shapes"))
-        elif self.expansion is None and self.plan.entailment is not None:
+        observed = Observation(f"rsp-facts-{batch_id}-{uuid.uuid4().hex[:8]}")
+        measures = [F.min("k1").alias("low"), F.max("k2").alias("high"), F.count(F.lit(1)).alias("n")]
+        closures = self.expansion is None and self.plan.entailment is not None
+        if closures:  # (all written: `reported` is None)
             measures.append(F.collect_set(F.struct(
                 F.col("rel"), F.when(F.col("rel") == "triple", F.col("c1")).alias("pred"),
                 ((F.col("rel") == "triple") & (F.col("c0") == F.col("c2"))).alias("refl"))).alias("present"))
-        facts = facts.observe(held, *measures)
         if reported is not None:
             facts = facts.where(F.col("k2") > reported)
-        self.store.write(facts.observe(written, F.min("k1").alias("low"), F.max("k2").alias("high"),
-                                       F.count(F.lit(1)).alias("n")), batch_id)
-        summary, counts = held.get, written.get
+        self.store.write(facts.observe(observed, *measures), batch_id)
+        summary = observed.get
         if self.expansion is not None:
-            if shapes is None:
-                shapes = self.expansion.shapes_of(summary)
             present = self.expansion.present(shapes)
-        elif self.plan.entailment is not None:
+        elif closures:
             present = sorted([[row["rel"], row["pred"], bool(row["refl"])] for row in summary["present"]],
                              key=lambda item: (item[0], item[1] or "", item[2]))
         else:
             present = []
         entry = None
-        if counts.get("n"):
-            entry = StoredBatch(batch_id, counts["low"], counts["high"], counts["n"], present, shapes)
+        if summary.get("n"):
+            entry = StoredBatch(batch_id, summary["low"], summary["high"], summary["n"], present, shapes)
         else:
             self.store.drop(batch_id)
-        return Kept(entry, None, present, shapes if shapes is not None else [], bool(summary.get("all")))
+        return Kept(entry, None, present, shapes if shapes is not None else [])
 
     def store_cleanup(self, all_of_it: bool = False) -> None:
         state = self.state
@@ -377,11 +372,11 @@ class DistributedDriver(BatchEnds):
             present = {Present(rel, pred, refl) for held in holding for rel, pred, refl in held}
             joining = self.analysis.joining(present)
         # batches that keep their closures (or need none), and batches that keep their triples only
-        written = [entry for entry in reaching if getattr(entry, "shapes", None) is None]
-        triples = [entry for entry in reaching if getattr(entry, "shapes", None) is not None]
-        lazy_current = current is not None and current.any and self.expansion is not None
+        written = [entry for entry in reaching if entry.shapes is None]
+        triples = [entry for entry in reaching if entry.shapes is not None]
+        lazy_current = current is not None and self.expansion is not None
         parts = [self.store.read(self.spark, written), self.base,
-                 current.facts if current is not None and current.any and not lazy_current else None]
+                 current.facts if current is not None and not lazy_current else None]
         parts = [part for part in parts if part is not None]
         content = parts[0] if parts else self._empty
         for part in parts[1:]:
@@ -470,7 +465,6 @@ class Kept(NamedTuple):
     facts: object
     present: list
     shapes: list
-    any: bool
 
 
 def _merged(rows: list[tuple], lanes: int) -> list[tuple]:

@@ -62,7 +62,7 @@ def shape_columns(schema, names=("c0", "c1", "c2")) -> list:
     out += [(columns[0] == columns[1]).alias("e_sp"), (columns[0] == columns[2]).alias("e_so"),
             (columns[1] == columns[2]).alias("e_po")]
     # (a term in N-Triples form that is neither an IRI nor a blank node: a literal, or anything the
-    # number reader might take: `NUMERIC_START`, and more; a term taken for a number that is none
+    # number reader might take: `terms.NUMERIC_START`, and more; a term taken for a number that is none
     # only sends its triple to the closure per triple)
     out += [(~is_named & ~(column.startswith("<") | column.startswith("_:"))).alias(name)
             for column, is_named, name in zip(columns, named, SHAPE[6:])]
