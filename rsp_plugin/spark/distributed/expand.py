@@ -194,14 +194,14 @@ class Expansion:
         from pyspark.sql import functions as F
 
         by_predicate: dict[str, list] = {}
-        python, derived = False, False
+        python = False
         keys_of: dict[str, set] = {}
         for key in sorted({tuple(entry[:9]) for entry in shapes}, key=repr):
             keys_of.setdefault(key[1], set()).add(key)
             facts, reusable, position_of = self.template(key)
             if not reusable:
                 by_predicate.setdefault(key[1], []).append((*key, None, *([CONSTANT, None] * WIDTH), False))
-                python = derived = True
+                python = True
                 continue
             for (relation, args), tag in facts:
                 if pattern is not None and not self._matches(pattern, relation, args):
@@ -217,8 +217,9 @@ class Expansion:
                 by_predicate.setdefault(key[1], []).append((*key, relation, *parts, tag == LASTING))
         if not by_predicate:
             return None, False
+        derived = any(not _is_the_triple(row) for rows in by_predicate.values() for row in rows)
         # a predicate whose every shape makes the same facts (instance data: the shape is the predicate's
-        # alone) needs no join: its triples are projected, once per fact of its template
+        # alone) is joined with them on its name, not on each triple's shape key
         projected = sorted(predicate for predicate, rows in by_predicate.items()
                            if predicate and not any(row[9] is None for row in rows)
                            and {row[:9] for row in rows} == keys_of[predicate]
@@ -229,11 +230,9 @@ class Expansion:
             rows = []
             for predicate in projected:
                 facts = {_fact_part(row) for row in by_predicate[predicate]}
-                derived = derived or any(not _is_the_triple(row) for row in by_predicate[predicate])
                 rows += [(predicate, *fact) for fact in sorted(facts, key=repr)]
             out = self._joined(stored.where(F.col("c1").isin(projected)), rows, False, by_shape=False)
         if joined_predicates:
-            derived = derived or any(not _is_the_triple(row) for p in joined_predicates for row in by_predicate[p])
             rows = [row for p in joined_predicates for row in by_predicate[p]]
             if "" in joined_predicates:  # some shape names no predicate: every other triple
                 chosen = stored.where(~F.col("c1").isin(projected)) if projected else stored
