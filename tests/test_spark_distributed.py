@@ -144,7 +144,7 @@ def test_the_joined_templates_give_the_seed_closures(spark, seed):
     expansion = Expansion(spark, _Plan(None, [], "rdfs"), SeedReasoner("rdfs", background),
                           spark.sparkContext.broadcast("\n".join(background)))
     shapes = [[row[name] for name in SHAPE] + [row["p"]]
-              for row in stored.select(*expansion.columns(), stored["c1"].alias("p")).distinct().collect()]
+              for row in stored.selectExpr(*expansion.columns(), "c1 AS p").distinct().collect()]
     every, _ = expansion.facts(stored, shapes)
     want = by_instant(python, 20)
     assert by_instant([tuple(row) for row in every.collect()], 20) == want
@@ -164,7 +164,7 @@ def test_the_joined_templates_give_the_seed_closures(spark, seed):
 
 
 def test_a_local_table_keeps_every_term_as_written(spark):
-    from rsp_plugin.spark.distributed.expand import local_table
+    from rsp_plugin.spark.distributed.sqltext import local_table
 
     rows = [("a\\b", "it's", None, True, 3), ('"x\\n"^^<http://ex/t>', "<http://ex/é>", '"tab\there"', False, -1),
             ("", "'); DROP TABLE t; --", "_:b1", None, None)]

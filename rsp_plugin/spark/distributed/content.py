@@ -22,6 +22,7 @@ import json
 from ...terms import NUMERIC_START
 from .closure import LASTING, SeedReasoner, split_ntriple
 from .plan import ALWAYS, NEVER, DistributedPlan
+from .sqltext import sql_string
 
 FACTS_SCHEMA = "w INT, rel STRING, c0 STRING, c1 STRING, c2 STRING, c3 STRING, k1 BIGINT, k2 BIGINT"
 ARGS = ("c0", "c1", "c2", "c3")
@@ -81,8 +82,6 @@ def window_rows(plan: DistributedPlan, taken):
     """Admitted rows (stream, s, p, o, ts, floor) -> each window's triples with their instant
     intervals (fact rows), as Spark expressions: no Python worker. `Grid.element_range` in SQL
     (integer floor division by `pmod`, exact for negative numbers too)."""
-    from pyspark.sql import functions as F
-
     t0, period = plan.grid.t0, plan.grid.period
     parts = []
     for window in plan.windows:
@@ -92,11 +91,10 @@ def window_rows(plan: DistributedPlan, taken):
         last = _floor_div(f"({high}) - ({t0})", window.step)
         k1 = f"(-{_floor_div(f'-({first} * {window.step})', period)})"
         k2 = f"(-{_floor_div(f'-(({last} + 1) * {window.step})', period)} - 1)"
-        part = (taken.where(F.col("stream") == window.stream)
-                .select(F.lit(window.index).cast("int").alias("w"), F.lit(TRIPLE).alias("rel"),
-                        F.col("s").alias("c0"), F.col("p").alias("c1"), F.col("o").alias("c2"),
-                        F.lit(None).cast("string").alias("c3"), F.expr(k1).alias("k1"), F.expr(k2).alias("k2"))
-                .where(F.col("k1") <= F.col("k2")))
+        part = (taken.where(f"stream = {sql_string(window.stream)}")
+                .selectExpr(f"CAST({window.index} AS INT) AS w", f"'{TRIPLE}' AS rel", "s AS c0", "p AS c1",
+                            "o AS c2", "CAST(NULL AS STRING) AS c3", f"{k1} AS k1", f"{k2} AS k2")
+                .where("k1 <= k2"))
         parts.append(part)
     out = parts[0]
     for part in parts[1:]:

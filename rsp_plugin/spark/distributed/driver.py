@@ -173,24 +173,28 @@ class DistributedDriver(BatchEnds):
                                                 materialized=plan.entailment is not None)
                 taken = self._sequential(good, decision)
                 self._time("admission", clock)
-            clock = self._step("facts")
             facts = window_rows(plan, taken)
             if self.reasoner is not None and self.expansion is None:
                 # (closures made by Python: written once, then read back)
                 facts = facts.mapInArrow(stored_closures(plan, self.background), FACTS_SCHEMA)
                 kept = self._keep(facts, batch_id, None)
-                current = None
+                if kept.entry is not None:
+                    state.stored.append(kept.entry)
+                results = self._report_through(admission.done)
             else:
-                # the facts no later report reaches (at instants up to the last one this batch reports)
-                # are read from the kept batch, not written: only the rest is
-                kept = self._keep(facts, batch_id, admission.done,
-                                  None if held is None else self.expansion.shapes_of(held.get))
-                current = None if admission.done is None else kept._replace(
-                    facts=facts.where(F.col("k2") <= admission.done))
-            self._time("facts", clock)
-            if kept.entry is not None:
-                state.stored.append(kept.entry)
-            results = self._report_through(admission.done, current)
+                # the facts a later report reaches are written while this batch's reports run (a job of
+                # their own, in a thread: the executors write while the driver plans the reports), and
+                # these reports read all of the batch's facts from the kept batch, not from the files
+                shapes = None if held is None else self.expansion.shapes_of(held.get)
+                present = self.expansion.present(shapes) if self.expansion is not None else []
+                writing = _Background(self._keep, facts, batch_id, admission.done, shapes, present)
+                try:
+                    current = Kept(None, facts, present, shapes if shapes is not None else [])
+                    results = self._report_through(admission.done, current)
+                finally:
+                    kept = writing.result()
+                if kept.entry is not None:
+                    state.stored.append(kept.entry)
         finally:
             frame.unpersist()
         report = BatchReport(batch_id, rows=rows)
@@ -224,12 +228,11 @@ class DistributedDriver(BatchEnds):
     # admission ------------------------------------------------------------------------------------------
 
     def _in_order(self, good, decision: Decision, stats: list[dict]):
-        F = self._F
         plan = self.plan
         admission = self.state.admission
-        condition = F.col("ts") >= F.lit(plan.grid.t0)
+        condition = f"ts >= {plan.grid.t0}"
         if decision.cut is not None:
-            condition = condition & (F.col("ts") < F.lit(decision.cut))
+            condition += f" AND ts < {decision.cut}"
         early = any(row["dead"] is None and row["first"] is not None and row["first"] < plan.grid.t0
                     for row in stats)
         counts: dict[str, int] = {}
@@ -247,7 +250,7 @@ class DistributedDriver(BatchEnds):
                 before = admission.last_of_stream.get(stream)
                 admission.last_of_stream[stream] = taken if before is None else max(before, taken)
         admission.catch_up(plan, self.delay_ms)
-        return good.where(condition).withColumn("floor", F.lit(None).cast("long"))
+        return good.where(condition).selectExpr("*", "CAST(NULL AS BIGINT) AS floor")
 
     def _name_refused(self, good, decision: Decision, counts: dict[str, int]) -> list[str]:
         """Set-aside elements of an in-order batch, named as the driver-side mode names them."""
@@ -293,9 +296,10 @@ class DistributedDriver(BatchEnds):
 
     # the window's state ---------------------------------------------------------------------------------
 
-    def _keep(self, facts, batch_id: int, reported: int | None, shapes: list | None = None) -> Kept:
+    def _keep(self, facts, batch_id: int, reported: int | None, shapes: list | None = None,
+              present: list | None = None) -> Kept:
         """Write the batch's facts that a report after instant `reported` reaches (all when None);
-        what they reach, and what they hold (from `shapes`, the batch's triples' shapes, when the
+        what they reach, and what they hold (`present`, from the batch's triples' shapes when the
         files hold triples only), observed as they are written (Spark's `observe`: metrics of the
         writing job itself, no second job over the files)."""
         import uuid
@@ -303,6 +307,7 @@ class DistributedDriver(BatchEnds):
         from pyspark.sql import Observation
 
         F = self._F
+        clock = self._step("facts")
         observed = Observation(f"rsp-facts-{batch_id}-{uuid.uuid4().hex[:8]}")
         measures = [F.min("k1").alias("low"), F.max("k2").alias("high"), F.count(F.lit(1)).alias("n")]
         closures = self.expansion is None and self.plan.entailment is not None
@@ -314,18 +319,17 @@ class DistributedDriver(BatchEnds):
             facts = facts.where(F.col("k2") > reported)
         self.store.write(facts.observe(observed, *measures), batch_id)
         summary = observed.get
-        if self.expansion is not None:
-            present = self.expansion.present(shapes)
-        elif closures:
+        if closures:
             present = sorted([[row["rel"], row["pred"], bool(row["refl"])] for row in summary["present"]],
                              key=lambda item: (item[0], item[1] or "", item[2]))
-        else:
+        elif present is None:
             present = []
         entry = None
         if summary.get("n"):
             entry = StoredBatch(batch_id, summary["low"], summary["high"], summary["n"], present, shapes)
         else:
             self.store.drop(batch_id)
+        self._time("facts", clock)
         return Kept(entry, None, present, shapes if shapes is not None else [])
 
     def store_cleanup(self, all_of_it: bool = False) -> None:
@@ -363,9 +367,8 @@ class DistributedDriver(BatchEnds):
     def _content(self, k_lo: int, k_hi: int, current: Kept | None = None) -> Content:
         """What the reports of instants [k_lo, k_hi] read: the stored batches that reach them, the
         batch being run (`current`: its facts no later report reaches, not written), B*."""
-        F = self._F
         reaching = [entry for entry in self.state.stored if entry.high >= k_lo and entry.low <= k_hi]
-        seen = (F.col("k2") >= k_lo) & (F.col("k1") <= k_hi)
+        seen = f"k2 >= {k_lo} AND k1 <= {k_hi}"
         holding = [entry.present for entry in reaching] + ([current.present] if current is not None else [])
         joining = []
         if self.analysis is not None:
@@ -465,6 +468,31 @@ class Kept(NamedTuple):
     facts: object
     present: list
     shapes: list
+
+
+class _Background:
+    """A call run in a thread of its own (Spark runs its jobs alongside the caller's), its result
+    or its exception given back by `result`."""
+
+    def __init__(self, function, *args):
+        from pyspark import InheritableThread
+
+        self._value = self._error = None
+
+        def run() -> None:
+            try:
+                self._value = function(*args)
+            except BaseException as error:  # (given back to the caller)
+                self._error = error
+
+        self._thread = InheritableThread(target=run, daemon=True)
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _merged(rows: list[tuple], lanes: int) -> list[tuple]:

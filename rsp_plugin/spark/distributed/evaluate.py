@@ -31,6 +31,7 @@ from collections import defaultdict
 from ...query.fastpath import FastEvaluation, _expression_variables
 from .content import TRIPLE, Content, static_code, static_graphs
 from .plan import DistributedPlan, fast_plan
+from .sqltext import sql_string
 
 _COUNTS = {"Aggregate_Count"}
 
@@ -60,8 +61,6 @@ class QueryStage:
     def solutions(self, content: Content, k_lo: int, k_hi: int):
         """A DataFrame (k, variable columns...) of the solutions at every instant in [k_lo, k_hi]; or
         None when a pattern cannot match (a graph no fact is in)."""
-        from pyspark.sql import functions as F
-
         conjunction = self.fast.conjunction
         columns = self.columns
         tables = []
@@ -69,22 +68,22 @@ class QueryStage:
             codes = graph_codes(self.plan, graph)
             if not codes:
                 return None
-            condition = (F.col("rel") == TRIPLE) & F.col("w").isin(codes)
+            condition = [f"rel = '{TRIPLE}'", f"w IN ({', '.join(str(code) for code in codes)})"]
             chosen: dict[str, str] = {}
             for position, (kind, value) in enumerate(pattern):
                 column = f"c{position}"
                 if kind == "c":
-                    condition = condition & (F.col(column) == value)
+                    condition.append(f"{column} = {sql_string(value)}")
                 elif value in chosen:
-                    condition = condition & (F.col(column) == F.col(chosen[value]))
+                    condition.append(f"{column} = {chosen[value]}")
                 else:
                     chosen[value] = column
             # a window's content is a set: the same fact arriving again (a sensor's type, derived
             # from each of its observations) matches once per interval, not once per arrival (the
             # solutions are made distinct per instant below; this keeps the joins small)
             facts, repeats = content.for_pattern(pattern)
-            table = (facts.where(condition)
-                     .select(*[F.col(column).alias(columns[name]) for name, column in chosen.items()], "k1", "k2"))
+            table = (facts.where(" AND ".join(condition))
+                     .selectExpr(*[f"{column} AS {columns[name]}" for name, column in chosen.items()], "k1", "k2"))
             if repeats:
                 table = table.distinct()
             constants = sum(1 for kind, _ in pattern if kind == "c")
@@ -102,10 +101,11 @@ class QueryStage:
                 frame = table
             else:
                 shared = [columns[name] for name in sorted(names & bound)]
-                right = table.withColumnRenamed("k1", "k1r").withColumnRenamed("k2", "k2r")
+                right = table.selectExpr(*[columns[name] for name in sorted(names)], "k1 AS k1r", "k2 AS k2r")
                 frame = frame.join(right, on=shared, how="inner") if shared else frame.crossJoin(right)
-                frame = (frame.withColumn("k1", F.greatest("k1", "k1r")).withColumn("k2", F.least("k2", "k2r"))
-                         .drop("k1r", "k2r").where(F.col("k1") <= F.col("k2")))
+                frame = (frame.selectExpr(*[columns[name] for name in sorted(names | bound)],
+                                          "greatest(k1, k1r) AS k1", "least(k2, k2r) AS k2")
+                         .where("k1 <= k2"))
             bound |= names
             ready = [item for item in pending if item[3] <= bound]
             for item in ready:
@@ -113,9 +113,9 @@ class QueryStage:
                 frame = self._filter(frame, item[0], sorted(item[3]))
         for item in pending:  # a filter without variables
             frame = self._filter(frame, item[0], sorted(item[3] & bound))
-        spread = F.explode(F.sequence(F.greatest("k1", F.lit(k_lo)), F.least("k2", F.lit(k_hi)))).alias("k")
         variables = [columns[name] for name in sorted(bound)]
-        return frame.select(spread, *variables).distinct()
+        return frame.selectExpr(f"explode(sequence(greatest(k1, {k_lo}), least(k2, {k_hi}))) AS k",
+                                *variables).distinct()
 
     def _filter(self, frame, conjunct: int, names: list[str]):
         """Rows whose values pass the conjunct (decided on the executors, once per distinct value tuple)."""

@@ -26,6 +26,7 @@ from .closure import LASTING, SeedReasoner
 from .content import FACTS_SCHEMA, TRIPLE, WIDTH, stored_closures
 from .plan import ALWAYS, DistributedPlan
 from .rules import ANY_PREDICATE
+from .sqltext import local_table, sql_string
 
 #: the shape key of a triple (c0 c1 c2): its terms the rules or B* name ("" for the others), which are
 #: equal, which could be numbers
@@ -50,22 +51,19 @@ def lazy(reasoner: SeedReasoner | None) -> bool:
     return reasoner is None or not reasoner.literal_predicates
 
 
-def shape_columns(schema, names=("c0", "c1", "c2")) -> list:
-    """The shape key of a row's triple (columns `names`), as Spark expressions named by `SHAPE`."""
-    from pyspark.sql import functions as F
-
-    known = sorted(schema)
-    columns = [F.col(name) for name in names]
-    named = [column.isin(known) for column in columns]
-    out = [F.when(is_named, column).otherwise(F.lit("")).alias(name)
-           for column, is_named, name in zip(columns, named, SHAPE[:3])]
-    out += [(columns[0] == columns[1]).alias("e_sp"), (columns[0] == columns[2]).alias("e_so"),
-            (columns[1] == columns[2]).alias("e_po")]
+def shape_columns(schema, names=("c0", "c1", "c2")) -> list[str]:
+    """The shape key of a row's triple (columns `names`), as Spark SQL expressions named by `SHAPE`
+    (text: a plan built from text is one call to the JVM per column, not one per operator)."""
+    known = ", ".join(sql_string(term) for term in sorted(schema)) or "NULL"
+    named = [f"({name} IN ({known}))" for name in names]
+    out = [f"CASE WHEN {is_named} THEN {name} ELSE '' END AS {key}"
+           for name, is_named, key in zip(names, named, SHAPE[:3])]
+    out += [f"({names[0]} = {names[1]}) AS e_sp", f"({names[0]} = {names[2]}) AS e_so", f"({names[1]} = {names[2]}) AS e_po"]
     # (a term in N-Triples form that is neither an IRI nor a blank node: a literal, or anything the
     # number reader might take: `terms.NUMERIC_START`, and more; a term taken for a number that is none
     # only sends its triple to the closure per triple)
-    out += [(~is_named & ~(column.startswith("<") | column.startswith("_:"))).alias(name)
-            for column, is_named, name in zip(columns, named, SHAPE[6:])]
+    out += [f"(NOT {is_named} AND NOT (startswith({name}, '<') OR startswith({name}, '_:'))) AS {key}"
+            for name, is_named, key in zip(names, named, SHAPE[6:])]
     return out
 
 
@@ -114,8 +112,8 @@ class Expansion:
         from pyspark.sql import functions as F
 
         if self._held is None:
-            shape = F.struct(*shape_columns(self.schema, ("s", "p", "o")), F.col("p").alias("p"))
-            self._held = F.collect_set(F.when(F.col("rejected").isNull(), shape)).alias("shapes")
+            shape = ", ".join(shape_columns(self.schema, ("s", "p", "o")))
+            self._held = F.expr(f"collect_set(CASE WHEN rejected IS NULL THEN struct({shape}, p AS p) END)").alias("shapes")
         return self._held
 
     @staticmethod
@@ -160,22 +158,17 @@ class Expansion:
                 out.add((TRIPLE, named, args[0] == args[2]))
         return sorted([list(item) for item in out], key=lambda item: (item[0], item[1] or "", item[2]))
 
-    def arguments(self) -> list:
-        """A template row joined with a triple -> the fact's columns (made once, as `columns`)."""
+    def arguments(self) -> list[str]:
+        """A template row joined with a triple -> the fact's columns (SQL, made once)."""
         if self._arguments is None:
-            from pyspark.sql import functions as F
+            def argument(position: int) -> str:
+                source = f"s{position}"
+                cases = " ".join(f"WHEN {source} = {index} THEN r{index}" for index in range(3))
+                return (f"CASE WHEN {source} = {CONSTANT} THEN a{position} {cases} "
+                        f"ELSE CAST(NULL AS STRING) END AS c{position}")
 
-            raw = [F.col("r0"), F.col("r1"), F.col("r2")]
-
-            def argument(position: int):
-                source = F.col(f"s{position}")
-                chosen = F.when(source == CONSTANT, F.col(f"a{position}"))
-                for index, column in enumerate(raw):
-                    chosen = chosen.when(source == index, column)
-                return chosen.otherwise(F.lit(None).cast("string")).alias(f"c{position}")
-
-            self._arguments = [F.col("w"), F.col("rel"), *[argument(position) for position in range(WIDTH)],
-                               F.col("k1"), F.when(F.col("lasting"), F.lit(ALWAYS)).otherwise(F.col("k2")).alias("k2")]
+            self._arguments = ["w", "rel", *[argument(position) for position in range(WIDTH)], "k1",
+                               f"CASE WHEN lasting THEN {ALWAYS} ELSE k2 END AS k2"]
         return self._arguments
 
     @staticmethod
@@ -254,37 +247,16 @@ class Expansion:
                 self._templates.clear()
             schema = TEMPLATE_SCHEMA if by_shape else PREDICATE_TEMPLATE_SCHEMA
             templates = self._templates[key] = F.broadcast(local_table(self.spark, rows, schema))
-        keys = self.columns() if by_shape else [F.col("c1").alias("kp")]
-        keyed = stored.select("w", F.col("c0").alias("r0"), F.col("c1").alias("r1"), F.col("c2").alias("r2"),
-                              "k1", "k2", *keys)
+        keys = self.columns() if by_shape else ["c1 AS kp"]
+        keyed = stored.selectExpr("w", "c0 AS r0", "c1 AS r1", "c2 AS r2", "k1", "k2", *keys)
         joined = keyed.join(templates, on=list(SHAPE) if by_shape else ["kp"])
-        derived = joined.where(F.col("rel").isNotNull()).select(*self.arguments())
+        derived = joined.where("rel IS NOT NULL").selectExpr(*self.arguments())
         if not python:
             return derived
         by_triple = joined.where(F.col("rel").isNull()).select(
             "w", F.lit(TRIPLE).alias("rel"), F.col("r0").alias("c0"), F.col("r1").alias("c1"), F.col("r2").alias("c2"),
             F.lit(None).cast("string").alias("c3"), "k1", "k2")
         return derived.unionByName(by_triple.mapInArrow(stored_closures(self.plan, self.background), FACTS_SCHEMA))
-
-
-def local_table(spark, rows: list, schema: str):
-    """A small table as a SQL VALUES list: a local relation in the plan, so that broadcasting it is
-    no Spark job (a DataFrame made from Python rows is an RDD, collected by a job to be broadcast)."""
-
-    def literal(value) -> str:
-        if value is None:
-            return "NULL"
-        if isinstance(value, bool):
-            return "TRUE" if value else "FALSE"
-        if isinstance(value, int):
-            return str(value)
-        return f"CAST(X'{str(value).encode('utf-8').hex()}' AS STRING)"  # (no escapes to get right)
-
-    fields = [field.strip().split(" ") for field in schema.split(",")]
-    values = ", ".join("(" + ", ".join(literal(value) for value in row) + ")" for row in rows)
-    names = ", ".join(f"c{number}" for number in range(len(fields)))
-    columns = ", ".join(f"CAST(c{number} AS {kind}) AS {name}" for number, (name, kind) in enumerate(fields))
-    return spark.sql(f"SELECT {columns} FROM VALUES {values} AS t({names})")
 
 
 def _fact_part(row: tuple) -> tuple:

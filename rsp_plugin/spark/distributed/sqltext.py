@@ -1,0 +1,37 @@
+"""Spark SQL as text: literals, and small tables as VALUES lists.
+
+The distributed plans are built from SQL text where they can: a DataFrame
+operator built from Column objects is a round trip to the JVM per function,
+alias and literal (hundreds per report), one from text a round trip per column.
+Strings go in as their UTF-8 bytes in hex, so no term needs escaping.
+"""
+
+from __future__ import annotations
+
+
+def sql_string(value: str) -> str:
+    """A string as a Spark SQL literal: its UTF-8 bytes in hex (no escape to get right)."""
+    return f"CAST(X'{value.encode('utf-8').hex()}' AS STRING)"
+
+
+def local_table(spark, rows: list, schema: str):
+    """A small table as a SQL VALUES list: a local relation in the plan, so that broadcasting it is
+    no Spark job (a DataFrame made from Python rows is an RDD, collected by a job to be broadcast)."""
+
+    def literal(value) -> str:
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        if isinstance(value, int):
+            return str(value)
+        return sql_string(str(value))
+
+    fields = [field.strip().split(" ") for field in schema.split(",")]
+    values = ", ".join("(" + ", ".join(literal(value) for value in row) + ")" for row in rows)
+    names = ", ".join(f"c{number}" for number in range(len(fields)))
+    columns = ", ".join(f"CAST(c{number} AS {kind}) AS {name}" for number, (name, kind) in enumerate(fields))
+    return spark.sql(f"SELECT {columns} FROM VALUES {values} AS t({names})")
+
+
+__all__ = ["sql_string", "local_table"]
