@@ -150,7 +150,7 @@ class DistributedDriver(BatchEnds):
             from pyspark.sql import Observation
 
             held = Observation(f"rsp-shapes-{batch_id}-{time.time_ns()}")
-            frame = frame.observe(held, self.expansion.held())
+            frame = self.expansion.held(frame, held)
         frame = frame.persist()
         try:
             clock = self._step("stats")

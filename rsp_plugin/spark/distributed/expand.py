@@ -61,8 +61,8 @@ def shape_columns(schema, names=("c0", "c1", "c2")) -> list[str]:
     out += [f"({names[0]} = {names[1]}) AS e_sp", f"({names[0]} = {names[2]}) AS e_so", f"({names[1]} = {names[2]}) AS e_po"]
     # (a term in N-Triples form that is neither an IRI nor a blank node: a literal, or anything the
     # number reader might take: `terms.NUMERIC_START`, and more; a term taken for a number that is none
-    # only sends its triple to the closure per triple)
-    out += [f"(NOT {is_named} AND NOT (startswith({name}, '<') OR startswith({name}, '_:'))) AS {key}"
+    # only sends its triple to the closure per triple; the cheap test first: an IRI skips the set)
+    out += [f"(NOT (startswith({name}, '<') OR startswith({name}, '_:')) AND NOT {is_named}) AS {key}"
             for name, is_named, key in zip(names, named, SHAPE[6:])]
     return out
 
@@ -106,15 +106,17 @@ class Expansion:
             self._columns = shape_columns(self.schema)
         return self._columns
 
-    def held(self):
-        """What a micro-batch's rows (stream, s, p, o, rejected) hold, as one aggregate: the shape
-        keys of their triples, each with its predicate (`shapes_of` reads it)."""
+    def held(self, frame, observation):
+        """`frame` (rows stream, s, p, o, rejected...) observed by `observation` as it is read: the
+        shape keys of its triples, each with its predicate (`shapes_of` reads them). (The key is
+        computed in a projection of its own, which Spark compiles; the observation only collects.)"""
         from pyspark.sql import functions as F
 
         if self._held is None:
             shape = ", ".join(shape_columns(self.schema, ("s", "p", "o")))
-            self._held = F.expr(f"collect_set(CASE WHEN rejected IS NULL THEN struct({shape}, p AS p) END)").alias("shapes")
-        return self._held
+            self._held = f"CASE WHEN rejected IS NULL THEN struct({shape}, p AS p) END AS shape"
+        return (frame.selectExpr("*", self._held).observe(observation, F.expr("collect_set(shape)").alias("shapes"))
+                .drop("shape"))
 
     @staticmethod
     def shapes_of(summary: dict) -> list:
