@@ -48,8 +48,10 @@ def test_window_rows_give_each_element_its_instants(spark, seed):
         ts = draw.randint(-20, 200)
         floor = draw.choice([None, None, None, ts + draw.randint(-5, 15)])
         rows.append((draw.choice(["s", "t"]), f"<x{number}>", "<p>", "<o>", ts, floor))
-    taken = spark.createDataFrame(rows, "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, floor BIGINT")
-    got = sorted((r.w, r.c0, r.k1, r.k2) for r in window_rows(_Plan(grid, windows), taken).collect())
+    lanes = ["s", "t"]  # (each lane's stream)
+    taken = spark.createDataFrame([(lanes.index(stream), *rest) for stream, *rest in rows],
+                                  "lane INT, s STRING, p STRING, o STRING, ts BIGINT, floor BIGINT")
+    got = sorted((r.w, r.c0, r.k1, r.k2) for r in window_rows(_Plan(grid, windows), taken, lanes).collect())
     want = []
     for stream, s, _, _, ts, floor in rows:
         for window in windows:

@@ -22,7 +22,6 @@ import json
 from ...terms import NUMERIC_START
 from .closure import LASTING, SeedReasoner, split_ntriple
 from .plan import ALWAYS, NEVER, DistributedPlan
-from .sqltext import sql_string
 
 FACTS_SCHEMA = "w INT, rel STRING, c0 STRING, c1 STRING, c2 STRING, c3 STRING, k1 BIGINT, k2 BIGINT"
 ARGS = ("c0", "c1", "c2", "c3")
@@ -78,10 +77,10 @@ class Content:
 LOWEST = -(1 << 63)
 
 
-def window_rows(plan: DistributedPlan, taken):
-    """Admitted rows (stream, s, p, o, ts, floor) -> each window's triples with their instant
-    intervals (fact rows), as Spark expressions: no Python worker. `Grid.element_range` in SQL
-    (integer floor division by `pmod`, exact for negative numbers too)."""
+def window_rows(plan: DistributedPlan, taken, lanes: list[str]):
+    """Admitted rows (lane, s, p, o, ts, floor; `lanes`: each lane's stream) -> each window's triples
+    with their instant intervals (fact rows), as Spark expressions: no Python worker.
+    `Grid.element_range` in SQL (integer floor division by `pmod`, exact for negative numbers too)."""
     t0, period = plan.grid.t0, plan.grid.period
     parts = []
     for window in plan.windows:
@@ -91,11 +90,18 @@ def window_rows(plan: DistributedPlan, taken):
         last = _floor_div(f"({high}) - ({t0})", window.step)
         k1 = f"(-{_floor_div(f'-({first} * {window.step})', period)})"
         k2 = f"(-{_floor_div(f'-(({last} + 1) * {window.step})', period)} - 1)"
-        part = (taken.where(f"stream = {sql_string(window.stream)}")
+        reading = [str(lane) for lane, stream in enumerate(lanes) if stream == window.stream]
+        if not reading:
+            continue
+        part = (taken.where(f"lane IN ({', '.join(reading)})")
                 .selectExpr(f"CAST({window.index} AS INT) AS w", f"'{TRIPLE}' AS rel", "s AS c0", "p AS c1",
                             "o AS c2", "CAST(NULL AS STRING) AS c3", f"{k1} AS k1", f"{k2} AS k2")
                 .where("k1 <= k2"))
         parts.append(part)
+    if not parts:  # (no window reads these lanes)
+        return taken.limit(0).selectExpr("CAST(NULL AS INT) AS w", f"'{TRIPLE}' AS rel", "s AS c0", "p AS c1",
+                                         "o AS c2", "CAST(NULL AS STRING) AS c3", "CAST(NULL AS BIGINT) AS k1",
+                                         "CAST(NULL AS BIGINT) AS k2")
     out = parts[0]
     for part in parts[1:]:
         out = out.unionByName(part)

@@ -143,7 +143,8 @@ class DistributedDriver(BatchEnds):
         started = time.perf_counter()
         plan = self.plan
         admission = state.admission
-        frame = batch_df.withColumn("row", F.monotonically_increasing_id())
+        # (the stream's name is its lane's: `admission.lanes`, not a column kept per row)
+        frame = batch_df.selectExpr("s", "p", "o", "ts", "rejected", "lane", "monotonically_increasing_id() AS row")
         held = None
         if self.expansion is not None:
             # the shapes of the batch's triples, observed while the first pass reads (and keeps) them
@@ -151,6 +152,11 @@ class DistributedDriver(BatchEnds):
 
             held = Observation(f"rsp-shapes-{batch_id}-{time.time_ns()}")
             frame = self.expansion.held(frame, held)
+        # the kept batch is read three times and lives for one batch: kept as it is, not compressed
+        # (compressing it cost a fifth of the first pass; a million triples take ~150 MB, spilled to
+        # disk past the executors' storage memory). The setting is the streaming query's own session's
+        # (a clone made by Spark for the stream), not the user's.
+        batch_df.sparkSession.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
         frame = frame.persist()
         try:
             clock = self._step("stats")
@@ -173,7 +179,7 @@ class DistributedDriver(BatchEnds):
                                                 materialized=plan.entailment is not None)
                 taken = self._sequential(good, decision)
                 self._time("admission", clock)
-            facts = window_rows(plan, taken)
+            facts = window_rows(plan, taken, admission.lanes)
             if self.reasoner is not None and self.expansion is None:
                 # (closures made by Python: written once, then read back)
                 facts = facts.mapInArrow(stored_closures(plan, self.background), FACTS_SCHEMA)
@@ -260,28 +266,29 @@ class DistributedDriver(BatchEnds):
         refused = F.col("ts") < F.lit(plan.grid.t0)
         if decision.cut is not None:
             refused = refused | (F.col("ts") >= F.lit(decision.cut))
-        rows = good.where(refused).select("row", "lane", "ts", "stream").collect()
-        rows.sort(key=lambda r: (r.ts, r.lane, r.row))
-        before = {}
+        lanes = admission.lanes
+        rows = [(row.ts, row.lane, row.row, lanes[row.lane])
+                for row in good.where(refused).select("row", "lane", "ts").collect()]
+        rows.sort()
+        before: dict[str, int] = {}
         if decision.cut is not None:
             for row in good.where((F.col("ts") >= plan.grid.t0) & (F.col("ts") < decision.cut)) \
-                    .groupBy("stream").count().collect():
-                before[row.stream] = row["count"]
+                    .groupBy("lane").count().collect():
+                before[lanes[row.lane]] = before.get(lanes[row.lane], 0) + row["count"]
         messages = []
         seen: dict[str, int] = {}
         now = admission.latest
-        for row in rows:
-            stream = row.stream
+        for ts, _, _, stream in rows:
             seen[stream] = seen.get(stream, 0) + 1
-            if row.ts < plan.grid.t0:
+            if ts < plan.grid.t0:
                 number = admission.pushed.get(stream, 0) + seen[stream]
-                messages.append(f"{stream}:{number}: timestamp {row.ts} is before the start of the timeline "
+                messages.append(f"{stream}:{number}: timestamp {ts} is before the start of the timeline "
                                 f"({plan.grid.t0})")
                 continue
-            early = sum(1 for r in rows if r.stream == stream and r.ts < plan.grid.t0)
+            early = sum(1 for r in rows if r[3] == stream and r[0] < plan.grid.t0)
             number = admission.pushed.get(stream, 0) + early + before.get(stream, 0) + seen[stream] - early
-            distance = abs(row.ts - now) if now is not None else 0
-            messages.append(f"{stream}:{number}: timestamp {row.ts} is {distance} ms ahead of the stream (max gap "
+            distance = abs(ts - now) if now is not None else 0
+            messages.append(f"{stream}:{number}: timestamp {ts} is {distance} ms ahead of the stream (max gap "
                             f"{plan.max_gap} windows of {plan.gap_unit} ms = {plan.gap} ms; --max-gap); set aside")
         return messages
 
