@@ -7,13 +7,14 @@ Per micro-batch (each step a Spark job on the executors unless said):
 2. the driver decides what is taken (`admission.Admission`: a filter, or for
    elements out of time order a walk of their timestamps on the driver);
 3. the taken triples become facts with instant intervals (`content.window_rows`:
-   Spark expressions), written as the batch's files (`store.FactStore`); under
-   ENTAILMENT the driver notes the shapes they hold (`expand`: their closures
-   are joined when read), or, for OWL 2 RL's datatypes, their closures are
-   written with them;
+   Spark expressions); those a later report reaches are written as the
+   batch's files (`store.FactStore`), by a job run in a thread of its own
+   while step 4 runs. Under ENTAILMENT the first pass noted the shapes the
+   triples hold (`expand`: their closures are joined when read); for OWL 2
+   RL's datatypes, their closures are written with them (and step 4 waits);
 4. the instants the watermark passed are reported: the stored batches that
-   reach them are read, the rules with two window premises joined if the
-   window can feed them (`rules.StageB`), the query's plan run
+   reach them and the kept batch are read, the rules with two window premises
+   joined if the window can feed them (`rules.StageB`), the query's plan run
    (`evaluate.QueryStage`), and the few rows per instant collected;
 5. the driver finishes each instant's answer (`evaluate.Finisher`), applies
    RSTREAM / ISTREAM / DSTREAM, writes the results and the dead letters, and
@@ -467,9 +468,9 @@ class DistributedDriver(BatchEnds):
 
 
 class Kept(NamedTuple):
-    """A batch's facts as `_keep` left them: the stored part (None: nothing a later report reaches),
-    the facts themselves (set by the caller: those read from the kept batch, not the files), and what
-    all of them hold."""
+    """A batch's facts: the stored part (`_keep`'s; None: nothing a later report reaches), the facts
+    the batch's own reports read (the whole batch, from the kept frame; None once stored), what they
+    hold, and their shapes."""
 
     entry: StoredBatch | None
     facts: object

@@ -54,8 +54,8 @@ def lazy(reasoner: SeedReasoner | None) -> bool:
 def shape_columns(schema, names=("c0", "c1", "c2")) -> list[str]:
     """The shape key of a row's triple (columns `names`), as Spark SQL expressions named by `SHAPE`
     (text: a plan built from text is one call to the JVM per column, not one per operator)."""
-    known = ", ".join(sql_string(term) for term in sorted(schema)) or "NULL"
-    named = [f"({name} IN ({known}))" for name in names]
+    known = ", ".join(sql_string(term) for term in sorted(schema))
+    named = [f"({name} IN ({known}))" if known else "FALSE" for name in names]
     out = [f"CASE WHEN {is_named} THEN {name} ELSE '' END AS {key}"
            for name, is_named, key in zip(names, named, SHAPE[:3])]
     out += [f"({names[0]} = {names[1]}) AS e_sp", f"({names[0]} = {names[2]}) AS e_so", f"({names[1]} = {names[2]}) AS e_po"]
@@ -107,7 +107,7 @@ class Expansion:
         return self._columns
 
     def held(self, frame, observation):
-        """`frame` (rows stream, s, p, o, rejected...) observed by `observation` as it is read: the
+        """`frame` (rows s, p, o, rejected...) observed by `observation` as it is read: the
         shape keys of its triples, each with its predicate (`shapes_of` reads them). (The key is
         computed in a projection of its own, which Spark compiles; the observation only collects.)"""
         from pyspark.sql import functions as F
