@@ -299,8 +299,9 @@ def _child_rows(master: str, config: dict):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(config, handle)
+    errors = tempfile.TemporaryFile("w+")  # (Spark's log: read back only when the child fails)
     process = subprocess.Popen([sys.executable, "-m", "rsp_plugin.bench.spark_modes", master, handle.name],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+                               stdout=subprocess.PIPE, stderr=errors, text=True, env=env,
                                start_new_session=True)
     try:
         for line in process.stdout:
@@ -309,6 +310,14 @@ def _child_rows(master: str, config: dict):
     finally:
         process.wait()
         Path(handle.name).unlink(missing_ok=True)
+        if process.returncode:
+            errors.seek(0)
+            lines = [line.strip() for line in errors.read().splitlines() if line.strip()]
+            cause = next((line for line in reversed(lines) if "Error" in line or "Exception" in line),
+                         lines[-1] if lines else "no message")
+            print(f"rsp-plugin: the {master} run stopped (exit {process.returncode}): {cause[:300]}",
+                  file=sys.stderr, flush=True)
+        errors.close()
 
 
 def cores_of(master: str) -> int | None:
