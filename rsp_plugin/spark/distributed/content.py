@@ -93,19 +93,20 @@ def window_rows(plan: DistributedPlan, taken, lanes: list[str]):
         reading = [str(lane) for lane, stream in enumerate(lanes) if stream == window.stream]
         if not reading:
             continue
-        part = (taken.where(f"lane IN ({', '.join(reading)})")
-                .selectExpr(f"CAST({window.index} AS INT) AS w", f"'{TRIPLE}' AS rel", "s AS c0", "p AS c1",
-                            "o AS c2", "CAST(NULL AS STRING) AS c3", f"{k1} AS k1", f"{k2} AS k2")
-                .where("k1 <= k2"))
-        parts.append(part)
+        parts.append(taken.where(f"lane IN ({', '.join(reading)})")
+                     .selectExpr(*_fact_columns(str(window.index), k1, k2)).where("k1 <= k2"))
     if not parts:  # (no window reads these lanes)
-        return taken.limit(0).selectExpr("CAST(NULL AS INT) AS w", f"'{TRIPLE}' AS rel", "s AS c0", "p AS c1",
-                                         "o AS c2", "CAST(NULL AS STRING) AS c3", "CAST(NULL AS BIGINT) AS k1",
-                                         "CAST(NULL AS BIGINT) AS k2")
+        return taken.limit(0).selectExpr(*_fact_columns("NULL", "NULL", "NULL"))
     out = parts[0]
     for part in parts[1:]:
         out = out.unionByName(part)
     return out
+
+
+def _fact_columns(window: str, k1: str, k2: str) -> list[str]:
+    """A window triple (s, p, o) as a fact row (`FACTS_SCHEMA`), its window and interval as SQL."""
+    return [f"CAST({window} AS INT) AS w", f"'{TRIPLE}' AS rel", "s AS c0", "p AS c1", "o AS c2",
+            "CAST(NULL AS STRING) AS c3", f"CAST({k1} AS BIGINT) AS k1", f"CAST({k2} AS BIGINT) AS k2"]
 
 
 def _floor_div(a: str, b: int) -> str:

@@ -184,9 +184,9 @@ class DistributedDriver(BatchEnds):
             if self.reasoner is not None and self.expansion is None:
                 # (closures made by Python: written once, then read back)
                 facts = facts.mapInArrow(stored_closures(plan, self.background), FACTS_SCHEMA)
-                kept = self._keep(facts, batch_id, None)
-                if kept.entry is not None:
-                    state.stored.append(kept.entry)
+                entry = self._keep(facts, batch_id, None)
+                if entry is not None:
+                    state.stored.append(entry)
                 results = self._report_through(admission.done)
             else:
                 # the facts a later report reaches are written while this batch's reports run (a job of
@@ -196,12 +196,12 @@ class DistributedDriver(BatchEnds):
                 present = self.expansion.present(shapes) if self.expansion is not None else []
                 writing = _Background(self._keep, facts, batch_id, admission.done, shapes, present)
                 try:
-                    current = Kept(None, facts, present, shapes if shapes is not None else [])
+                    current = CurrentBatch(facts, present, shapes if shapes is not None else [])
                     results = self._report_through(admission.done, current)
                 finally:
-                    kept = writing.result()
-                if kept.entry is not None:
-                    state.stored.append(kept.entry)
+                    entry = writing.result()
+                if entry is not None:
+                    state.stored.append(entry)
         finally:
             frame.unpersist()
         report = BatchReport(batch_id, rows=rows)
@@ -305,11 +305,11 @@ class DistributedDriver(BatchEnds):
     # the window's state ---------------------------------------------------------------------------------
 
     def _keep(self, facts, batch_id: int, reported: int | None, shapes: list | None = None,
-              present: list | None = None) -> Kept:
+              present: list | None = None) -> StoredBatch | None:
         """Write the batch's facts that a report after instant `reported` reaches (all when None);
-        what they reach, and what they hold (`present`, from the batch's triples' shapes when the
-        files hold triples only), observed as they are written (Spark's `observe`: metrics of the
-        writing job itself, no second job over the files)."""
+        their `StoredBatch` (None: none written): what they reach, and what they hold (`present`,
+        from the batch's triples' shapes when the files hold triples only), observed as they are
+        written (Spark's `observe`: metrics of the writing job itself, no second job over the files)."""
         import uuid
 
         from pyspark.sql import Observation
@@ -338,7 +338,7 @@ class DistributedDriver(BatchEnds):
         else:
             self.store.drop(batch_id)
         self._time("facts", clock)
-        return Kept(entry, None, present, shapes if shapes is not None else [])
+        return entry
 
     def store_cleanup(self, all_of_it: bool = False) -> None:
         state = self.state
@@ -352,7 +352,7 @@ class DistributedDriver(BatchEnds):
 
     # reports ----------------------------------------------------------------------------------------------
 
-    def _report_through(self, last: int | None, current: Kept | None = None) -> list:
+    def _report_through(self, last: int | None, current: CurrentBatch | None = None) -> list:
         """Evaluate the instants after the last one evaluated, up to `last`; their results."""
         state = self.state
         admission = state.admission
@@ -372,7 +372,7 @@ class DistributedDriver(BatchEnds):
         state.reported = last
         return results
 
-    def _content(self, k_lo: int, k_hi: int, current: Kept | None = None) -> Content:
+    def _content(self, k_lo: int, k_hi: int, current: CurrentBatch | None = None) -> Content:
         """What the reports of instants [k_lo, k_hi] read: the stored batches that reach them, the
         batch being run (`current`: its facts no later report reaches, not written), B*."""
         reaching = [entry for entry in self.state.stored if entry.high >= k_lo and entry.low <= k_hi]
@@ -467,12 +467,10 @@ class DistributedDriver(BatchEnds):
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
 
 
-class Kept(NamedTuple):
-    """A batch's facts: the stored part (`_keep`'s; None: nothing a later report reaches), the facts
-    the batch's own reports read (the whole batch, from the kept frame; None once stored), what they
-    hold, and their shapes."""
+class CurrentBatch(NamedTuple):
+    """The batch being run, as its own reports read it: all its facts (from the kept frame, not the
+    files), what they hold, and their triples' shapes."""
 
-    entry: StoredBatch | None
     facts: object
     present: list
     shapes: list
