@@ -1,7 +1,8 @@
 """Distributed mode's Spark plans against the Python they replace.
 
 - `content.window_rows` (a window's instant interval of each element, as Spark
-  SQL) gives `Grid.element_range` for every element, window and late floor;
+  SQL) gives `Grid.element_range` for every element, window and late floor (and
+  cut to the facts seen after an instant by a timestamp bound, `Grid.earliest_after`);
 - `expand.Expansion` (each stored triple's seed closure, joined from its
   shape's template when a report reads it) gives the facts `_seed_closures`
   (the closure per triple, in Python) gives: all of them, and for each triple
@@ -51,15 +52,31 @@ def test_window_rows_give_each_element_its_instants(spark, seed):
     lanes = ["s", "t"]  # (each lane's stream)
     taken = spark.createDataFrame([(lanes.index(stream), *rest) for stream, *rest in rows],
                                   "lane INT, s STRING, p STRING, o STRING, ts BIGINT, floor BIGINT")
-    got = sorted((r.w, r.c0, r.k1, r.k2) for r in window_rows(_Plan(grid, windows), taken, lanes).collect())
-    want = []
-    for stream, s, _, _, ts, floor in rows:
-        for window in windows:
-            if window.stream == stream:
-                k1, k2 = grid.element_range(window, ts, floor)
-                if k1 <= k2:
-                    want.append((window.index, s, k1, k2))
-    assert got == sorted(want) and want
+    after = draw.randint(0, 5)
+    for cut in (None, after):  # (all of them; those seen after instant `after`: what a batch writes)
+        got = sorted((r.w, r.c0, r.k1, r.k2)
+                     for r in window_rows(_Plan(grid, windows), taken, lanes, after=cut).collect())
+        want = []
+        for stream, s, _, _, ts, floor in rows:
+            for window in windows:
+                if window.stream == stream:
+                    k1, k2 = grid.element_range(window, ts, floor)
+                    if k1 <= k2 and (cut is None or k2 > cut):
+                        want.append((window.index, s, k1, k2))
+        assert got == sorted(want) and want
+
+
+def test_earliest_after_is_the_first_timestamp_a_later_instant_sees():
+    from rsp_plugin.spark.distributed.plan import Grid, Window
+
+    for step in (1, 3, 5, 10):
+        for period in (step, 2 * step):
+            for t0 in (0, -7, 13):
+                grid = Grid(t0, period)
+                for window in (Window(0, "s", 1, step), Window(0, "s", 25, step, -4), Window(0, "s", 9, step)):
+                    for k in range(-3, 12):
+                        seen_later = [ts for ts in range(-200, 300) if grid.element_range(window, ts)[1] > k]
+                        assert grid.earliest_after(window, k) == min(seen_later)
 
 
 # Expansion -------------------------------------------------------------------------------------------------

@@ -77,10 +77,12 @@ class Content:
 LOWEST = -(1 << 63)
 
 
-def window_rows(plan: DistributedPlan, taken, lanes: list[str]):
+def window_rows(plan: DistributedPlan, taken, lanes: list[str], after: int | None = None):
     """Admitted rows (lane, s, p, o, ts, floor; `lanes`: each lane's stream) -> each window's triples
     with their instant intervals (fact rows), as Spark expressions: no Python worker.
-    `Grid.element_range` in SQL (integer floor division by `pmod`, exact for negative numbers too)."""
+    `Grid.element_range` in SQL (integer floor division by `pmod`, exact for negative numbers too).
+    `after`: only the facts seen at an instant after it (first by their timestamps: the blocks of a
+    cached batch wholly before are skipped unread)."""
     t0, period = plan.grid.t0, plan.grid.period
     parts = []
     for window in plan.windows:
@@ -93,8 +95,11 @@ def window_rows(plan: DistributedPlan, taken, lanes: list[str]):
         reading = [str(lane) for lane, stream in enumerate(lanes) if stream == window.stream]
         if not reading:
             continue
-        parts.append(taken.where(f"lane IN ({', '.join(reading)})")
-                     .selectExpr(*_fact_columns(str(window.index), k1, k2)).where("k1 <= k2"))
+        condition = f"lane IN ({', '.join(reading)})"
+        if after is not None:
+            condition += f" AND ts >= {plan.grid.earliest_after(window, after)}"
+        seen = "k1 <= k2" if after is None else f"k1 <= k2 AND k2 > {after}"
+        parts.append(taken.where(condition).selectExpr(*_fact_columns(str(window.index), k1, k2)).where(seen))
     if not parts:  # (no window reads these lanes)
         return taken.limit(0).selectExpr(*_fact_columns("NULL", "NULL", "NULL"))
     out = parts[0]

@@ -184,7 +184,7 @@ class DistributedDriver(BatchEnds):
             if self.reasoner is not None and self.expansion is None:
                 # (closures made by Python: written once, then read back)
                 facts = facts.mapInArrow(stored_closures(plan, self.background), FACTS_SCHEMA)
-                entry = self._keep(facts, batch_id, None)
+                entry = self._keep(facts, batch_id)
                 if entry is not None:
                     state.stored.append(entry)
                 results = self._report_through(admission.done)
@@ -194,7 +194,9 @@ class DistributedDriver(BatchEnds):
                 # these reports read all of the batch's facts from the kept batch, not from the files
                 shapes = None if held is None else self.expansion.shapes_of(held.get)
                 present = self.expansion.present(shapes) if self.expansion is not None else []
-                writing = _Background(self._keep, facts, batch_id, admission.done, shapes, present)
+                later = facts if admission.done is None else window_rows(plan, taken, admission.lanes,
+                                                                         after=admission.done)
+                writing = _Background(self._keep, later, batch_id, shapes, present)
                 try:
                     current = CurrentBatch(facts, present, shapes if shapes is not None else [])
                     results = self._report_through(admission.done, current)
@@ -304,10 +306,10 @@ class DistributedDriver(BatchEnds):
 
     # the window's state ---------------------------------------------------------------------------------
 
-    def _keep(self, facts, batch_id: int, reported: int | None, shapes: list | None = None,
+    def _keep(self, facts, batch_id: int, shapes: list | None = None,
               present: list | None = None) -> StoredBatch | None:
-        """Write the batch's facts that a report after instant `reported` reaches (all when None);
-        their `StoredBatch` (None: none written): what they reach, and what they hold (`present`,
+        """Write the batch's facts that later reports reach (`facts`: cut by the caller); their
+        `StoredBatch` (None: none written): what they reach, and what they hold (`present`,
         from the batch's triples' shapes when the files hold triples only), observed as they are
         written (Spark's `observe`: metrics of the writing job itself, no second job over the files)."""
         import uuid
@@ -319,12 +321,10 @@ class DistributedDriver(BatchEnds):
         observed = Observation(f"rsp-facts-{batch_id}-{uuid.uuid4().hex[:8]}")
         measures = [F.min("k1").alias("low"), F.max("k2").alias("high"), F.count(F.lit(1)).alias("n")]
         closures = self.expansion is None and self.plan.entailment is not None
-        if closures:  # (all written: `reported` is None)
+        if closures:  # (all written)
             measures.append(F.collect_set(F.struct(
                 F.col("rel"), F.when(F.col("rel") == "triple", F.col("c1")).alias("pred"),
                 ((F.col("rel") == "triple") & (F.col("c0") == F.col("c2"))).alias("refl"))).alias("present"))
-        if reported is not None:
-            facts = facts.where(F.col("k2") > reported)
         self.store.write(facts.observe(observed, *measures), batch_id)
         summary = observed.get
         if closures:

@@ -89,6 +89,14 @@ class Grid:
             low = floor_time
         return self.k_range(window, low, timestamp + window.range)
 
+    def earliest_after(self, window: Window, k: int) -> int:
+        """The smallest timestamp of an element `window` still holds at an instant after k (its
+        `element_range`'s k2 > k; the floor of a late element moves only k1). A bound on a plain column:
+        a cached batch skips its blocks wholly before it (their min / max statistics)."""
+        # (its last boundary number must reach this one: `k_range`'s k2 > k, solved for the timestamp)
+        boundary = floor_div((k + 1) * self.period, window.step)
+        return self.t0 + boundary * window.step - window.range
+
     def replay_end(self, window: Window, last: int) -> int:
         """The last instant (time) whose window still reaches an element seen at `last` (as the local
         engine's `RegisteredQuery.replay_end`)."""
