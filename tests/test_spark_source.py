@@ -187,3 +187,33 @@ def test_the_block_reader_gives_the_per_line_readers_rows(tmp_path, seed):
         size = path.stat().st_size
         for piece in _pieces(options, path, 0, size, 0):
             assert _rows_of_blocks(piece) == list(parse_piece(piece))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_line_budget_ends_a_micro_batch_after_that_many_lines(tmp_path, seed):
+    """`_scan_lines` (where a trigger's `maxLinesPerTrigger` ends) against counting byte by byte:
+    any start, end and budget, lines across its 4 MB blocks."""
+    import random
+
+    from rsp_plugin.spark import source
+
+    draw = random.Random(seed)
+    path = tmp_path / "lines.tnt"
+    text = b"".join(b"x" * draw.choice([0, 3, 70, 700_000]) + (b"\n" if draw.random() < 0.9 else b"")
+                    for _ in range(40))
+    path.write_bytes(text)
+
+    def counted(begin: int, size: int, budget):
+        lines, end = 0, begin
+        for position in range(begin, size):
+            if text[position] == 10:
+                if budget is not None and lines >= budget:
+                    break
+                lines, end = lines + 1, position + 1
+        return end, lines
+
+    for _ in range(30):
+        begin = draw.randrange(0, len(text) + 1)
+        size = draw.randrange(begin, len(text) + 1)
+        budget = draw.choice([None, 1, 2, 5, 17, 1000])
+        assert source._scan_lines(path, begin, size, budget) == counted(begin, size, budget)

@@ -281,18 +281,30 @@ def _scan_lines(path: Path, begin: int, size: int, budget: int | None) -> tuple[
                     lines += block.count(b"\n")
                     end = offset + last + 1
             else:
-                position = 0
-                while lines < budget:
-                    found = block.find(b"\n", position)
-                    if found < 0:
-                        break
-                    lines += 1
-                    position = found + 1
-                    end = offset + position
-                if lines >= budget:
+                count = block.count(b"\n")
+                if lines + count < budget:
+                    if count:
+                        lines += count
+                        end = offset + block.rfind(b"\n") + 1
+                else:
+                    end = offset + _after_nth_newline(block, budget - lines)
+                    lines = budget
                     break
             offset += len(block)
     return end, lines
+
+
+def _after_nth_newline(block: bytes, n: int) -> int:
+    """The position after the n-th newline of `block` (it has at least n): a binary search by
+    `bytes.count` (C speed; a find per line cost 0.2 s of the driver's time per million lines)."""
+    low, high = 0, len(block)  # the answer is in (low, high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        if block.count(b"\n", 0, middle) >= n:
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def _pieces(options: SourceOptions, path: Path, begin: int, end: int, first_line: int) -> list[FilePiece]:
