@@ -177,7 +177,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
     bench.add_argument("--time-points", type=int, default=300)
-    bench.add_argument("--repeat", type=int, default=3, help="runs per setting; the median is reported")
+    bench.add_argument("--repeat", type=int, default=None,
+                       help="runs per setting; the median is reported (default 3; spark: 1)")
     bench.add_argument("--quick", action="store_true", help="small settings, to see that it runs")
     bench.add_argument("--sizes", type=_ints, help="materialize: materialization sizes in triples, e.g. 10000,100000")
     bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")

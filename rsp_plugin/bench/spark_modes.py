@@ -112,7 +112,7 @@ def run(options) -> int:
               file=sys.stderr)
         return 2
     masters = getattr(options, "masters", None) or MASTERS
-    repeat = max(1, min(options.repeat if options.repeat != 3 else 1, 5))
+    repeat = max(1, min(options.repeat, 5))
     with tempfile.TemporaryDirectory(prefix="rsp-bench-modes-") as scratch:
         folder = Path(scratch)
         stream = folder / "stream.tnt"
