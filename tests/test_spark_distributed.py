@@ -190,3 +190,13 @@ def test_a_local_table_keeps_every_term_as_written(spark):
     table = local_table(spark, rows, "a STRING, b STRING, c STRING, d BOOLEAN, e INT")
     assert [tuple(row) for row in table.collect()] == rows
     assert "LocalTableScan" in table._jdf.queryExecution().executedPlan().toString()
+
+
+def test_any_term_reads_back_from_sql_text_as_it_was(spark):
+    """`sqltext.sql_string`: plain where nothing needs escaping, hex where something would."""
+    from rsp_plugin.spark.distributed.sqltext import sql_string
+
+    terms = ["<http://example.org/a>", '"x"@en', "\"it's\"", '"a\\\\b"', '"line\\nbreak"', '"é ü 漢"',
+             '"${spark.app.name}"', '"-- not a comment"', '"/* nor this */"', '"?"', '":name"', "", "'", '"\t"']
+    row = spark.sql("SELECT " + ", ".join(f"{sql_string(term)} AS t{n}" for n, term in enumerate(terms))).first()
+    assert list(row) == terms
