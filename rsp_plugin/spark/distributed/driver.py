@@ -8,8 +8,9 @@ Per micro-batch (each step a Spark job on the executors unless said):
    elements out of time order a walk of their timestamps on the driver);
 3. the taken triples become facts with instant intervals (`content.window_rows`:
    Spark expressions); those a later report reaches are written as the
-   batch's files (`store.FactStore`), by a job run in a thread of its own
-   while step 4 runs. Under ENTAILMENT the first pass noted the shapes the
+   batch's files (`store.FactStore`; found by a timestamp bound first, so the
+   kept batch's earlier blocks are skipped), by a job run in a thread of its
+   own while step 4 runs. Under ENTAILMENT the first pass noted the shapes the
    triples hold (`expand`: their closures are joined when read); for OWL 2
    RL's datatypes, their closures are written with them (and step 4 waits);
 4. the instants the watermark passed are reported: the stored batches that
