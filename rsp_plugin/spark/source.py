@@ -275,21 +275,14 @@ def _scan_lines(path: Path, begin: int, size: int, budget: int | None) -> tuple[
             block = handle.read(min(1 << 22, size - offset))
             if not block:
                 break
-            if budget is None:
-                last = block.rfind(b"\n")
-                if last >= 0:
-                    lines += block.count(b"\n")
-                    end = offset + last + 1
-            else:
-                count = block.count(b"\n")
-                if lines + count < budget:
-                    if count:
-                        lines += count
-                        end = offset + block.rfind(b"\n") + 1
-                else:
-                    end = offset + _after_nth_newline(block, budget - lines)
-                    lines = budget
-                    break
+            count = block.count(b"\n")
+            if budget is not None and lines + count >= budget:  # (the budget ends in this block)
+                end = offset + _after_nth_newline(block, budget - lines)
+                lines = budget
+                break
+            if count:
+                lines += count
+                end = offset + block.rfind(b"\n") + 1
             offset += len(block)
     return end, lines
 

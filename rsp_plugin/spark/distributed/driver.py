@@ -289,8 +289,9 @@ class DistributedDriver(BatchEnds):
                 messages.append(f"{stream}:{number}: timestamp {ts} is before the start of the timeline "
                                 f"({plan.grid.t0})")
                 continue
-            early = sum(1 for r in rows if r[3] == stream and r[0] < plan.grid.t0)
-            number = admission.pushed.get(stream, 0) + early + before.get(stream, 0) + seen[stream] - early
+            # (its stream's elements before it: those pushed before this batch, this batch's taken ones
+            # before the cut, and the refused ones before it in time order: `seen`, counting itself)
+            number = admission.pushed.get(stream, 0) + before.get(stream, 0) + seen[stream]
             distance = abs(ts - now) if now is not None else 0
             messages.append(f"{stream}:{number}: timestamp {ts} is {distance} ms ahead of the stream (max gap "
                             f"{plan.max_gap} windows of {plan.gap_unit} ms = {plan.gap} ms; --max-gap); set aside")
