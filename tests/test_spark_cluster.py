@@ -219,6 +219,11 @@ CONSTANT_QUERIES = {
     "count": ("SELECT ?c (COUNT(?x) AS ?n) FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] ENTAILMENT <{e}> "
               "WHERE {{ ?x a ?c }} GROUP BY ?c"),
     "object": "ASK FROM STREAM <http://ex/s> [RANGE 3s STEP 1s] ENTAILMENT <{e}> WHERE {{ ?x ?p <{ns}i2> }}",
+    # tumbling windows: each pattern's facts spread over their instants before the joins (`Content.pointwise`)
+    "join-tumbling": ("SELECT ?x ?y FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] ENTAILMENT <{e}> "
+                      "WHERE {{ ?x <{ns}p1> ?y . ?y a <{ns}C0> }}"),
+    "count-tumbling": ("SELECT ?c (COUNT(?x) AS ?n) FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] ENTAILMENT <{e}> "
+                       "WHERE {{ ?x a ?c . ?x ?p ?y }} GROUP BY ?c"),
 }
 
 
@@ -252,3 +257,4 @@ def test_entailment_with_the_schema_in_the_background_distributed_gives_the_loca
         assert NOT_YET not in err and err.count("rsp-plugin: batch ") >= 3, name
         outputs[name] = got
     assert '"bindings": [{' in outputs["count"] and '"bindings": [{' in outputs["property"]
+    assert '"bindings": [{' in outputs["count-tumbling"]

@@ -79,6 +79,28 @@ def test_earliest_after_is_the_first_timestamp_a_later_instant_sees():
                         assert grid.earliest_after(window, k) == min(seen_later)
 
 
+def test_pointwise_windows_are_those_whose_elements_are_seen_at_one_instant_at_most():
+    from rsp_plugin.spark.distributed.content import pointwise_windows
+    from rsp_plugin.spark.distributed.plan import Grid, Window
+
+    said = {True: 0, False: 0}
+    for step in (1, 2, 3, 5, 10):
+        for period in (step, 2 * step, 5, 10):
+            for t0 in (0, -7, 13):
+                grid = Grid(t0, period)
+                for size in (1, 2, 3, 5, 10, 12, 25):
+                    for end in (0, -1, -4):
+                        window = Window(0, "s", size, step, end)
+                        spans = {k2 - k1 + 1 for k1, k2 in (grid.element_range(window, ts) for ts in range(-60, 200))}
+                        pointwise = pointwise_windows(_Plan(grid, [window]))
+                        # (said pointwise: never two instants; said not: only when the brute force finds two,
+                        # or a STEP shorter than the period, whose boundaries may share an instant)
+                        assert not pointwise or max(spans) <= 1
+                        assert pointwise or max(spans) > 1 or step < period
+                        said[pointwise] += 1
+    assert said[True] and said[False]
+
+
 # Expansion -------------------------------------------------------------------------------------------------
 
 

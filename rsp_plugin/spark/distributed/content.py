@@ -57,12 +57,16 @@ def facts_arrow_schema():
 class Content:
     """What a report reads: facts, and per triple pattern what the stored triples derive for it
     (`expand.Expansion`: each pattern reads only the facts it can match). `repeats`: whether the
-    facts may hold one fact many times (closures: a sensor's type from each of its observations)."""
+    facts may hold one fact many times (closures: a sensor's type from each of its observations).
+    `pointwise`: whether each pattern's facts are best spread over their instants before the joins
+    (`pointwise_windows`: every window fact is seen at one instant, and the facts seen at every
+    instant are few), so that the joins match on the instant instead of intersecting intervals."""
 
-    def __init__(self, facts, derive=None, repeats: bool = True):
+    def __init__(self, facts, derive=None, repeats: bool = True, pointwise: bool = False):
         self.facts = facts
         self.derive = derive
         self.repeats = repeats
+        self.pointwise = pointwise
 
     def for_pattern(self, pattern):
         """(the facts a triple pattern ([(kind, value)] * 3) reads: a superset, matched by the caller;
@@ -71,6 +75,14 @@ class Content:
         if derived is None:
             return self.facts, self.repeats
         return self.facts.unionByName(derived), self.repeats or repeats
+
+
+def pointwise_windows(plan: DistributedPlan) -> bool:
+    """Is every element of every window seen at one report instant at most? (A window whose span,
+    RANGE past its end offset, is at most its STEP holds an element for one window boundary at most,
+    and a STEP no longer than the report period puts a boundary at one instant at most: tumbling
+    windows reported at their STEP.)"""
+    return all(window.range - window.end <= window.step <= plan.grid.period for window in plan.windows)
 
 
 #: a floor below every timestamp (Spark's smallest long)
@@ -336,4 +348,4 @@ def static_code(position: int) -> int:
     return -2 - position
 
 
-__all__ = ["FACTS_SCHEMA", "Content", "window_rows", "stored_closures", "background_rows", "reasoner_for", "static_graphs"]
+__all__ = ["FACTS_SCHEMA", "Content", "pointwise_windows", "window_rows", "stored_closures", "background_rows", "reasoner_for", "static_graphs"]

@@ -35,7 +35,7 @@ from typing import NamedTuple
 from ..driver import BatchEnds, BatchReport, Progress
 from ..sinks import DeadLetters, Sink
 from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
-from .content import FACTS_SCHEMA, Content, background_rows, stored_closures, window_rows
+from .content import FACTS_SCHEMA, Content, background_rows, pointwise_windows, stored_closures, window_rows
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
@@ -62,6 +62,11 @@ class DistributedState:
     finished: bool = False
     sink_position: object = None
     dead_position: object = None
+
+
+#: the most rows the facts seen at every instant may make when spread over a report's instants (beyond,
+#: a report's joins intersect intervals instead: `Content.pointwise`)
+POINTWISE_LIMIT = 1_000_000
 
 
 class DistributedDriver(BatchEnds):
@@ -98,6 +103,7 @@ class DistributedDriver(BatchEnds):
             if lazy(self.reasoner):
                 self.expansion = Expansion(spark, plan, self.reasoner, self.background)
         rows = background_rows(plan, self.reasoner)
+        self.base_rows = len(rows)
         self.base = None
         if rows:
             # B* and the static graphs as a file too: Spark then knows their size and broadcasts them
@@ -416,7 +422,12 @@ class DistributedDriver(BatchEnds):
             from .rules import StageB
 
             content = StageB(self.spark, self.reasoner, self.analysis).close(content, joining, k_lo, k_hi)
-        return Content(content, derive, repeats=self.reasoner is not None and (self.expansion is None or bool(joining)))
+        # (the facts seen at every instant, B* and the static graphs, are spread over each reported instant)
+        pointwise = (pointwise_windows(self.plan) and not joining
+                     and (self.reasoner is None or self.expansion is not None)
+                     and self.base_rows * (k_hi - k_lo + 1) <= POINTWISE_LIMIT)
+        return Content(content, derive, repeats=self.reasoner is not None and (self.expansion is None or bool(joining)),
+                       pointwise=pointwise)
 
     def _answers(self, k_lo: int, k_hi: int, data: dict) -> list:
         from collections import Counter

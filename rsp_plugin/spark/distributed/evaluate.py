@@ -7,7 +7,11 @@ FILTER conjuncts, grouping and aggregates, what follows them) becomes:
   match its constants, one column per variable, and the instant interval;
 - the patterns joined on their shared variables, each next one sharing a
   variable with those before (a cross product only when none does), the
-  intervals intersected (a solution holds where all its triples do);
+  intervals intersected (a solution holds where all its triples do); or, when
+  every window fact is seen at one instant (`Content.pointwise`: tumbling
+  windows), each pattern's facts spread over their instants first and the
+  joins matched on the instant too (an interval join compared each
+  observation with every instant its sensor was seen at in the batch);
 - a FILTER conjunct applied once its variables are bound, on the executors by
   the local engine's own check (`FastEvaluation._conjunct_check`: numbers and
   IRIs natively, anything else by the SPARQL expression evaluator), decided once
@@ -82,8 +86,11 @@ class QueryStage:
             # from each of its observations) matches once per interval, not once per arrival (the
             # solutions are made distinct per instant below; this keeps the joins small)
             facts, repeats = content.for_pattern(pattern)
+            # (pointwise: a row per fact and instant it is seen at, so that the joins match on the instant)
+            when = ([f"explode(sequence(greatest(k1, {k_lo}), least(k2, {k_hi}))) AS k"] if content.pointwise
+                    else ["k1", "k2"])
             table = (facts.where(" AND ".join(condition))
-                     .selectExpr(*[f"{column} AS {columns[name]}" for name, column in chosen.items()], "k1", "k2"))
+                     .selectExpr(*[f"{column} AS {columns[name]}" for name, column in chosen.items()], *when))
             if repeats:
                 table = table.distinct()
             constants = sum(1 for kind, _ in pattern if kind == "c")
@@ -99,6 +106,8 @@ class QueryStage:
             table, names, _ = tables[choice]
             if frame is None:
                 frame = table
+            elif content.pointwise:
+                frame = frame.join(table, on=[columns[name] for name in sorted(names & bound)] + ["k"], how="inner")
             else:
                 shared = [columns[name] for name in sorted(names & bound)]
                 right = table.selectExpr(*[columns[name] for name in sorted(names)], "k1 AS k1r", "k2 AS k2r")
@@ -114,6 +123,8 @@ class QueryStage:
         for item in pending:  # a filter without variables
             frame = self._filter(frame, item[0], sorted(item[3] & bound))
         variables = [columns[name] for name in sorted(bound)]
+        if content.pointwise:
+            return frame.select("k", *variables).distinct()
         return frame.selectExpr(f"explode(sequence(greatest(k1, {k_lo}), least(k2, {k_hi}))) AS k",
                                 *variables).distinct()
 
