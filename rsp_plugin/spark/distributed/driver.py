@@ -422,7 +422,9 @@ class DistributedDriver(BatchEnds):
             from .rules import StageB
 
             content = StageB(self.spark, self.reasoner, self.analysis).close(content, joining, k_lo, k_hi)
-        # (the facts seen at every instant, B* and the static graphs, are spread over each reported instant)
+        # (the facts seen at every instant, B* and the static graphs, are spread over each reported instant;
+        # so would be the lasting facts of closures written per triple, and the intervals rules intersect:
+        # those reports keep the interval joins)
         pointwise = (pointwise_windows(self.plan) and not joining
                      and (self.reasoner is None or self.expansion is not None)
                      and self.base_rows * (k_hi - k_lo + 1) <= POINTWISE_LIMIT)
