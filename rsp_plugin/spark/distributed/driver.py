@@ -103,7 +103,11 @@ class DistributedDriver(BatchEnds):
             if lazy(self.reasoner):
                 self.expansion = Expansion(spark, plan, self.reasoner, self.background)
         rows = background_rows(plan, self.reasoner)
-        self.base_rows = len(rows)
+        # reports may match their joins on the instant (`Content.pointwise`) when every window fact is seen
+        # at one instant and no fact lasts (closures written per triple can hold lasting ones): then the
+        # rows B* and the static graphs make, spread over a report's instants (else None)
+        lasting = self.reasoner is not None and self.expansion is None
+        self.pointwise_base = len(rows) if pointwise_windows(plan) and not lasting else None
         self.base = None
         if rows:
             # B* and the static graphs as a file too: Spark then knows their size and broadcasts them
@@ -422,12 +426,9 @@ class DistributedDriver(BatchEnds):
             from .rules import StageB
 
             content = StageB(self.spark, self.reasoner, self.analysis).close(content, joining, k_lo, k_hi)
-        # (the facts seen at every instant, B* and the static graphs, are spread over each reported instant;
-        # so would be the lasting facts of closures written per triple, and the intervals rules intersect:
-        # those reports keep the interval joins)
-        pointwise = (pointwise_windows(self.plan) and not joining
-                     and (self.reasoner is None or self.expansion is not None)
-                     and self.base_rows * (k_hi - k_lo + 1) <= POINTWISE_LIMIT)
+        # (not with rules joining window facts: the intervals they intersect are not one instant each)
+        pointwise = (self.pointwise_base is not None and not joining
+                     and self.pointwise_base * (k_hi - k_lo + 1) <= POINTWISE_LIMIT)
         return Content(content, derive, repeats=self.reasoner is not None and (self.expansion is None or bool(joining)),
                        pointwise=pointwise)
 

@@ -104,12 +104,12 @@ class QueryStage:
             choice = max(connected, key=lambda i: (tables[i][2], -i))
             remaining.remove(choice)
             table, names, _ = tables[choice]
+            shared = [columns[name] for name in sorted(names & bound)]
             if frame is None:
                 frame = table
             elif content.pointwise:
-                frame = frame.join(table, on=[columns[name] for name in sorted(names & bound)] + ["k"], how="inner")
+                frame = frame.join(table, on=[*shared, "k"], how="inner")
             else:
-                shared = [columns[name] for name in sorted(names & bound)]
                 right = table.selectExpr(*[columns[name] for name in sorted(names)], "k1 AS k1r", "k2 AS k2r")
                 frame = frame.join(right, on=shared, how="inner") if shared else frame.crossJoin(right)
                 frame = (frame.selectExpr(*[columns[name] for name in sorted(names | bound)],
