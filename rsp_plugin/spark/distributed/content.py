@@ -60,13 +60,15 @@ class Content:
     facts may hold one fact many times (closures: a sensor's type from each of its observations).
     `pointwise`: whether each pattern's facts are best spread over their instants before the joins
     (`pointwise_windows`: every window fact is seen at one instant, and the facts seen at every
-    instant are few), so that the joins match on the instant instead of intersecting intervals."""
+    instant are few), so that the joins match on the instant instead of intersecting intervals.
+    `bounds`: the instants reported (`report_bounds`)."""
 
-    def __init__(self, facts, derive=None, repeats: bool = True, pointwise: bool = False):
+    def __init__(self, facts, derive=None, repeats: bool = True, pointwise: bool = False, bounds=None):
         self.facts = facts
         self.derive = derive
         self.repeats = repeats
         self.pointwise = pointwise
+        self.bounds = bounds
 
     def for_pattern(self, pattern):
         """(the facts a triple pattern ([(kind, value)] * 3) reads: a superset, matched by the caller;
@@ -85,6 +87,22 @@ def pointwise_windows(plan: DistributedPlan) -> bool:
     return all(window.range - window.end <= window.step <= plan.grid.period for window in plan.windows)
 
 
+def report_bounds(spark, k_lo: int, k_hi: int):
+    """The instants a report reads, [k_lo, k_hi], as a one-row DataFrame (`_lo`, `_hi`) that plans
+    join with (broadcast), not as numbers written into them. Spark compiles a plan's code once per
+    text, and writes numbers into the code: numbers that change every batch made every batch's code
+    new, compiled again (Janino, then the JVM's JIT: a third of a batch's CPU time) and run slowly
+    until it was. With the numbers as data, from the third batch on no code is compiled."""
+    return spark.createDataFrame([(k_lo, k_hi)], "_lo BIGINT, _hi BIGINT")
+
+
+def within(frame, bounds):
+    """The facts of `frame` (k1, k2) seen at an instant of `bounds` (`report_bounds`)."""
+    from pyspark.sql import functions as F
+
+    return frame.crossJoin(F.broadcast(bounds)).where("k2 >= _lo AND k1 <= _hi").drop("_lo", "_hi")
+
+
 #: a floor below every timestamp (Spark's smallest long)
 LOWEST = -(1 << 63)
 
@@ -93,9 +111,17 @@ def window_rows(plan: DistributedPlan, taken, lanes: list[str], after: int | Non
     """Admitted rows (lane, s, p, o, ts, floor; `lanes`: each lane's stream) -> each window's triples
     with their instant intervals (fact rows), as Spark expressions: no Python worker.
     `Grid.element_range` in SQL (integer floor division by `pmod`, exact for negative numbers too).
-    `after`: only the facts seen at an instant after it (first by their timestamps: the blocks of a
-    cached batch wholly before are skipped unread)."""
+    `after`: only the facts seen at an instant after it (first by their timestamps), the bounds
+    joined in as data, not written into the plan (`report_bounds`)."""
     t0, period = plan.grid.t0, plan.grid.period
+    if after is not None:
+        from pyspark.sql import functions as F
+
+        names = ", ".join(f"_from{window.index} BIGINT" for window in plan.windows)
+        cut = taken.sparkSession.createDataFrame(
+            [(after, *[plan.grid.earliest_after(window, after) for window in plan.windows])],
+            f"_after BIGINT{', ' + names if names else ''}")
+        taken = taken.crossJoin(F.broadcast(cut))
     parts = []
     for window in plan.windows:
         low = f"greatest(ts + ({window.end}), coalesce(floor, {LOWEST}))"
@@ -109,8 +135,8 @@ def window_rows(plan: DistributedPlan, taken, lanes: list[str], after: int | Non
             continue
         condition = f"lane IN ({', '.join(reading)})"
         if after is not None:
-            condition += f" AND ts >= {plan.grid.earliest_after(window, after)}"
-        seen = "k1 <= k2" if after is None else f"k1 <= k2 AND k2 > {after}"
+            condition += f" AND ts >= _from{window.index}"
+        seen = "k1 <= k2" if after is None else "k1 <= k2 AND k2 > _after"
         parts.append(taken.where(condition).selectExpr(*_fact_columns(str(window.index), k1, k2)).where(seen))
     if not parts:  # (no window reads these lanes)
         return taken.limit(0).selectExpr(*_fact_columns("NULL", "NULL", "NULL"))

@@ -35,7 +35,8 @@ from typing import NamedTuple
 from ..driver import BatchEnds, BatchReport, Progress
 from ..sinks import DeadLetters, Sink
 from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
-from .content import FACTS_SCHEMA, Content, background_rows, pointwise_windows, stored_closures, window_rows
+from .content import (FACTS_SCHEMA, Content, background_rows, pointwise_windows, report_bounds, stored_closures,
+                      window_rows, within)
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
@@ -78,6 +79,9 @@ class DistributedDriver(BatchEnds):
         from pyspark.sql import functions as F
 
         self.spark = spark
+        # a plan's code is compiled once per text: stage numbers out of the generated classes' names,
+        # so that every batch's reports run the code the batch before compiled (and the JVM optimized)
+        spark.conf.set("spark.sql.codegen.useIdInClassName", "false")
         self.plan = plan
         self.sink = sink
         self.store = store
@@ -251,8 +255,6 @@ class DistributedDriver(BatchEnds):
         plan = self.plan
         admission = self.state.admission
         condition = f"ts >= {plan.grid.t0}"
-        if decision.cut is not None:
-            condition += f" AND ts < {decision.cut}"
         early = any(row["dead"] is None and row["first"] is not None and row["first"] < plan.grid.t0
                     for row in stats)
         counts: dict[str, int] = {}
@@ -270,7 +272,11 @@ class DistributedDriver(BatchEnds):
                 before = admission.last_of_stream.get(stream)
                 admission.last_of_stream[stream] = taken if before is None else max(before, taken)
         admission.catch_up(plan, self.delay_ms)
-        return good.where(condition).selectExpr("*", "CAST(NULL AS BIGINT) AS floor")
+        taken = good.where(condition)
+        if decision.cut is not None:  # (as data, not written into the plan: `report_bounds`)
+            cut = self.spark.createDataFrame([(decision.cut,)], "_cut BIGINT")
+            taken = taken.crossJoin(self._F.broadcast(cut)).where("ts < _cut").drop("_cut")
+        return taken.selectExpr("*", "CAST(NULL AS BIGINT) AS floor")
 
     def _name_refused(self, good, decision: Decision, counts: dict[str, int]) -> list[str]:
         """Set-aside elements of an in-order batch, named as the driver-side mode names them."""
@@ -388,7 +394,7 @@ class DistributedDriver(BatchEnds):
         """What the reports of instants [k_lo, k_hi] read: the stored batches that reach them, the
         batch being run (`current`: its facts no later report reaches, not written), B*."""
         reaching = [entry for entry in self.state.stored if entry.high >= k_lo and entry.low <= k_hi]
-        seen = f"k2 >= {k_lo} AND k1 <= {k_hi}"
+        bounds = report_bounds(self.spark, k_lo, k_hi)
         holding = [entry.present for entry in reaching] + ([current.present] if current is not None else [])
         joining = []
         if self.analysis is not None:
@@ -404,14 +410,14 @@ class DistributedDriver(BatchEnds):
         content = parts[0] if parts else self._empty
         for part in parts[1:]:
             content = content.unionByName(part)
-        content = content.where(seen)
+        content = within(content, bounds)
         stored = self.store.read(self.spark, triples) if triples and self.expansion is not None else None
         if lazy_current:
             stored = current.facts if stored is None else stored.unionByName(current.facts)
         if stored is None:
             derive = None
         else:
-            stored = stored.where(seen)
+            stored = within(stored, bounds)
             shapes = [shape for entry in triples for shape in entry.shapes] + (current.shapes if lazy_current else [])
             if joining:  # every fact, for the joins
                 every, _ = self.expansion.facts(stored, shapes)
@@ -430,7 +436,7 @@ class DistributedDriver(BatchEnds):
         pointwise = (self.pointwise_base is not None and not joining
                      and self.pointwise_base * (k_hi - k_lo + 1) <= POINTWISE_LIMIT)
         return Content(content, derive, repeats=self.reasoner is not None and (self.expansion is None or bool(joining)),
-                       pointwise=pointwise)
+                       pointwise=pointwise, bounds=bounds)
 
     def _answers(self, k_lo: int, k_hi: int, data: dict) -> list:
         from collections import Counter

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...query.fastpath import FastEvaluation, _expression_variables
-from .content import TRIPLE, Content, static_code, static_graphs
+from .content import TRIPLE, Content, report_bounds, static_code, static_graphs
 from .plan import DistributedPlan, fast_plan
 from .sqltext import sql_string
 
@@ -64,9 +64,14 @@ class QueryStage:
 
     def solutions(self, content: Content, k_lo: int, k_hi: int):
         """A DataFrame (k, variable columns...) of the solutions at every instant in [k_lo, k_hi]; or
-        None when a pattern cannot match (a graph no fact is in)."""
+        None when a pattern cannot match (a graph no fact is in). (The instants are joined in as data,
+        `Content.bounds`: the plan's code is the same every batch.)"""
+        from pyspark.sql import functions as F
+
         conjunction = self.fast.conjunction
         columns = self.columns
+        bounds = content.bounds if content.bounds is not None else report_bounds(content.facts.sparkSession,
+                                                                                 k_lo, k_hi)
         tables = []
         for graph, pattern in conjunction.atoms:
             codes = graph_codes(self.plan, graph)
@@ -87,8 +92,10 @@ class QueryStage:
             # solutions are made distinct per instant below; this keeps the joins small)
             facts, repeats = content.for_pattern(pattern)
             # (pointwise: a row per fact and instant it is seen at, so that the joins match on the instant)
-            when = ([f"explode(sequence(greatest(k1, {k_lo}), least(k2, {k_hi}))) AS k"] if content.pointwise
+            when = (["explode(sequence(greatest(k1, _lo), least(k2, _hi))) AS k"] if content.pointwise
                     else ["k1", "k2"])
+            if content.pointwise:
+                facts = facts.crossJoin(F.broadcast(bounds))
             table = (facts.where(" AND ".join(condition))
                      .selectExpr(*[f"{column} AS {columns[name]}" for name, column in chosen.items()], *when))
             if repeats:
@@ -125,8 +132,8 @@ class QueryStage:
         variables = [columns[name] for name in sorted(bound)]
         if content.pointwise:
             return frame.select("k", *variables).distinct()
-        return frame.selectExpr(f"explode(sequence(greatest(k1, {k_lo}), least(k2, {k_hi}))) AS k",
-                                *variables).distinct()
+        return (frame.crossJoin(F.broadcast(bounds))
+                .selectExpr("explode(sequence(greatest(k1, _lo), least(k2, _hi))) AS k", *variables).distinct())
 
     def _filter(self, frame, conjunct: int, names: list[str]):
         """Rows whose values pass the conjunct (decided on the executors, once per distinct value tuple)."""
