@@ -22,6 +22,7 @@ pytestmark = pytest.mark.spark
 
 EX = "http://example.org/"
 TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
 # window_rows -----------------------------------------------------------------------------------------------
@@ -222,3 +223,43 @@ def test_any_term_reads_back_from_sql_text_as_it_was(spark):
              '"${spark.app.name}"', '"-- not a comment"', '"/* nor this */"', '"?"', '":name"', "", "'", '"\t"']
     row = spark.sql("SELECT " + ", ".join(f"{sql_string(term)} AS t{n}" for n, term in enumerate(terms))).first()
     assert list(row) == terms
+
+
+# the code Spark compiles ---------------------------------------------------------------------------------
+
+
+def test_a_running_stream_compiles_no_new_code(spark, tmp_path, monkeypatch):
+    """Spark compiles a plan's code once per text. The numbers that change every batch (the instants a
+    report reads, the bounds of the facts kept for later reports) are joined in as data, so that once
+    the stream runs (a stored batch behind each report) its batches run the code compiled before."""
+    from rsp_plugin.bench.spark_modes import ONTOLOGY, QUERIES
+    from rsp_plugin.spark.distributed import run_distributed
+    from rsp_plugin.spark.distributed.driver import DistributedDriver
+
+    # observations of 20 sensors, 3 triples each, 60 triples a second: batches of 600 lines, 10 s each
+    draw = random.Random(7)
+    lines = []
+    for number in range(1600):
+        stamp, sensor = number * 50, f"<{EX}sensor{draw.randrange(20)}>"
+        lines += [f"{stamp} <{EX}o{number}> <{EX}observedBy> {sensor} .",
+                  f'{stamp} <{EX}o{number}> <{EX}temperature> "{draw.randrange(100)}"^^<{XSD}integer> .',
+                  f'{stamp} {sensor} <{EX}lastValue> "{draw.randrange(100)}"^^<{XSD}integer> .']
+    stream, ontology = tmp_path / "s.tnt", tmp_path / "ontology.ttl"
+    stream.write_text("\n".join(lines) + "\n")
+    ontology.write_text(ONTOLOGY.replace("http://example.org/sensors#", EX))
+    text = QUERIES["rdfs"].format(ex=EX, stream="http://ex.org/s", ontology=ontology, rules="")
+    compiled = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
+    counts = []
+    commit = DistributedDriver._commit
+
+    def counted(self, *arguments, **options):
+        counts.append(compiled.getCount())
+        return commit(self, *arguments, **options)
+
+    monkeypatch.setattr(DistributedDriver, "_commit", counted)
+    results = []
+    run_distributed(spark, text, {"http://ex.org/s": str(stream)}, results.append, max_lines_per_trigger=600).wait()
+    assert len(counts) == 9 and len(results) >= 70  # 8 batches and the end of the replay; 80 s of reports
+    # nothing compiled in batches 4 to 8 (a class at most: adaptive execution may plan a stage anew from
+    # what a batch holds); with the numbers written into the plans, each batch compiled about 15
+    assert counts[7] - counts[3] <= 1, counts

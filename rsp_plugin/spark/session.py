@@ -20,6 +20,8 @@ LOCAL_CONF = {
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
     "spark.driver.memory": "1g",
     "spark.executor.memory": "1024m",
+    "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
+    "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
 }
 
 

@@ -22,6 +22,7 @@ import json
 from ...terms import NUMERIC_START
 from .closure import LASTING, SeedReasoner, split_ntriple
 from .plan import ALWAYS, NEVER, DistributedPlan
+from .sqltext import local_table
 
 FACTS_SCHEMA = "w INT, rel STRING, c0 STRING, c1 STRING, c2 STRING, c3 STRING, k1 BIGINT, k2 BIGINT"
 ARGS = ("c0", "c1", "c2", "c3")
@@ -93,7 +94,7 @@ def report_bounds(spark, k_lo: int, k_hi: int):
     text, and writes numbers into the code: numbers that change every batch made every batch's code
     new, compiled again (Janino, then the JVM's JIT: a third of a batch's CPU time) and run slowly
     until it was. With the numbers as data, from the third batch on no code is compiled."""
-    return spark.createDataFrame([(k_lo, k_hi)], "_lo BIGINT, _hi BIGINT")
+    return local_table(spark, [(k_lo, k_hi)], "_lo BIGINT, _hi BIGINT")
 
 
 def within(frame, bounds):
@@ -118,9 +119,9 @@ def window_rows(plan: DistributedPlan, taken, lanes: list[str], after: int | Non
         from pyspark.sql import functions as F
 
         names = ", ".join(f"_from{window.index} BIGINT" for window in plan.windows)
-        cut = taken.sparkSession.createDataFrame(
-            [(after, *[plan.grid.earliest_after(window, after) for window in plan.windows])],
-            f"_after BIGINT{', ' + names if names else ''}")
+        cut = local_table(taken.sparkSession, [(after, *[plan.grid.earliest_after(window, after)
+                                                         for window in plan.windows])],
+                          f"_after BIGINT{', ' + names if names else ''}")
         taken = taken.crossJoin(F.broadcast(cut))
     parts = []
     for window in plan.windows:

@@ -40,6 +40,7 @@ from .content import (FACTS_SCHEMA, Content, background_rows, pointwise_windows,
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
+from .sqltext import local_table
 from .rules import JoinAnalysis, Present
 from .store import FactStore, StoredBatch
 
@@ -274,7 +275,7 @@ class DistributedDriver(BatchEnds):
         admission.catch_up(plan, self.delay_ms)
         taken = good.where(condition)
         if decision.cut is not None:  # (as data, not written into the plan: `report_bounds`)
-            cut = self.spark.createDataFrame([(decision.cut,)], "_cut BIGINT")
+            cut = local_table(self.spark, [(decision.cut,)], "_cut BIGINT")
             taken = taken.crossJoin(self._F.broadcast(cut)).where("ts < _cut").drop("_cut")
         return taken.selectExpr("*", "CAST(NULL AS BIGINT) AS floor")
 
