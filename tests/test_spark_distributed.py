@@ -228,10 +228,12 @@ def test_any_term_reads_back_from_sql_text_as_it_was(spark):
 # the code Spark compiles ---------------------------------------------------------------------------------
 
 
-def test_a_running_stream_compiles_no_new_code(spark, tmp_path, monkeypatch):
+def test_a_running_stream_compiles_no_new_code(spark, tmp_path, monkeypatch, capfd):
     """Spark compiles a plan's code once per text. The numbers that change every batch (the instants a
     report reads, the bounds of the facts kept for later reports) are joined in as data, so that once
-    the stream runs (a stored batch behind each report) its batches run the code compiled before."""
+    the stream runs (a stored batch behind each report) its batches run the code compiled before.
+    And no stage is left reading a stored batch's files after they are deleted (Spark logged its task
+    failing as an error)."""
     from rsp_plugin.bench.spark_modes import ONTOLOGY, QUERIES
     from rsp_plugin.spark.distributed import run_distributed
     from rsp_plugin.spark.distributed.driver import DistributedDriver
@@ -263,3 +265,17 @@ def test_a_running_stream_compiles_no_new_code(spark, tmp_path, monkeypatch):
     # nothing compiled in batches 4 to 8 (a class at most: adaptive execution may plan a stage anew from
     # what a batch holds); with the numbers written into the plans, each batch compiled about 15
     assert counts[7] - counts[3] <= 1, counts
+    logged = capfd.readouterr().err
+    assert "FILE_NOT_EXIST" not in logged and "aborting job" not in logged
+
+
+def test_the_fact_store_lists_its_batches(tmp_path):
+    from rsp_plugin.spark.distributed.store import FactStore
+
+    store = FactStore(tmp_path / "facts")
+    assert store.batches() == []
+    for name in ("b3", "b12", "base", "bx"):
+        (tmp_path / "facts" / name).mkdir(parents=True)
+    assert store.batches() == [3, 12]
+    store.drop(3)
+    assert store.batches() == [12] and (tmp_path / "facts" / "base").is_dir()

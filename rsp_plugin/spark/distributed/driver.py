@@ -121,6 +121,8 @@ class DistributedDriver(BatchEnds):
             path = store.write(spark.createDataFrame(rows, FACTS_SCHEMA).coalesce(1), "base")
             self.base = store.read_paths(spark, path)
         self._empty = spark.createDataFrame([], FACTS_SCHEMA)
+        #: stored batches no report reaches any more, their files deleted at the next cleanup
+        self._unreachable: list[int] = []
         saved = states.load() if states is not None else None
         if saved is not None:
             if saved.fingerprint != plan_fingerprint(plan):
@@ -134,6 +136,11 @@ class DistributedDriver(BatchEnds):
         else:
             self.state = DistributedState(plan_fingerprint(plan), Admission(list(lanes)))
         self.resumed = saved is not None
+        # (a run stopped between forgetting a stored batch and deleting its files left them behind)
+        kept = {entry.batch for entry in self.state.stored}
+        for batch in store.batches():
+            if batch not in kept:
+                store.drop(batch)
         self._last_end = time.perf_counter()
         self._F = F
         self.timings: dict[str, float] = {}
@@ -247,6 +254,10 @@ class DistributedDriver(BatchEnds):
         report = BatchReport(state.last_batch)
         self._commit(state.last_batch, results, [], report, started, final=True)
         self.store_cleanup(all_of_it=True)
+        self._settle()
+        for batch in self._unreachable:
+            self.store.drop(batch)
+        self._unreachable = []
         self.store.drop("base")
         return results
 
@@ -360,14 +371,28 @@ class DistributedDriver(BatchEnds):
         return entry
 
     def store_cleanup(self, all_of_it: bool = False) -> None:
+        """Forget the stored batches no later report reaches; delete the files of those forgotten at the
+        cleanup before. (Not at once: a stage Spark's adaptive execution started and then found it did
+        not need can still be reading them, and its task failing on a missing file is logged as an
+        error although no result depends on it.)"""
         state = self.state
+        for batch in self._unreachable:
+            self.store.drop(batch)
+        self._unreachable = []
         kept = []
         for entry in state.stored:
             if all_of_it or (state.reported is not None and entry.high <= state.reported):
-                self.store.drop(entry.batch)
+                self._unreachable.append(entry.batch)
             else:
                 kept.append(entry)
         state.stored = kept
+
+    def _settle(self, seconds: float = 10.0) -> None:
+        """Wait (a while at most) for the stages still running to end: the last files go after them."""
+        tracker = self.spark.sparkContext.statusTracker()
+        until = time.monotonic() + seconds
+        while tracker.getActiveStageIds() and time.monotonic() < until:
+            time.sleep(0.05)
 
     # reports ----------------------------------------------------------------------------------------------
 

@@ -67,7 +67,14 @@ class FactStore:
 
         return spark.read.schema(FACTS_SCHEMA).parquet(*paths)
 
-    def drop(self, batch: int) -> None:
+    def batches(self) -> list[int]:
+        """The numbers of the batches with a directory here."""
+        if not self.root.is_dir():
+            return []
+        return sorted(int(path.name[1:]) for path in self.root.iterdir()
+                      if path.is_dir() and path.name[:1] == "b" and path.name[1:].isdigit())
+
+    def drop(self, batch: int | str) -> None:
         shutil.rmtree(self.path(batch), ignore_errors=True)
 
     def clear(self) -> None:
