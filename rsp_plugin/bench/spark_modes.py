@@ -193,24 +193,26 @@ def _plot(rows: list[dict], triples: int, path: Path) -> None:
 
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     masters = list(dict.fromkeys(r["master"] for r in rows))
-    figure, axes = plt.subplots(1, len(workloads), figsize=(4.2 * len(workloads), 3.6), sharey=True)
+    modes = [mode for mode in MODES if any(r["mode"] == mode for r in rows)]
+    figure, axes = plt.subplots(1, len(workloads), figsize=(max(5.0, 4.2 * len(workloads)), 3.8), sharey=True)
     if len(workloads) == 1:
         axes = [axes]
-    width = 0.8 / len(MODES)
+    width = 0.8 / len(modes)
     for axis, workload in zip(axes, workloads):
-        for number, mode in enumerate(MODES):
+        for number, mode in enumerate(modes):
             values = []
             for master in masters:
                 found = [r for r in rows if r["workload"] == workload and r["mode"] == mode and r["master"] == master
                          and not r.get("refused")]
                 values.append(triples / found[0]["seconds"] if found else 0)
-            axis.bar([i + number * width for i in range(len(masters))], values, width, label=mode)
+            axis.bar([i + number * width for i in range(len(masters))], values, width, label=mode,
+                     color=f"C{MODES.index(mode)}")
         axis.set_title(workload)
-        axis.set_xticks([i + width for i in range(len(masters))])
+        axis.set_xticks([i + width * (len(modes) - 1) / 2 for i in range(len(masters))])
         axis.set_xticklabels([m.replace("local-cluster", "cluster") for m in masters], fontsize=8)
     axes[0].set_ylabel("triples / s")
     axes[0].legend(fontsize=8)
-    figure.suptitle(f"rsp-plugin bench spark: {triples:,} triples (0 = the mode does not run the shape)", fontsize=9)
+    figure.suptitle(f"rsp-plugin bench spark: {triples:,} triples\n(0 = the mode does not run the shape)", fontsize=9)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
