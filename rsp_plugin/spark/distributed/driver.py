@@ -40,8 +40,8 @@ from .content import (FACTS_SCHEMA, Content, background_rows, pointwise_windows,
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
-from .sqltext import local_table
 from .rules import JoinAnalysis, Present
+from .sqltext import local_table
 from .store import FactStore, StoredBatch
 
 
