@@ -64,7 +64,7 @@ class Content:
     instant are few), so that the joins match on the instant instead of intersecting intervals.
     `bounds`: the instants reported (`report_bounds`)."""
 
-    def __init__(self, facts, derive=None, repeats: bool = True, pointwise: bool = False, bounds=None):
+    def __init__(self, facts, derive=None, repeats: bool = True, pointwise: bool = False, *, bounds):
         self.facts = facts
         self.derive = derive
         self.repeats = repeats
@@ -94,7 +94,13 @@ def report_bounds(spark, k_lo: int, k_hi: int):
     text, and writes numbers into the code: numbers that change every batch made every batch's code
     new, compiled again (Janino, then the JVM's JIT: a third of a batch's CPU time) and run slowly
     until it was. With the numbers as data, from the third batch on no code is compiled."""
-    return local_table(spark, [(k_lo, k_hi)], "_lo BIGINT, _hi BIGINT")
+    return numbers_table(spark, _lo=k_lo, _hi=k_hi)
+
+
+def numbers_table(spark, **numbers: int):
+    """Numbers as a one-row table of BIGINT columns named as given (a VALUES list: a local relation,
+    broadcast with no Spark job), for plans to join with rather than have them written in."""
+    return local_table(spark, [tuple(numbers.values())], ", ".join(f"{name} BIGINT" for name in numbers))
 
 
 def within(frame, bounds):
@@ -118,11 +124,8 @@ def window_rows(plan: DistributedPlan, taken, lanes: list[str], after: int | Non
     if after is not None:
         from pyspark.sql import functions as F
 
-        names = ", ".join(f"_from{window.index} BIGINT" for window in plan.windows)
-        cut = local_table(taken.sparkSession, [(after, *[plan.grid.earliest_after(window, after)
-                                                         for window in plan.windows])],
-                          f"_after BIGINT{', ' + names if names else ''}")
-        taken = taken.crossJoin(F.broadcast(cut))
+        earliest = {f"_from{window.index}": plan.grid.earliest_after(window, after) for window in plan.windows}
+        taken = taken.crossJoin(F.broadcast(numbers_table(taken.sparkSession, _after=after, **earliest)))
     parts = []
     for window in plan.windows:
         low = f"greatest(ts + ({window.end}), coalesce(floor, {LOWEST}))"

@@ -35,13 +35,12 @@ from typing import NamedTuple
 from ..driver import BatchEnds, BatchReport, Progress
 from ..sinks import DeadLetters, Sink
 from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
-from .content import (FACTS_SCHEMA, Content, background_rows, pointwise_windows, report_bounds, stored_closures,
-                      window_rows, within)
+from .content import (FACTS_SCHEMA, Content, background_rows, numbers_table, pointwise_windows, report_bounds,
+                      stored_closures, window_rows, within)
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
 from .rules import JoinAnalysis, Present
-from .sqltext import local_table
 from .store import FactStore, StoredBatch
 
 
@@ -255,9 +254,7 @@ class DistributedDriver(BatchEnds):
         self._commit(state.last_batch, results, [], report, started, final=True)
         self.store_cleanup(all_of_it=True)
         self._settle()
-        for batch in self._unreachable:
-            self.store.drop(batch)
-        self._unreachable = []
+        self._drop_unreachable()
         self.store.drop("base")
         return results
 
@@ -286,7 +283,7 @@ class DistributedDriver(BatchEnds):
         admission.catch_up(plan, self.delay_ms)
         taken = good.where(condition)
         if decision.cut is not None:  # (as data, not written into the plan: `report_bounds`)
-            cut = local_table(self.spark, [(decision.cut,)], "_cut BIGINT")
+            cut = numbers_table(self.spark, _cut=decision.cut)
             taken = taken.crossJoin(self._F.broadcast(cut)).where("ts < _cut").drop("_cut")
         return taken.selectExpr("*", "CAST(NULL AS BIGINT) AS floor")
 
@@ -376,9 +373,7 @@ class DistributedDriver(BatchEnds):
         not need can still be reading them, and its task failing on a missing file is logged as an
         error although no result depends on it.)"""
         state = self.state
-        for batch in self._unreachable:
-            self.store.drop(batch)
-        self._unreachable = []
+        self._drop_unreachable()
         kept = []
         for entry in state.stored:
             if all_of_it or (state.reported is not None and entry.high <= state.reported):
@@ -386,6 +381,11 @@ class DistributedDriver(BatchEnds):
             else:
                 kept.append(entry)
         state.stored = kept
+
+    def _drop_unreachable(self) -> None:
+        for batch in self._unreachable:
+            self.store.drop(batch)
+        self._unreachable = []
 
     def _settle(self, seconds: float = 10.0) -> None:
         """Wait (a while at most) for the stages still running to end: the last files go after them."""
@@ -410,7 +410,7 @@ class DistributedDriver(BatchEnds):
             return []
         clock = self._step("query")
         content = self._content(k_lo, last, current)
-        data = self.stage.collect(content, k_lo, last)
+        data = self.stage.collect(content)
         self._time("query", clock)
         results = self._answers(k_lo, last, data)
         state.reported = last

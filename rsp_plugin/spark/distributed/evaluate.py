@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...query.fastpath import FastEvaluation, _expression_variables
-from .content import TRIPLE, Content, report_bounds, static_code, static_graphs
+from .content import TRIPLE, Content, static_code, static_graphs
 from .plan import DistributedPlan, fast_plan
 from .sqltext import sql_string
 
@@ -62,16 +62,15 @@ class QueryStage:
 
     # the solutions --------------------------------------------------------------------------------
 
-    def solutions(self, content: Content, k_lo: int, k_hi: int):
-        """A DataFrame (k, variable columns...) of the solutions at every instant in [k_lo, k_hi]; or
-        None when a pattern cannot match (a graph no fact is in). (The instants are joined in as data,
-        `Content.bounds`: the plan's code is the same every batch.)"""
+    def solutions(self, content: Content):
+        """A DataFrame (k, variable columns...) of the solutions at every instant the report reads
+        (`Content.bounds`, joined in as data: the plan's code is the same every batch); or None when a
+        pattern cannot match (a graph no fact is in)."""
         from pyspark.sql import functions as F
 
         conjunction = self.fast.conjunction
         columns = self.columns
-        bounds = content.bounds if content.bounds is not None else report_bounds(content.facts.sparkSession,
-                                                                                 k_lo, k_hi)
+        bounds = content.bounds
         tables = []
         for graph, pattern in conjunction.atoms:
             codes = graph_codes(self.plan, graph)
@@ -142,12 +141,12 @@ class QueryStage:
 
     # what the driver collects ----------------------------------------------------------------------
 
-    def collect(self, content, k_lo: int, k_hi: int) -> dict:
-        """Per instant k in [k_lo, k_hi]: what `Finisher` needs (rows of keys). One Spark action."""
+    def collect(self, content: Content) -> dict:
+        """Per instant k the report reads: what `Finisher` needs (rows of keys). One Spark action."""
         from pyspark.sql import functions as F
 
         fast = self.fast
-        solutions = self.solutions(content, k_lo, k_hi)
+        solutions = self.solutions(content)
         out: dict = defaultdict(list)
         if solutions is None:
             return out
