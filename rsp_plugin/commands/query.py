@@ -148,6 +148,8 @@ def _replay_blocks(engine: RSPEngine, source: StreamSource, user_error, progress
         replay_file(engine, source.iri, source.path, moment=source.moment if source.fmt == "nt" else None,
                     on_rejected=note, max_line_bytes=max_line_bytes,
                     on_block=lambda rows: progress.update(rows=rows, set_aside=set_aside, results=results()))
+    except BrokenPipeError:  # stdout's reader went away (`| head`): not the stream's fault (cli.main)
+        raise
     except OSError as error:
         raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
     shown = len(engine.rejected)
