@@ -637,7 +637,7 @@ class _Builder:
         if name in ("month", "months", "year", "years"):
             raise self.syntax_error(f"{unit}: months and years have no fixed length; write days", unit)
         if name not in _UNIT_MS or name == "ns":
-            raise self.syntax_error(f"unknown time unit {unit!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
+            raise self.syntax_error(f"unknown time unit {str(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
                                     unit)
         try:
             value = Decimal(str(first)) * _UNIT_MS[name]
