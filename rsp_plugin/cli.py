@@ -79,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    reason = commands.add_parser("reason", allow_abbrev=False, help="run a LARS program over a stream; one JSON line per time point")
+    reason = commands.add_parser("reason", allow_abbrev=False,
+                                  help="run a LARS program over a stream; one JSON line per time point")
     reason.add_argument("program", help="the LARS program (.lars)")
     reason.add_argument("--stream", required=True,
                         help="the stream: .stream (atoms) or .tnt (timestamped N-Triples); - reads standard input "
@@ -116,7 +117,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="--explain: indented text (default) or the tree as JSON")
     reason.set_defaults(run=_reason, command_parser=reason)
 
-    query = commands.add_parser("query", allow_abbrev=False, help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
+    query = commands.add_parser("query", allow_abbrev=False,
+                                 help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over "
+                                      "streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
     query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
@@ -176,8 +179,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="--explain: indented text (default) or one JSON object per row")
     query.set_defaults(run=_query, command_parser=query)
 
-    serve = commands.add_parser("serve", allow_abbrev=False, help="run the HTTP service and its live page (register streams and queries, "
-                                              "push data, watch results)")
+    serve = commands.add_parser("serve", allow_abbrev=False,
+                                help="run the HTTP service and its live page (register streams and queries, "
+                                     "push data, watch results)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--token", help="the bearer token every API request must carry (needed beyond 127.0.0.1)")

@@ -175,8 +175,8 @@ _TOKEN_NAMES = {
     "NUMBER": "a number", "STRING": "a string", "COMPARE": "a comparison", "NOT": "'not'",
     "DIAMOND": "DIAMOND", "BOX": "BOX", "RANGE": "RANGE", "COUNT": "COUNT", "TRIPLES": "TRIPLES", "AT": "'@'",
     "$END": "end of file", "METRIC_INTERVAL": "an interval such as [1,2]",
-    "METRIC_OP": "a metric operator (BOXMINUS, DIAMONDMINUS, BOXPLUS, DIAMONDPLUS)", "SINCE": "SINCE/UNTIL", "DURATION": "a duration (10s, PT10S)", "LANGTAG": "a language tag",
-    "PNAME_NS": "a prefix (ex:)", "BOXPLUS": "a window (⊞3)", "DIAMOND_SIGN": "◇", "BOX_SIGN": "□", "A": "'a'",
+    "METRIC_OP": "a metric operator (BOXMINUS, DIAMONDMINUS, BOXPLUS, DIAMONDPLUS)", "SINCE": "SINCE/UNTIL",
+    "DURATION": "a duration (10s, PT10S)", "LANGTAG": "a language tag", "PNAME_NS": "a prefix (ex:)", "BOXPLUS": "a window (⊞3)", "DIAMOND_SIGN": "◇", "BOX_SIGN": "□", "A": "'a'",
     "PREFIX_KW": "@prefix", "TICK_KW": "@tick", "BLANK": "a blank node",
 }
 _COMPARE_ALIASES = {"≤": "<=", "≥": ">=", "≠": "!="}

@@ -446,7 +446,7 @@ class _Builder:
             key=lambda token: token.start_pos)
         for token in names:
             prefix = str(token).partition(":")[0]
-            if prefix in self.prefixes or prefix and prefix not in WELL_KNOWN:
+            if prefix in self.prefixes or (prefix and prefix not in WELL_KNOWN):
                 continue
             self.prefixes[prefix], note = undeclared_note(prefix, self.base, str(token))
             self.notes.append(f"{self.filename}:{token.line}:{token.column}: note: {note}")
@@ -700,8 +700,8 @@ class _Builder:
         if name in ("month", "months", "year", "years"):
             raise self.syntax_error(f"{unit}: months and years have no fixed length; write days", unit)
         if name not in _UNIT_MS or name == "ns":
-            raise self.syntax_error(f"unknown time unit {str(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
-                                    unit)
+            raise self.syntax_error(
+                f"unknown time unit {str(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS", unit)
         try:
             value = Decimal(str(first)) * _UNIT_MS[name]
         except InvalidOperation:
