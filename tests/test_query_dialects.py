@@ -555,6 +555,13 @@ def test_the_rsp_ql_drafts_undeclared_default_prefix_is_the_querys_base(tmp_path
     assert bare.windows[0].name == "win"
     assert bare.notes == ("q1.rq:5:66: note: prefix : not declared and the query has no base; :win is read as the "
                           "relative IRI <win>",)
+    # the window named before ON and again after AS (as issue 30 quotes the drafts): one window
+    twice = parse_query(SRBENCH_Q1.replace("WINDOW ON STREAM", "WINDOW :win ON STREAM"), "q1.rq", base="http://ex/")
+    assert [(clause.name, clause.stream) for clause in twice.windows] == [
+        ("http://ex/win", "http://www.cwi.nl/SRBench/observations")]
+    with pytest.raises(QuerySyntaxError, match=r"q1.rq:5:71: the window is named twice, <win> and <other>"):
+        parse_query(SRBENCH_Q1.replace("WINDOW ON STREAM", "WINDOW :win ON STREAM").replace("AS :win", "AS :other"),
+                    "q1.rq")
     # the drafts' DEBS query: FROM NAMED WINDOW :wind ON s:trips
     debs = parse_query("PREFIX s: <http://debs2015.org/streams/>\nSELECT (COUNT(?ride) AS ?rideCount)\n"
                        "FROM NAMED WINDOW :wind ON s:trips [RANGE PT1H STEP PT1H]\n"

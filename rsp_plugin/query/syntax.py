@@ -589,6 +589,9 @@ class _Builder:
         elif kind in ("from_named_window", "from_named_window_as", "from_named_window_first"):
             name_node, stream_node = iris[0], streams[0]
             name = self.iri(name_node)
+            if len(iris) > 1 and self.iri(iris[1]) != name:  # the drafts' `FROM NAMED WINDOW :w ON ... AS :w`
+                raise self.error(f"the window is named twice, <{name}> and <{self.iri(iris[1])}>: one name, "
+                                 "before ON or after AS", iris[1])
             if any(clause.name == name for clause in self.windows):
                 raise self.error(f"the window <{name}> is declared twice", name_node)
             self.windows.append(WindowClause(self.stream_iri(stream_node), self.window(window_tree), name, place))
