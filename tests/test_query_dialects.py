@@ -598,6 +598,18 @@ def test_rsp4j_relative_stream_iris_match_the_stream_given_as_written(tmp_path):
                            "(registered: <stream3>)\n")
 
 
+def test_a_file_iri_encodes_only_what_an_iri_must():
+    # RFC 3987: sub-delimiters, ':' and '@' and non-ASCII letters stay; space, '%', '#', '?' and the like
+    # are percent-encoded (UTF-8), and the engine reads the path back from it
+    from rsp_plugin.iris import file_iri
+    from rsp_plugin.runtime import _local_path
+
+    path = "/data/a+b/x=1,y;z(2)!$&'*@host:8/é 日 %#?[x].ttl"
+    iri = file_iri(path)
+    assert iri == "file:///data/a+b/x=1,y;z(2)!$&'*@host:8/é%20日%20%25%23%3F%5Bx%5D.ttl"
+    assert str(_local_path(iri)) == path
+
+
 ENTAILMENT_RDFS = "<http://www.w3.org/ns/entailment/RDFS>"
 
 
