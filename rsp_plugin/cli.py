@@ -30,8 +30,14 @@ class UserError(Exception):
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line as `main` reads it (argparse exits with its usage message on a mistake)."""
-    return _parser().parse_args(argv)
+    """The command line as `main` reads it (argparse exits with its usage message on a mistake).
+
+    An option a command does not have is refused by that command, with its usage
+    (`rsp-plugin reason: error: unrecognized arguments: --mode distributed`)."""
+    options, unknown = _parser().parse_known_args(argv)
+    if unknown:
+        options.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return options
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except UserError as error:
         print(f"rsp-plugin: {error}", file=sys.stderr)
-    except BrokenPipeError:
-        sys.stderr.close()
+    except BrokenPipeError:  # the reader went away (`| head`): the command ends quietly
+        _drop_stdout()
         return 0
     except KeyboardInterrupt:
         print("rsp-plugin: interrupted", file=sys.stderr)
@@ -51,14 +57,37 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_USER_ERROR
 
 
+def _drop_stdout() -> None:
+    """Point standard output at /dev/null once its reader is gone, so that what is still buffered
+    is dropped at exit instead of failing a second time on the way out (Python's own advice for
+    SIGPIPE)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file behind stdout (embedded): nothing is flushed at exit
+        pass
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rsp-plugin", description="RDF stream processing with LARS rules.")
+    # options are matched only as written (allow_abbrev=False, on every parser): a contract other tools
+    # call must not read `--mode` as `--models` because one is a prefix of the other
+    parser = argparse.ArgumentParser(prog="rsp-plugin", description="RDF stream processing with LARS rules.",
+                                     allow_abbrev=False)
     parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    reason = commands.add_parser("reason", help="run a LARS program over a stream; one JSON line per time point")
+    reason = commands.add_parser("reason", allow_abbrev=False,
+                                  help="run a LARS program over a stream; one JSON line per time point")
     reason.add_argument("program", help="the LARS program (.lars)")
-    reason.add_argument("--stream", required=True, help="the stream: .stream (atoms) or .tnt (timestamped N-Triples)")
+    reason.add_argument("--stream", required=True,
+                        help="the stream: .stream (atoms) or .tnt (timestamped N-Triples); - reads standard input "
+                             "(--input-format)")
+    reason.add_argument("--input-format", choices=["stream", "tnt"],
+                        help="--stream -: how standard input is written: stream (TIMESTAMP atom lines, the default) "
+                             "or tnt (timestamped N-Triples)")
     reason.add_argument("--from", dest="first", type=int, help="first time point (default: the stream's first)")
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
@@ -86,9 +115,11 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--at", type=int, metavar="T", help="--explain: the time point (default: the last)")
     reason.add_argument("--explain-format", choices=["text", "json"], default="text",
                         help="--explain: indented text (default) or the tree as JSON")
-    reason.set_defaults(run=_reason)
+    reason.set_defaults(run=_reason, command_parser=reason)
 
-    query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
+    query = commands.add_parser("query", allow_abbrev=False,
+                                 help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over "
+                                      "streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
     query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
@@ -146,10 +177,11 @@ def _parser() -> argparse.ArgumentParser:
                             "down to stream lines, background graphs, entailments and rule derivations")
     query.add_argument("--explain-format", choices=["text", "json"], default="text",
                        help="--explain: indented text (default) or one JSON object per row")
-    query.set_defaults(run=_query)
+    query.set_defaults(run=_query, command_parser=query)
 
-    serve = commands.add_parser("serve", help="run the HTTP service and its live page (register streams and queries, "
-                                              "push data, watch results)")
+    serve = commands.add_parser("serve", allow_abbrev=False,
+                                help="run the HTTP service and its live page (register streams and queries, "
+                                     "push data, watch results)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--token", help="the bearer token every API request must carry (needed beyond 127.0.0.1)")
@@ -167,9 +199,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--explain", action="store_true",
                        help="keep what explanations need and answer GET /queries/{name}/explain (the page's "
                             "\"why?\"): the matches of a row down to stream elements, entailments, rule derivations")
-    serve.set_defaults(run=_serve)
+    serve.set_defaults(run=_serve, command_parser=serve)
 
-    bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
+    bench = commands.add_parser("bench", allow_abbrev=False, help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
                                          "throughput", "soak", "reason"],
                        help="which benchmark suite")
@@ -200,7 +232,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
                             "the modes on 1 and 2 cores")
-    bench.set_defaults(run=_bench)
+    bench.set_defaults(run=_bench, command_parser=bench)
     return parser
 
 
@@ -252,9 +284,10 @@ def _reason(options) -> int:
         return reason_explained(options, UserError)
     if options.at is not None:
         raise UserError("--at is the time point of --explain ATOM")
+    from .commands.reason import SetAside, open_stream, peekable_stream, stream_path
     from .mtl.run import DATALOGMTL, detect_language  # (a light module: the language test alone)
 
-    if (options.language or detect_language(options.program, options.stream)) == DATALOGMTL:
+    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
         if options.semantics != "stream":
             raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
         from .commands.reason import reason_datalogmtl
@@ -269,13 +302,11 @@ def _reason(options) -> int:
     from .batch.reason import replay
     from .lars.syntax import parse_program_file
 
-    from .commands.reason import SetAside, open_stream
-
     program = parse_program_file(options.program)
     set_aside = SetAside()
     # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.batch.reason)
     with open_stream(options, UserError) as handle:
-        replay(program, Path(options.stream), sys.stdout, first=options.first, last=options.last,
+        replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
                pruning=not options.no_pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
                max_derivations=options.max_derivations,
                max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),

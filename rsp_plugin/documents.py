@@ -41,6 +41,7 @@ from urllib.parse import urljoin
 
 from . import limits
 from .errors import LocatedError
+from .iris import file_iri
 from .lines import decode_text
 
 TEXT_FORMATS = {"turtle", "ttl", "nt", "ntriples", "nt11", "nquads", "nq", "trig", "n3", "json-ld", "jsonld"}
@@ -66,7 +67,7 @@ def parse_file(path: str | Path, rdf_format: str | None = None, *, contexts: dic
     path = Path(path)
     data = path.read_bytes()
     return parse_document(data, rdf_format or format_of(path), filename=str(path),
-                          base=path.resolve().as_uri(), contexts=contexts, graph=graph)
+                          base=file_iri(path.resolve()), contexts=contexts, graph=graph)
 
 
 def parse_document(data: bytes | str, rdf_format: str, *, filename: str = "<document>", base: str | None = None,
@@ -262,7 +263,7 @@ def _load_context(iri: str, contexts: dict[str, str], base: str | None, filename
     loaded = _json(text, str(path))
     if not isinstance(loaded, dict) or "@context" not in loaded:
         raise DocumentRefused(f"{path} (for <{iri}>) is not a JSON-LD context document (no @context)", filename, 1, 1)
-    return _context_value(loaded["@context"], contexts, path.resolve().as_uri(), str(path), seen + (resolved,))
+    return _context_value(loaded["@context"], contexts, file_iri(path.resolve()), str(path), seen + (resolved,))
 
 
 _guard = threading.local()

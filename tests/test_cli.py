@@ -207,3 +207,68 @@ def test_a_time_point_past_the_solver_timeout_is_reported_and_the_run_goes_on(tm
     assert first == {"t": 0, "atoms": None, "timeout": True}
     assert second["t"] == 1 and "in(0,0)" in second["atoms"]  # 2^110 answers: the first, found alone
     assert done.stderr == "rsp-plugin: time point 0: no answer within 3 s (--solver-timeout); going on\n"
+
+
+# everyday edges: options as written, standard input, a reader that goes away ----------------------
+
+@pytest.mark.parametrize("argv, command, unknown", [
+    (["reason", "hightemp.lars", "--stream", "hightemp.stream", "--mode", "distributed"], "reason", "--mode distributed"),
+    (["reason", "hightemp.lars", "--stream", "hightemp.stream", "--model", "all"], "reason", "--model all"),
+    (["query", "q.rq", "--stream", "s=s.tnt", "--dia", "cqels"], "query", "--dia cqels"),
+])
+def test_options_are_matched_only_as_written(argv, command, unknown):
+    # argparse would read `--mode` as `--models` and `--dia` as `--dialect` (prefix matching): a contract
+    # other tools call takes its options only as written, and says which one it does not have
+    done = rsp(*argv, cwd=EXAMPLES)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[0].startswith(f"usage: rsp-plugin {command} ")
+    assert done.stderr.splitlines()[-1] == f"rsp-plugin {command}: error: unrecognized arguments: {unknown}"
+
+
+def test_reason_reads_standard_input_like_the_file(tmp_path):
+    from_file = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", cwd=EXAMPLES)
+    text = (EXAMPLES / "hightemp.stream").read_text()
+    for extra in ([], ["--semantics", "answer-stream"]):
+        piped = subprocess.run([sys.executable, "-m", "rsp_plugin.cli", "reason", "hightemp.lars", "--stream", "-",
+                                *extra], capture_output=True, text=True, cwd=EXAMPLES, input=text)
+        assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+        assert lines(piped.stdout) == lines(from_file.stdout)
+    # timestamped N-Triples on standard input say so; a bad line is named after standard input
+    (tmp_path / "hot.lars").write_text("hot(S) :- [RANGE 2] DIAMOND <http://ex/temp>(S, V), V > 30 .\n")
+    tnt = '1 <http://ex/a> <http://ex/temp> "35"^^<http://www.w3.org/2001/XMLSchema#integer> .\n2 oops\n'
+    piped = subprocess.run([sys.executable, "-m", "rsp_plugin.cli", "reason", "hot.lars", "--stream", "-",
+                            "--input-format", "tnt"], capture_output=True, text=True, cwd=tmp_path, input=tnt)
+    assert piped.returncode == 0, piped.stderr
+    assert lines(piped.stdout)[0] == {"t": 1, "atoms": ["hot(<http://ex/a>)"]}
+    assert piped.stderr.startswith("<stdin>.tnt:2: ")
+    # --input-format is standard input's: a file says how it is read by its extension
+    done = rsp("reason", "hightemp.lars", "--stream", "hightemp.stream", "--input-format", "tnt", cwd=EXAMPLES)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("rsp-plugin: --input-format is the format of standard input (--stream -); a "
+                                   "file's extension says how it is read")
+
+
+def _read_one_line_then_close(argv, cwd) -> tuple[int, str, str]:
+    """Run the command with its output piped, read one line and close the pipe, as `| head -1` does."""
+    process = subprocess.Popen([sys.executable, "-m", "rsp_plugin.cli", *map(str, argv)], cwd=cwd,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read()
+    return process.wait(timeout=120), first, stderr
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    # `rsp-plugin ... | head -1`: the rest of the output has nowhere to go; no "Broken pipe" message
+    (tmp_path / "plant.stream").write_text("".join(f"{t} highTemp(b{t % 3})\n" for t in range(20_000)))
+    status, first, stderr = _read_one_line_then_close(
+        ["reason", EXAMPLES / "hightemp.lars", "--stream", "plant.stream"], tmp_path)
+    assert (status, stderr) == (0, "") and first.startswith('{"t": 0')
+    (tmp_path / "plant.tnt").write_text("".join(f'{t} <http://ex/s{t % 50}> <http://ex/p> "{t}" .\n'
+                                                for t in range(20_000)))
+    (tmp_path / "q.rq").write_text("SELECT * FROM STREAM <http://ex/plant> [RANGE 50ms STEP 10ms] "
+                                   "WHERE { ?s ?p ?o }\n")
+    for extra in ([], ["-q"]):
+        status, first, stderr = _read_one_line_then_close(
+            ["query", "q.rq", "--stream", "http://ex/plant=plant.tnt", *extra], tmp_path)
+        assert (status, stderr) == (0, "") and first.startswith('{"t": 10')

@@ -89,6 +89,13 @@ def test_durations_need_a_tick():
         ("p(X) :- q(X) $ .", "1:14", "unexpected character '$'"),
         ("w(X) :- [RANGE 10s] DIAMOND p(X) .", "1:16", "needs a tick length"),
         ("p :- [COUNT 0] DIAMOND q .", "1:6", "at least one atom"),
+        # a misspelt window operator reads as an atom: it is named where it is written, not at the atom after it
+        ("hot(X) :- [RANGE 2] DIAMOD hot(X) .", "1:21",
+         "unknown window operator 'DIAMOD' (did you mean DIAMOND?); expected DIAMOND, BOX or @T after the window"),
+        ("p(X) :- [COUNT 3] BOXX q(X) .", "1:19", "unknown window operator 'BOXX' (did you mean BOX?)"),
+        ("p(X) :- ⊞3 diamond q(X) .", "1:12", "unknown window operator 'diamond' (did you mean DIAMOND?)"),
+        ("p(X) :- [RANGE 2] SOMETIME q(X) .", "1:19", "unknown window operator 'SOMETIME'; expected DIAMOND, BOX"),
+        ("p(S) :-\n  [RANGE 2]\n  DIAMND S <http://ex/p> ?o .", "3:3", "unknown window operator 'DIAMND'"),
     ],
 )
 def test_every_mistake_is_one_located_line(text, where, message):

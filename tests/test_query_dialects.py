@@ -352,8 +352,10 @@ def test_every_dialect_parses_into_the_same_plan(text, dialect, window, name_giv
 @pytest.mark.parametrize("dialect, text, place, message", [
     ("csparql", "SELECT ?s WHERE { STREAM <s> [RANGE 3s SLIDE 1s] { ?s ?p ?o } }", "1:19",
      "STREAM <s> [...] { ... } inside WHERE is CQELS-QL, not C-SPARQL"),
-    ("cqels", "SELECT ?s FROM STREAM <s> [RANGE 3s STEP 1s] WHERE { ?s ?p ?o }", "1:11",
-     "FROM STREAM <s> [...] is C-SPARQL, not CQELS-QL"),
+    ("cqels", "REGISTER QUERY q COMPUTE EVERY 1s AS SELECT ?s FROM STREAM <s> [RANGE 3s STEP 1s] WHERE { ?s ?p ?o }",
+     "1:18", "COMPUTE EVERY is C-SPARQL / RSP-QL, not CQELS-QL"),
+    ("cqels", "SELECT ?s FROM STREAM <s> [RANGE TRIPLES 3] WHERE { ?s ?p ?o }", "1:27",
+     "[RANGE TRIPLES n] is C-SPARQL, not CQELS-QL"),
     ("rspql", "SELECT ?s FROM NAMED STREAM <s> [NOW-1 S SLIDE 1 S] WHERE { ?s ?p ?o }", "1:11",
      "FROM NAMED STREAM <s> [...] is SPARQLstream, not RSP-QL"),
     ("sparqlstream", "SELECT ?s FROM NAMED WINDOW <w> ON <s> [RANGE PT1S STEP PT1S] WHERE { WINDOW <w> { ?s ?p ?o } }",
@@ -401,17 +403,237 @@ def test_an_unknown_dialect_is_refused():
 
 
 def test_the_query_command_reads_the_dialect_flag(tmp_path):
-    (tmp_path / "q.rq").write_text("PREFIX ex: <http://ex/>\nSELECT ?x\nFROM STREAM ex:s [RANGE 2s STEP 1s]\n"
-                                   "WHERE { ?x ex:p ?v }\n")
+    (tmp_path / "q.rq").write_text("REGISTER QUERY q COMPUTE EVERY 1s AS\nPREFIX ex: <http://ex/>\nSELECT ?x\n"
+                                   "FROM STREAM ex:s [RANGE 2s STEP 1s]\nWHERE { ?x ex:p ?v }\n")
     (tmp_path / "s.tnt").write_text("500 <http://ex/a> <http://ex/p> \"1\" .\n")
     base = [sys.executable, "-m", "rsp_plugin.cli", "query", str(tmp_path / "q.rq"),
             "--stream", f"http://ex/s={tmp_path / 's.tnt'}"]
     done = subprocess.run([*base, "--dialect", "cqels"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() == (f"rsp-plugin: {tmp_path / 'q.rq'}:3:1: FROM STREAM <s> [...] is C-SPARQL, not "
+    assert done.stderr.strip() == (f"rsp-plugin: {tmp_path / 'q.rq'}:1:18: COMPUTE EVERY is C-SPARQL / RSP-QL, not "
                                    "CQELS-QL (the query is read as CQELS-QL: --dialect cqels; --dialect auto reads "
                                    "every dialect)")
     for dialect in ("auto", "csparql"):
         done = subprocess.run([*base, "--dialect", dialect], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert [json.loads(line)["t"] for line in done.stdout.splitlines()] == [1000, 2000]
+
+
+# queries people bring from other engines (issue 30) -----------------------------------------------------
+
+SOSA = "http://www.w3.org/ns/sosa/"
+LOW_BATTERY = ("REGISTER QUERY LowBattery AS SELECT ?obs ?soc FROM STREAM Telemetry [NOW] WHERE { STREAM Telemetry "
+               "{ ?obs sosa:hasSimpleResult ?soc . } FILTER(?soc < 20) }")
+
+
+def _telemetry(query, *, stream="Telemetry", background=None) -> dict[int, list[str]]:
+    """{t: sorted ?obs local names} for `query` over a battery stream: o1 (soc 50) at 500, o2 (soc 10)
+    at 1500, o3 (soc 15) at 2500."""
+    engine = RSPEngine()
+    engine.register_stream(stream)
+    if background is not None:
+        engine.add_background(background)
+    registered = engine.register_query(query)
+    reports: dict[int, list[str]] = {}
+    registered.subscribe(lambda result: reports.__setitem__(
+        result.t, sorted(str(row["obs"])[len(EX):] for row in result.bindings)))
+    for t, name, soc in ((500, "o1", 50), (1500, "o2", 10), (2500, "o3", 15)):
+        engine.push(stream, [(URIRef(EX + name), URIRef(SOSA + "hasSimpleResult"), Literal(soc))], timestamp=t)
+    engine.finish()
+    return reports
+
+
+@pytest.mark.parametrize("dialect", ["auto", "cqels"])
+def test_a_cqels4j_query_with_bare_stream_names_reads_as_cqels_ql(dialect):
+    # CQELS4J: REGISTER QUERY name AS, FROM STREAM Name [window] declares the window, STREAM Name { }
+    # in WHERE reads it; [NOW] is the latest timestamp's elements, answered as they arrive
+    query = parse_query(LOW_BATTERY, "low.rq", dialect=dialect)
+    assert (query.name, query.dialect, query.report) == ("LowBattery", "cqels", ReportPolicy.ON_CONTENT_CHANGE)
+    [clause] = query.windows
+    assert (clause.stream, clause.window, clause.name is not None) == ("Telemetry", RangeWindow(1, 1), True)
+    assert query.notes == ("low.rq:1:107: note: prefix sosa: not declared; read as <http://www.w3.org/ns/sosa/>",)
+    # o2 (10) and o3 (15) are low, each while it is the latest element; the window is empty again 1 ms later
+    assert _telemetry(LOW_BATTERY) == {501: [], 502: [], 1501: ["o2"], 1502: [], 2501: ["o3"]}
+
+
+def test_cqels4j_stream_patterns_read_their_window_alone_and_bare_patterns_the_default_graph():
+    background = Graph()
+    background.add((URIRef(EX + "o2"), RDF.type, URIRef(EX + "Critical")))
+    # one FROM STREAM and no STREAM block: the patterns read the stream (CQELS4J's implicit binding)
+    implicit = ("PREFIX ex: <http://ex/>\nSELECT ?obs FROM STREAM Telemetry [RANGE 1s] "
+                "WHERE { ?obs sosa:hasSimpleResult ?soc FILTER(?soc < 20) }")
+    assert parse_query(implicit).windows[0].name is None
+    assert _telemetry(implicit) == {1000: [], 2000: ["o2"], 3000: ["o3"]}   # [RANGE r]: tumbling
+    # a STREAM block reads the window; the pattern outside it reads the background only
+    joined = ("PREFIX ex: <http://ex/>\nSELECT ?obs FROM STREAM Telemetry [RANGE 1s STEP 1s] "
+              "WHERE { STREAM Telemetry { ?obs sosa:hasSimpleResult ?soc } ?obs a ex:Critical }")
+    assert parse_query(joined, dialect="cqels").dialect == "cqels"
+    assert _telemetry(joined, background=background) == {1000: [], 2000: ["o2"], 3000: []}
+    # a STREAM block with no window of its own needs the FROM STREAM it reads
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse_query("SELECT ?obs FROM STREAM Telemetry [NOW] WHERE { STREAM Sensors { ?obs ?p ?v } }", "q.rq")
+    assert str(caught.value) == ("q.rq:1:56: STREAM Sensors { ... } reads the window of FROM STREAM Sensors [...]: "
+                                 "declare it before WHERE, or give the window here: STREAM Sensors [RANGE 10s] "
+                                 "{ ... } (read as CQELS-QL)")
+
+
+def test_bare_stream_names_are_cqels4j_s_and_resolve_like_relative_iris():
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse_query(LOW_BATTERY, "low.rq", dialect="csparql")
+    assert str(caught.value).startswith("low.rq:1:59: a stream named without <...> (FROM STREAM Telemetry, CQELS4J) "
+                                        "is CQELS-QL, not C-SPARQL")
+    # a bare name is the relative IRI <Telemetry>: as written without a base, resolved against one
+    assert parse_query(LOW_BATTERY, base="http://ex.org/").windows[0].stream == "http://ex.org/Telemetry"
+    # RSP-QL's ON takes a bare name too (CQELS4J writes FROM NAMED WINDOW :w ON Sensors [...])
+    named = parse_query("PREFIX : <http://ex/> SELECT ?s FROM NAMED WINDOW :w ON Sensors [RANGE 10s] "
+                        "WHERE { WINDOW :w { ?s ?p ?o } }")
+    assert (named.windows[0].stream, named.windows[0].name) == ("Sensors", "http://ex/w")
+
+
+def test_well_known_prefixes_may_be_used_undeclared_each_noted_once():
+    query = parse_query("PREFIX ex: <http://ex/>\nPREFIX time: <http://ex/mytime#>\n"
+                        "SELECT ?s FROM STREAM <http://ex/s> [RANGE 1s STEP 1s]\n"
+                        "WHERE { ?s a sosa:Observation ; ssn:x ?v ; time:at ?t . ?s sosa:madeBySensor ?x .\n"
+                        "        FILTER(?v > \"1\"^^xsd:integer && datatype(?v) = xsd:integer) }", "q.rq")
+    # in text order, at each prefix's first use; a declared prefix (time:) is the query's own
+    assert query.notes == (
+        "q.rq:4:14: note: prefix sosa: not declared; read as <http://www.w3.org/ns/sosa/>",
+        "q.rq:4:33: note: prefix ssn: not declared; read as <http://www.w3.org/ns/ssn/>",
+        "q.rq:5:26: note: prefix xsd: not declared; read as <http://www.w3.org/2001/XMLSchema#>",
+    )
+    assert query.prefixes["time"] == "http://ex/mytime#" and query.prefixes["sosa"] == SOSA
+    algebra = str(query.algebra.algebra)
+    assert "http://www.w3.org/ns/sosa/Observation" in algebra and "http://ex/mytime#at" in algebra
+    # a declared query has no notes; a prefix nobody knows is still an error, where it is written
+    assert parse_query("PREFIX sosa: <http://ex/> SELECT ?s FROM STREAM <s> [RANGE 1s] "
+                       "WHERE { ?s a sosa:O }").notes == ()
+    with pytest.raises(QuerySyntaxError, match=r"q.rq:1:59: unknown prefix 'foo:' \(declare it with PREFIX foo:"):
+        parse_query("SELECT ?s FROM STREAM <s> [RANGE 1s] WHERE { ?s a sosa:O, foo:Bar }", "q.rq")
+
+
+def test_the_query_command_prints_each_note_once_on_stderr(tmp_path):
+    (tmp_path / "low.rq").write_text(LOW_BATTERY.replace("WHERE", "\nWHERE") + "\n")
+    (tmp_path / "t.tnt").write_text(f'1500 <{EX}o2> <{SOSA}hasSimpleResult> "10"^^<http://www.w3.org/2001/'
+                                    'XMLSchema#integer> .\n')
+    done = subprocess.run([sys.executable, "-m", "rsp_plugin.cli", "query", "low.rq", "--stream", "Telemetry=t.tnt",
+                           "-q"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "low.rq:2:33: note: prefix sosa: not declared; read as <http://www.w3.org/ns/sosa/>\n"
+    assert [json.loads(line)["t"] for line in done.stdout.splitlines()] == [1501]
+
+
+SRBENCH_Q1 = """PREFIX om-owl: <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#>
+PREFIX weather: <http://knoesis.wright.edu/ssw/ont/weather.owl#>
+PREFIX srbench: <http://www.cwi.nl/SRBench/>
+SELECT ISTREAM ?sensor ?value ?uom
+FROM NAMED WINDOW ON STREAM srbench:observations [RANGE PT1H] AS :win
+WHERE {
+  WINDOW :win {
+    ?observation om-owl:procedure ?sensor ;
+    a weather:RainfallObservation ;
+    om-owl:result ?result .
+    ?result om-owl:floatValue ?value ;
+    om-owl:uom ?uom .
+  }}
+"""
+
+
+def test_the_rsp_ql_drafts_undeclared_default_prefix_is_the_querys_base(tmp_path):
+    # SRBench Q1 as the RSP-QL drafts write it: `:win` with no PREFIX :
+    (tmp_path / "q1.rq").write_text(SRBENCH_Q1)
+    from rsp_plugin.query import parse_query_file
+
+    query = parse_query_file(tmp_path / "q1.rq")
+    base = query.base
+    assert base.startswith("file:///") and base.endswith("/")
+    assert query.windows[0].name == base + "win"
+    assert query.windows[0].stream == "http://www.cwi.nl/SRBench/observations"
+    assert query.notes == (f"{tmp_path / 'q1.rq'}:5:66: note: prefix : not declared; read as the query's base <{base}>",)
+    # a declared BASE is the base; with none at all, `:win` is the relative IRI <win>
+    assert parse_query("BASE <http://acme.org/rsp/>\n" + SRBENCH_Q1).windows[0].name == "http://acme.org/rsp/win"
+    bare = parse_query(SRBENCH_Q1, "q1.rq")
+    assert bare.windows[0].name == "win"
+    assert bare.notes == ("q1.rq:5:66: note: prefix : not declared and the query has no base; :win is read as the "
+                          "relative IRI <win>",)
+    # the window named before ON and again after AS (as issue 30 quotes the drafts): one window
+    twice = parse_query(SRBENCH_Q1.replace("WINDOW ON STREAM", "WINDOW :win ON STREAM"), "q1.rq", base="http://ex/")
+    assert [(clause.name, clause.stream) for clause in twice.windows] == [
+        ("http://ex/win", "http://www.cwi.nl/SRBench/observations")]
+    with pytest.raises(QuerySyntaxError, match=r"q1.rq:5:71: the window is named twice, <win> and <other>"):
+        parse_query(SRBENCH_Q1.replace("WINDOW ON STREAM", "WINDOW :win ON STREAM").replace("AS :win", "AS :other"),
+                    "q1.rq")
+    # the drafts' DEBS query: FROM NAMED WINDOW :wind ON s:trips
+    debs = parse_query("PREFIX s: <http://debs2015.org/streams/>\nSELECT (COUNT(?ride) AS ?rideCount)\n"
+                       "FROM NAMED WINDOW :wind ON s:trips [RANGE PT1H STEP PT1H]\n"
+                       "WHERE { WINDOW :wind { ?ride <http://debs2015.org/onto#distance> ?distance "
+                       "FILTER(?distance > 2) } }", base="http://ex.org/q/")
+    assert (debs.windows[0].name, debs.windows[0].stream) == ("http://ex.org/q/wind", "http://debs2015.org/streams/trips")
+
+
+def test_rsp4j_relative_stream_iris_match_the_stream_given_as_written(tmp_path):
+    # RSP4J writes FROM NAMED WINDOW <window2> ON <stream2>; `--stream stream2=FILE` names that stream,
+    # in a folder whose name has a '+' (an IRI keeps it: RFC 3987; Path.as_uri() would write %2B)
+    folder = tmp_path / "a+b"
+    folder.mkdir()
+    (folder / "r.rq").write_text("REGISTER RSTREAM <s2> AS\nSELECT ?s\n"
+                                 "FROM NAMED WINDOW <window2> ON <stream2> [RANGE PT2S STEP PT2S]\n"
+                                 "WHERE { WINDOW <window2> { ?s ?p ?o } }\n")
+    (folder / "s2.tnt").write_text("500 <http://ex/a> <http://ex/p> <http://ex/b> .\n"
+                                   "2500 <http://ex/c> <http://ex/p> <http://ex/d> .\n")
+    from rsp_plugin.query import parse_query_file
+
+    query = parse_query_file(folder / "r.rq")
+    assert query.base.endswith("/a+b/") and query.windows[0].stream == query.base + "stream2"
+    run = [sys.executable, "-m", "rsp_plugin.cli", "query", "r.rq"]
+    for given in ("stream2", query.base + "stream2"):
+        done = subprocess.run([*run, "--stream", f"{given}=s2.tnt"], capture_output=True, text=True, timeout=120,
+                              cwd=folder)
+        assert done.returncode == 0, done.stderr
+        assert [json.loads(line) for line in done.stdout.splitlines()] == [
+            {"t": 2000, "bindings": [{"s": "<http://ex/a>"}]}, {"t": 4000, "bindings": [{"s": "<http://ex/c>"}]}]
+    done = subprocess.run([*run, "--stream", "stream3=s2.tnt"], capture_output=True, text=True, timeout=120,
+                          cwd=folder)
+    assert done.returncode == 2
+    assert done.stderr == (f"rsp-plugin: r.rq:3:1: stream <{query.base}stream2> is not registered "
+                           "(registered: <stream3>)\n")
+
+
+def test_a_file_iri_encodes_only_what_an_iri_must():
+    # RFC 3987: sub-delimiters, ':' and '@' and non-ASCII letters stay; space, '%', '#', '?' and the like
+    # are percent-encoded (UTF-8), and the engine reads the path back from it
+    from rsp_plugin.iris import file_iri
+    from rsp_plugin.runtime import _local_path
+
+    path = "/data/a+b/x=1,y;z(2)!$&'*@host:8/é 日 %#?[x].ttl"
+    iri = file_iri(path)
+    assert iri == "file:///data/a+b/x=1,y;z(2)!$&'*@host:8/é%20日%20%25%23%3F%5Bx%5D.ttl"
+    assert str(_local_path(iri)) == path
+
+
+ENTAILMENT_RDFS = "<http://www.w3.org/ns/entailment/RDFS>"
+
+
+@pytest.mark.parametrize("text", [
+    # inside REGISTER (the drafts' example), before the query, after SELECT's projection, after FROM NAMED
+    # WINDOW, after a CONSTRUCT template
+    f"REGISTER RSTREAM <q> UNDER ENTAILMENT REGIME {ENTAILMENT_RDFS} AS SELECT ?x FROM NAMED WINDOW <w> ON <s> [RANGE PT1S] "
+    "WHERE { WINDOW <w> { ?x a ex:C } }",
+    f"UNDER ENTAILMENT REGIME {ENTAILMENT_RDFS}\nSELECT ?x FROM NAMED WINDOW <w> ON <s> [RANGE PT1S] WHERE {{ WINDOW <w> "
+    "{ ?x a ex:C } }",
+    f"SELECT ?x UNDER ENTAILMENT REGIME {ENTAILMENT_RDFS} FROM NAMED WINDOW <w> ON <s> [RANGE PT1S] WHERE {{ WINDOW <w> "
+    "{ ?x a ex:C } }",
+    f"SELECT ?x FROM NAMED WINDOW <w> ON <s> [RANGE PT1S] UNDER ENTAILMENT REGIME {ENTAILMENT_RDFS} WHERE {{ WINDOW <w> "
+    "{ ?x a ex:C } }",
+    f"CONSTRUCT {{ ?x a ex:D }} UNDER ENTAILMENT REGIME {ENTAILMENT_RDFS} FROM NAMED WINDOW <w> ON <s> [RANGE PT1S] "
+    "WHERE { WINDOW <w> { ?x a ex:C } }",
+])
+def test_under_entailment_regime_is_read_wherever_the_rsp_ql_drafts_write_it(text):
+    query = parse_query(PREFIX + text.replace("{{", "{").replace("}}", "}"), "q.rq")
+    assert (query.entailment, query.dialect) == ("rdfs", "rspql")
+    assert query.windows[0].window == RangeWindow(1000, 1000)
+
+
+def test_two_different_entailment_regimes_are_one_too_many():
+    with pytest.raises(QuerySyntaxError, match="q.rq:1:103: a query has one ENTAILMENT"):
+        parse_query(f"SELECT ?x UNDER ENTAILMENT REGIME <http://www.w3.org/ns/entailment/OWL-RL> FROM STREAM <s> "
+                    f"[RANGE 1s] UNDER ENTAILMENT REGIME {ENTAILMENT_RDFS} WHERE {{ ?x ?p ?o }}", "q.rq")

@@ -112,7 +112,7 @@ def test_no_message_shows_the_parsers_words(text, dialect):
 def test_lars_messages_show_the_program_words():
     cases = {
         "a(X) b(X) .": "p.lars:1:6: unexpected 'b'; expected '.' or ':-'",
-        "a(X) :- b(X)": "p.lars:1:13: unexpected end of file; expected ',', '.' or SINCE",
+        "a(X) :- b(X)": "p.lars:1:13: unexpected end of file; expected ',', '.' or SINCE/UNTIL",
         "p(X) :- q(X), X > .": "p.lars:1:19: unexpected '.'; expected '(', '-', a name, a number, a string or a variable",
         "p(X) :- [RANGE x] q(X).": "p.lars:1:16: unexpected 'x'; expected a duration (10s, PT10S) or a number",
     }
@@ -121,6 +121,45 @@ def test_lars_messages_show_the_program_words():
             parse_program(text, "p.lars")
         assert str(caught.value) == message
         assert "__ANON" not in str(caught.value) and "MINUS" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text, place, message", [
+    # a unit the windows do not know is named as written, never as the parser's token (Token('NAME', 'x'))
+    ("SELECT ?s FROM NAMED STREAM <s> [NOW-10 x SLIDE 1 S] WHERE { ?s ?p ?o }", "1:41",
+     "unknown time unit 'x'; expected MS, S, SECONDS, MINUTES, HOURS or DAYS (read as SPARQLstream)"),
+    ("SELECT ?s FROM STREAM <s> [RANGE 5x STEP 1s] WHERE { ?s ?p ?o }", "1:35",
+     "unknown time unit 'x'; expected MS, S, SECONDS, MINUTES, HOURS or DAYS (read as C-SPARQL)"),
+])
+def test_a_bad_time_unit_is_named_in_the_users_words(text, place, message):
+    assert error_of(text) == f"q.rq:{place}: {message}"
+
+
+def test_no_terminal_of_any_grammar_is_shown_by_its_internal_name():
+    # whatever a parser stops at, the message names what could stand there in the writer's words:
+    # every terminal of the query grammar, of the SPARQL grammar that locates body errors and of
+    # the LARS grammar, one at a time
+    import re
+
+    from rsp_plugin.lars import syntax as lars
+    from rsp_plugin.query import checker, syntax
+    from rsp_plugin.query.messages import anonymous_patterns, phrase_list
+
+    internal = re.compile(r"__ANON|[A-Z]+_[A-Z]|^[A-Z]+$")
+    for parser in (syntax._PARSER, checker._parser()):
+        patterns = anonymous_patterns(parser)
+        for terminal in parser.terminals:
+            if terminal.name in ("WS", "COMMENT"):
+                continue
+            shown = phrase_list({terminal.name}, patterns)
+            keyword = terminal.pattern.type == "re" and re.match(re.escape(shown) + r"(?![A-Za-z_])",
+                                                                  terminal.pattern.value.lstrip("(?:"), re.I)
+            assert keyword or not internal.search(shown), (terminal.name, shown)
+    for terminal in lars._PARSER.terminals:
+        if terminal.name in ("WS", "COMMENT"):
+            continue
+        shown = lars.expected_phrase(terminal.name)
+        assert "__ANON" not in shown and shown not in ("MINUS", "PLUS", "STAR", "SLASH"), (terminal.name, shown)
+        assert not re.search(r"[A-Z]+_[A-Z]", shown), (terminal.name, shown)
 
 
 # numbers no machine holds (issue 9) -------------------------------------------------------------------

@@ -165,6 +165,19 @@ def test_a_query_mistake_is_one_located_line(client):
     assert client.delete(f"/streams/{path(STREAM)}").status_code == 204
 
 
+def test_a_cqels4j_query_registers_as_written_and_its_info_has_the_notes(client):
+    # a bare stream name is the stream the client registered by that name; sosa: needs no PREFIX line
+    assert client.put("/streams/Telemetry").status_code == 201
+    text = ("REGISTER QUERY LowBattery AS SELECT ?obs ?soc FROM STREAM Telemetry [NOW] WHERE { STREAM Telemetry "
+            "{ ?obs sosa:hasSimpleResult ?soc . } FILTER(?soc < 20) }")
+    response = client.put("/queries/LowBattery", content=text, headers={"content-type": "application/sparql-query"})
+    assert response.status_code == 201, response.text
+    info = client.get("/queries/LowBattery").json()
+    assert info["windows"][0]["stream"] == "Telemetry"
+    assert info["notes"] == ["<query LowBattery>:1:107: note: prefix sosa: not declared; read as "
+                             "<http://www.w3.org/ns/sosa/>"]
+
+
 def test_a_token_when_bound_beyond_this_machine():
     with pytest.raises(ValueError, match="give it a token"):
         create_app(ServiceSettings(host="0.0.0.0"))

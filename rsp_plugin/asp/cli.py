@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
+from ..commands.reason import open_stream, stream_path
 from ..formats import format_fact, read_stream_file
 from ..limits import MAX_GAP_TIME_POINTS, MAX_LINE_BYTES
 from ..lars.syntax import parse_program_file
@@ -29,13 +29,8 @@ def reason_answer_streams(options, user_error) -> int:
     program = parse_program_file(options.program, semantics="answer-stream")
     if options.changes:
         raise user_error("--changes prints the change of one model: use it with --semantics stream")
-    stream = Path(options.stream)
-    try:
-        handle = stream.open("rb")
-    except OSError as error:
-        raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
-    if options.first is not None and options.last is not None and options.first > options.last:
-        raise user_error(f"--from {options.first} is after --to {options.last}")
+    stream = stream_path(options)
+    handle = open_stream(options, user_error)
     terms = program.terms
     rejected = 0
 

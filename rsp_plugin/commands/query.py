@@ -18,9 +18,12 @@ takes longer than a few seconds shows a progress line on stderr unless `-q`.
 from __future__ import annotations
 
 import heapq
+import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import urljoin
 
 from .. import limits
 from ..formats import Rejected, StreamElement
@@ -148,6 +151,8 @@ def _replay_blocks(engine: RSPEngine, source: StreamSource, user_error, progress
         replay_file(engine, source.iri, source.path, moment=source.moment if source.fmt == "nt" else None,
                     on_rejected=note, max_line_bytes=max_line_bytes,
                     on_block=lambda rows: progress.update(rows=rows, set_aside=set_aside, results=results()))
+    except BrokenPipeError:  # stdout's reader went away (`| head`): not the stream's fault (cli.main)
+        raise
     except OSError as error:
         raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
     shown = len(engine.rejected)
@@ -161,8 +166,10 @@ def engine_for(options, user_error):
     """The runtime the command line asks for (both engines): its streams, background and
     graphs registered, the query registered; returns (engine, query, [StreamSource])."""
     query = parse_query_file(options.query, dialect=getattr(options, "dialect", None) or "auto")
+    for note in query.notes:  # an undeclared well-known prefix and what it was read as
+        print(note, file=sys.stderr)
     input_format = getattr(options, "input_format", None) or "tnt"
-    sources = [stream_source(text, user_error, input_format) for text in options.stream]
+    sources = [as_written(stream_source(text, user_error, input_format), query) for text in options.stream]
     if sum(source.kind == "stdin" for source in sources) > 1:
         raise user_error("only one --stream can read standard input (IRI=-)")
     contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
@@ -183,6 +190,17 @@ def engine_for(options, user_error):
     report = getattr(options, "report", None)
     registered = engine.register_query(query, report=ReportPolicy(report) if report else None)
     return engine, registered, sources
+
+
+def as_written(source: StreamSource, query) -> StreamSource:
+    """`--stream stream2=FILE` is the stream the query writes as `<stream2>` (or as the bare name
+    `stream2`): a relative name given on the command line resolves against the query's base, as the
+    query's own relative IRIs did (a query file's base is its folder). Any other name is kept."""
+    streams = {clause.stream for clause in query.windows}
+    if source.iri in streams or not query.base or re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", source.iri):
+        return source
+    resolved = urljoin(query.base, source.iri)
+    return replace(source, iri=resolved) if resolved in streams else source
 
 
 def context_argument(text: str, user_error) -> tuple[str, str]:

@@ -10,13 +10,38 @@ from pathlib import Path
 from .. import limits
 
 
+#: `--stream -`: the stream is read from standard input
+STDIN = "-"
+
+
+def stream_path(options) -> Path:
+    """The stream as the readers take it: its file, whose extension says how to read it, or for
+    `--stream -` standard input, named `<stdin>` (`<stdin>.tnt` with `--input-format tnt`)."""
+    if options.stream == STDIN:
+        return Path("<stdin>.tnt" if getattr(options, "input_format", None) == "tnt" else "<stdin>")
+    return Path(options.stream)
+
+
+def peekable_stream(options) -> str | None:
+    """The stream file a program's language may be told from (`mtl.run.detect_language`); None for
+    standard input, which is read once, by the engine."""
+    return None if options.stream == STDIN else options.stream
+
+
 def open_stream(options, user_error):
-    """The `--stream` file open for reading (bytes), once `--from` / `--to` are known to make sense."""
-    stream = Path(options.stream)
-    try:
-        handle = stream.open("rb")
-    except OSError as error:
-        raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
+    """The `--stream` file (or standard input) open for reading (bytes), once `--from` / `--to` are
+    known to make sense."""
+    if getattr(options, "input_format", None) and options.stream != STDIN:
+        raise user_error("--input-format is the format of standard input (--stream -); a file's extension "
+                         "says how it is read")
+    if options.stream == STDIN:
+        handle = open(sys.stdin.fileno(), "rb", closefd=False)  # (closing it leaves the process's stdin open)
+    else:
+        stream = Path(options.stream)
+        try:
+            handle = stream.open("rb")
+        except OSError as error:
+            raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
         handle.close()
         raise user_error(f"--from {options.first} is after --to {options.last}")
@@ -50,7 +75,7 @@ def reason_datalogmtl(options, user_error) -> int:
     program = parse_mtl_file(options.program)
     lowered = lower_program(program)
     terms = program.terms
-    stream = Path(options.stream)
+    stream = stream_path(options)
     handle = open_stream(options, user_error)
     set_aside = SetAside()
 

@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..commands.reason import open_stream, peekable_stream, stream_path
 from .lars import ExplanationUnavailable
 from .text import render
 
@@ -52,8 +53,8 @@ def reason_explained(options, user_error) -> int:
         if options.first is not None and at < options.first:
             raise user_error(f"--at {at} is before --from {options.first}")
         last = at
-    stream = Path(options.stream)
-    if (getattr(options, "language", None) or detect_language(options.program, options.stream)) == DATALOGMTL:
+    stream = stream_path(options)
+    if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
         return _datalogmtl(options, stream, last, user_error)
     return _lars(options, stream, last, user_error)
 
@@ -68,7 +69,7 @@ def _lars(options, stream: Path, last: int | None, user_error) -> int:
     semantics = getattr(options, "semantics", "stream")
     program = parse_program_file(options.program, semantics=semantics)
     fact = parse_atom(options.explain, program, user_error)
-    handle = _open(stream, user_error, binary=True)
+    handle = open_stream(options, user_error)
     bounds = {} if getattr(options, "max_derivations", None) is None else {"max_derivations": options.max_derivations}
     if semantics == "answer-stream":
         from ..asp.engine import answer_stream_engine
@@ -115,7 +116,7 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
         reason = getattr(read[0], "reason", "expected an atom") if read else "expected an atom"
         raise user_error(f"--explain {options.explain!r}: {reason}")
     fact = read[0].fact
-    handle = _open(stream, user_error, binary=True)
+    handle = open_stream(options, user_error)
     engine = IncrementalEngine(lowered.program, start=options.first, pruning=False, explain=True)
     sources = _Sources(engine)
     rejected = _Rejected()
@@ -178,13 +179,6 @@ class _Rejected:
     def __call__(self, record) -> None:
         self.count += 1
         print(record, file=sys.stderr)
-
-
-def _open(stream: Path, user_error, binary: bool = False):
-    try:
-        return stream.open("rb") if binary else stream.open(encoding="utf-8")
-    except OSError as error:
-        raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
 
 
 def _show(engine, fact, point, options, stream, rejected, sources, user_error) -> int:

@@ -18,7 +18,9 @@ prog.lars:1:9: a window needs an operator: write [RANGE 3] DIAMOND, [RANGE 3] BO
 
 from __future__ import annotations
 
+import difflib
 import itertools
+import re
 from pathlib import Path
 
 from lark import Lark, Token, Tree
@@ -171,9 +173,11 @@ _TOKEN_NAMES = {
     "DOT": "'.'", "COMMA": "','", "LPAR": "'('", "RPAR": "')'", "RSQB": "']'", "LSQB": "'['",
     "IF": "':-'", "VAR": "a variable", "NAME": "a name", "IRIREF": "an IRI", "PNAME": "a prefixed name",
     "NUMBER": "a number", "STRING": "a string", "COMPARE": "a comparison", "NOT": "'not'",
-    "DIAMOND": "DIAMOND", "BOX": "BOX", "RANGE": "RANGE", "COUNT": "COUNT", "AT": "'@'",
-    "$END": "end of file",
-    "METRIC_INTERVAL": "an interval such as [1,2]", "METRIC_OP": "BOXMINUS or DIAMONDMINUS", "SINCE": "SINCE",
+    "DIAMOND": "DIAMOND", "BOX": "BOX", "RANGE": "RANGE", "COUNT": "COUNT", "TRIPLES": "TRIPLES", "AT": "'@'",
+    "$END": "end of file", "METRIC_INTERVAL": "an interval such as [1,2]",
+    "METRIC_OP": "a metric operator (BOXMINUS, DIAMONDMINUS, BOXPLUS, DIAMONDPLUS)", "SINCE": "SINCE/UNTIL",
+    "DURATION": "a duration (10s, PT10S)", "LANGTAG": "a language tag", "PNAME_NS": "a prefix (ex:)", "BOXPLUS": "a window (⊞3)", "DIAMOND_SIGN": "◇", "BOX_SIGN": "□", "A": "'a'",
+    "PREFIX_KW": "@prefix", "TICK_KW": "@tick", "BLANK": "a blank node",
 }
 _COMPARE_ALIASES = {"≤": "<=", "≥": ">=", "≠": "!="}
 
@@ -239,20 +243,16 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSynta
         accepted = set(getattr(error, "accepts", None) or error.expected)
         if token.type != "$END":
             accepted.discard("$END")
-        literal = {terminal.name: terminal.pattern.value for terminal in _PARSER.terminals
-                   if terminal.pattern.type == "str"}
-        more = {"DURATION": "a duration (10s, PT10S)", "LANGTAG": "a language tag", "PNAME_NS": "a prefix (ex:)",
-                "BOXPLUS": "a window (⊞3)", "DIAMOND_SIGN": "◇", "BOX_SIGN": "□", "A": "'a'",
-                "PREFIX_KW": "@prefix", "TICK_KW": "@tick", "BLANK": "a blank node"}
-        shown = sorted({_TOKEN_NAMES.get(name) or more.get(name) or (repr(literal[name]) if name in literal
-                                                                      else name.lower())
-                        for name in accepted})
+        shown = sorted({expected_phrase(name) for name in accepted})
         if len(shown) > 8:
             shown = [*shown[:8], "..."]
         hint = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
         if token.type == "$END":
             line, column = _end_position(text)
         message = f"unexpected {found}; expected {hint}"
+        typo = _window_operator_typo(text, token)
+        if typo is not None:
+            message, line, column = typo
     elif isinstance(error, UnexpectedCharacters):
         message = f"unexpected character {text[error.pos_in_stream]!r}"
     elif isinstance(error, UnexpectedEOF):
@@ -261,6 +261,49 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSynta
     else:  # pragma: no cover - lark has no other kinds
         message = str(error).splitlines()[0]
     return RuleSyntaxError(message, filename, max(line, 1), max(column, 1))
+
+
+#: a window and the word after it: `[RANGE 2] DIAMOD`
+_WINDOW_WORD = re.compile(r"(?:\]|⊞\^?#?[0-9]+)\s*([A-Za-z_][A-Za-z0-9_]*)")
+#: what can follow the word when the word was meant as a window operator: the atom
+_ATOM_START = {"NAME", "VAR", "IRIREF", "PNAME", "BLANK"}
+_OPERATORS = ["DIAMOND", "BOX"]
+#: words that rightly follow a window or an interval's `]`
+_AFTER_BRACKET = {*_OPERATORS, "not", "BOXMINUS", "DIAMONDMINUS", "BOXPLUS", "DIAMONDPLUS", "SINCE", "UNTIL"}
+
+
+def expected_phrase(terminal: str) -> str:
+    """How a message names what the grammar's terminal `terminal` stands for, in the program's
+    words ('a variable', "':-'", 'DIAMOND'), never lark's own names (`__ANON_0`, `MINUS`)."""
+    if terminal in _TOKEN_NAMES:
+        return _TOKEN_NAMES[terminal]
+    literal = {item.name: item.pattern.value for item in _PARSER.terminals if item.pattern.type == "str"}
+    return repr(literal[terminal]) if terminal in literal else terminal.lower()
+
+
+def _window_operator_typo(text: str, token: Token) -> tuple[str, int, int] | None:
+    """A misspelt window operator (`[RANGE 2] DIAMOD hot(X)`) reads as an atom, so the parser stops
+    at the real atom after it, or further on: say so at the word. The word is the last one after a
+    window in the rule so far, when the parser stopped right after it at an atom's start, or when it
+    looks like DIAMOND or BOX."""
+    if token.type == "$END":
+        return None
+    before = text[:token.start_pos]
+    found = None
+    for found in _WINDOW_WORD.finditer(before):
+        pass
+    if found is None or ":-" in before[found.end():] or found.group(1) in _AFTER_BRACKET:
+        return None
+    word = found.group(1)
+    close = difflib.get_close_matches(word.upper(), _OPERATORS, n=1, cutoff=0.6)
+    right_before = not before[found.end():].strip() and token.type in _ATOM_START
+    if not right_before and not close:
+        return None
+    guess = f" (did you mean {close[0]}?)" if close else ""
+    start = found.start(1)
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    return f"unknown window operator {word!r}{guess}; expected DIAMOND, BOX or @T after the window", line, column
 
 
 def _end_position(text: str) -> tuple[int, int]:

@@ -13,6 +13,8 @@ another) refuses the forms its dialect does not have, with a message naming both
 'csparql'
 >>> guess("SELECT ?x FROM NAMED STREAM <s> [NOW-10 S SLIDE 10 S] WHERE { ?x ?p ?o }")
 'sparqlstream'
+>>> guess("REGISTER QUERY q AS SELECT ?x FROM STREAM Sensors [NOW] WHERE { STREAM Sensors { ?x ?p ?o } ")
+'cqels'
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ ALL = frozenset(DIALECTS)
 
 #: form -> (how a message shows it, the dialects that write it)
 FORMS: dict[str, tuple[str, frozenset[str]]] = {
-    "register-query": ("REGISTER QUERY name AS", frozenset({CSPARQL})),
+    "register-query": ("REGISTER QUERY name AS", frozenset({CSPARQL, CQELS})),
     "register-stream": ("REGISTER STREAM name AS", frozenset({CSPARQL, RSPQL})),
     "register-r2s": ("REGISTER RSTREAM|ISTREAM|DSTREAM <iri> AS", frozenset({RSPQL})),
     "compute-every": ("COMPUTE EVERY", frozenset({CSPARQL, RSPQL})),
     "entailment-regime": ("UNDER ENTAILMENT REGIME <...>", frozenset({RSPQL})),
     "select-r2s": ("SELECT ISTREAM|RSTREAM|DSTREAM", frozenset({RSPQL, SPARQLSTREAM})),
     "construct-r2s": ("CONSTRUCT ISTREAM|RSTREAM|DSTREAM", frozenset({RSPQL, SPARQLSTREAM})),
-    "from-stream": ("FROM STREAM <s> [...]", frozenset({CSPARQL})),
+    "from-stream": ("FROM STREAM <s> [...]", frozenset({CSPARQL, CQELS})),
     "stream-clause": ("STREAM <s> [...] before WHERE (CityBench's C-SPARQL)", frozenset({CSPARQL})),
     "from-named-window": ("FROM NAMED WINDOW <w> ON <s> [...]", frozenset({RSPQL})),
     "window-before-on": ("FROM NAMED WINDOW <w> [...] ON STREAM <s> (RSP4J)", frozenset({RSPQL})),
@@ -41,8 +43,10 @@ FORMS: dict[str, tuple[str, frozenset[str]]] = {
     "from-graph-keyword": ("FROM GRAPH / FROM NAMED GRAPH", frozenset({RSPQL})),
     "window-block": ("WINDOW <w> { ... }", frozenset({RSPQL})),
     "stream-block": ("STREAM <s> [...] { ... } inside WHERE", frozenset({CQELS})),
+    "stream-reference": ("STREAM s { ... } reading FROM STREAM s [...] (CQELS4J)", frozenset({CQELS})),
+    "stream-name": ("a stream named without <...> (FROM STREAM Telemetry, CQELS4J)", frozenset({CQELS})),
     "subquery-window": ("a window declared in a subquery", frozenset({RSPQL})),
-    "range-step": ("[RANGE r STEP s]", frozenset({CSPARQL, RSPQL})),
+    "range-step": ("[RANGE r STEP s]", frozenset({CSPARQL, RSPQL, CQELS})),
     "range-slide": ("[RANGE r SLIDE s]", frozenset({CSPARQL, RSPQL, CQELS})),
     "range-tumbling": ("[RANGE r TUMBLING]", frozenset({CSPARQL, RSPQL, CQELS})),
     "range": ("[RANGE r]", frozenset({CSPARQL, RSPQL, CQELS})),
@@ -118,17 +122,23 @@ _MARKERS = [
     (RSPQL, re.compile(r"\bFROM\s+NAMED\s+WINDOW\b|\bREGISTER\s+[RID]STREAM\b|\bUNDER\s+ENTAILMENT\b"
                        r"|(?<![\w:])WINDOW\s+(?:[\w\-.]*:|\?|\$|I)|\bSELECT\s+[RID]STREAM\b"
                        r"|\bCONSTRUCT\s+[RID]STREAM\b|\[\s*FROM\s+NOW\b|\[\s*ELEMENTS\b", re.I)),
-    (CQELS, re.compile(r"\{[^{}]*?(?<![\w:])(?<!FROM )(?<!NAMED )(?<!ON )STREAM\s+(?:I|[\w\-.]*:[\w\-.]*|[?$]\w+)\s*\[", re.I)),
-    (CSPARQL, re.compile(r"\bREGISTER\s+QUERY\b|\bFROM\s+STREAM\b|\bCOMPUTE\s+EVERY\b|\[\s*RANGE\s+TRIPLES\b", re.I)),
+    (CQELS, re.compile(r"\{[^{}]*?(?<![\w:])(?<!FROM )(?<!NAMED )(?<!ON )STREAM\s+(?:I|[\w\-.]*:[\w\-.]*|[?$]\w+)\s*\["
+                       r"|(?<![\w:])(?:FROM\s+)?STREAM\s+(?!I\b)[A-Za-z_][\w\-]*(?![\w\-:.])\s*[\[{]", re.I)),
+    (CSPARQL, re.compile(r"\bFROM\s+STREAM\b|\bCOMPUTE\s+EVERY\b|\[\s*RANGE\s+TRIPLES\b", re.I)),
 ]
+#: forms two dialects write (REGISTER QUERY: C-SPARQL and CQELS4J): they count when no other form does
+_SHARED_MARKERS = [(CSPARQL, re.compile(r"\bREGISTER\s+QUERY\b", re.I))]
 
 
 def guess(text: str) -> str | None:
     """The dialect a text looks written in, judging by its first distinctive form (None: no telling)."""
     plain = _NOISE.sub(lambda found: "I" if found.group(0).startswith("<") else " ", text)
-    best: tuple[int, str] | None = None
-    for dialect, marker in _MARKERS:
-        found = marker.search(plain)
-        if found and (best is None or found.start() < best[0]):
-            best = (found.start(), dialect)
-    return best[1] if best else None
+    for markers in (_MARKERS, _SHARED_MARKERS):
+        best: tuple[int, str] | None = None
+        for dialect, marker in markers:
+            found = marker.search(plain)
+            if found and (best is None or found.start() < best[0]):
+                best = (found.start(), dialect)
+        if best:
+            return best[1]
+    return None

@@ -157,6 +157,9 @@ class ContinuousQuery:
     report: ReportPolicy = ReportPolicy.ON_WINDOW_CLOSE
     #: what `--dialect` asked for ("auto" or a key of DIALECTS), to read the text again the same way.
     read_as: str = "auto"
+    #: what the writer should know but is no error, `FILE:LINE:COLUMN: note: ...` (an undeclared
+    #: well-known prefix and what it was read as); the command line prints them on stderr.
+    notes: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<ContinuousQuery {self.name or self.filename} {self.r2s.value} {self.form} windows={len(self.windows)}>"

@@ -38,6 +38,7 @@ from __future__ import annotations
 import copyreg
 import math
 import re
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from urllib.parse import urljoin
@@ -46,6 +47,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import QuerySyntaxError
+from ..iris import file_iri
 from ..lines import decode_text
 from . import dialects
 from .checker import locate
@@ -62,6 +64,7 @@ from .model import (
     RangeWindow,
     WindowClause,
 )
+from .prefixes import WELL_KNOWN, undeclared_note
 
 _GRAMMAR = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
 _PARSER = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
@@ -121,7 +124,7 @@ def parse_query_file(path: str | Path, *, dialect: str = "auto") -> ContinuousQu
         text = decode_text(path.read_bytes(), str(path), QuerySyntaxError)  # bad bytes: a located error
     except OSError as error:
         raise QuerySyntaxError(f"cannot read the query: {error.strerror}", str(path), 1, 1) from None
-    return parse_query(text, str(path), base=path.resolve().parent.as_uri() + "/", dialect=dialect)
+    return parse_query(text, str(path), base=file_iri(path.resolve().parent) + "/", dialect=dialect)
 
 
 def duration_ms(text: str) -> int:
@@ -274,6 +277,11 @@ class _Builder:
         self.rules: str | None = None
         self.places: dict[str, Place] = {}
         self._stream_windows: dict[tuple, str] = {}
+        self._named_windows = 0
+        #: where the `FROM STREAM` windows are written (CQELS4J's `STREAM s { }` reads them)
+        self._from_stream_places: set[Place] = set()
+        #: what the reader should know but is no error (`FILE:LINE:COLUMN: note: ...`), in text order
+        self.notes: list[str] = []
 
     def error(self, message: str, where) -> QuerySyntaxError:
         line, column = self.place_of(where)
@@ -330,7 +338,11 @@ class _Builder:
             elif kind == "window_block":
                 add("window-block", node)
             elif kind == "stream_block":
-                add("stream-block", node)
+                has_window = any(isinstance(child, Tree) and child.data not in ("stream", "group")
+                                 for child in node.children)
+                add("stream-block" if has_window else "stream-reference", node)
+            elif kind == "stream" and isinstance(node.children[0], Token):
+                add("stream-name", node)
             elif kind == "group" and node is not template:
                 for child in node.children:
                     if isinstance(child, Tree) and child.data in _CLAUSES:
@@ -385,6 +397,7 @@ class _Builder:
                     raise self.error("a query is registered once: a second REGISTER", child)
                 register = child
                 self.blank_tree(child)
+        self.bind_undeclared_prefixes(tree)
         query = tree.children[-1]
         form = {"select_query": "SELECT", "construct_query": "CONSTRUCT",
                 "construct_where_query": "CONSTRUCT", "ask_query": "ASK"}[query.data]
@@ -421,8 +434,22 @@ class _Builder:
             named_graphs=tuple(self.named_graphs), entailment=self.entailment, rules=self.rules,
             output_stream=output_stream, sparql=sparql, algebra=algebra, base=self.base,
             prefixes=dict(self.prefixes), places=self.places, dialect=self.dialect,
-            report=dialects.REPORT_POLICY[self.dialect], read_as=self.asked,
+            report=dialects.REPORT_POLICY[self.dialect], read_as=self.asked, notes=tuple(self.notes),
         )
+
+    def bind_undeclared_prefixes(self, tree: Tree) -> None:
+        """Well-known prefixes (prefixes.py) and the default prefix `:` may be used undeclared: each
+        is bound at its first use, with a note there; any other undeclared prefix stays an error."""
+        written = [node for node in tree.children if node.data not in ("prefix_decl", "base_decl")]
+        names = sorted((token for node in written for token in node.scan_values(
+            lambda value: isinstance(value, Token) and value.type in ("PNAME_LN", "PNAME_NS"))),
+            key=lambda token: token.start_pos)
+        for token in names:
+            prefix = str(token).partition(":")[0]
+            if prefix in self.prefixes or (prefix and prefix not in WELL_KNOWN):
+                continue
+            self.prefixes[prefix], note = undeclared_note(prefix, self.base, str(token))
+            self.notes.append(f"{self.filename}:{token.line}:{token.column}: note: {note}")
 
     @staticmethod
     def template(query: Tree) -> Tree | None:
@@ -500,37 +527,74 @@ class _Builder:
                         self.clause(child)
 
     def stream_block(self, node: Tree) -> None:
-        """CQELS-QL: `STREAM <s> [window] { P }` -> a named window of its own, `GRAPH <w> { P }`."""
-        keyword, target, window_tree = node.children[0], node.children[1], node.children[2]
+        """CQELS-QL: `STREAM <s> [window] { P }` -> a named window of its own, `GRAPH <w> { P }`.
+        CQELS4J: `STREAM s { P }` (no window) reads the window `FROM STREAM s [...]` declared, which
+        becomes a named window: P sees it alone, the patterns outside see the default graph."""
+        keyword, target = node.children[0], node.children[1]
+        window_tree = node.children[2] if node.children[2].data != "group" else None
         if isinstance(target, Token):  # STREAM ?s [...]
             raise self.syntax_error("a stream is named by its IRI: STREAM <http://...> [...] { ... }", target)
-        stream = self.iri(target)
+        stream = self.stream_iri(target)
+        if window_tree is None:
+            name = self.read_from_stream(stream, target)
+            self.rewrite.replace(keyword.start_pos, target.meta.end_pos, f"GRAPH <{name}>")
+            return
         window = self.window(window_tree, cqels=True)
         key = (stream, window)
         name = self._stream_windows.get(key)
         if name is None:
-            name = self._stream_windows[key] = WINDOW_NAME.format(len(self._stream_windows) + 1)
+            name = self._stream_windows[key] = self.fresh_window_name()
             self.windows.append(WindowClause(stream, window, name, Place(*self.place_of(node))))
         self.rewrite.replace(keyword.start_pos, window_tree.meta.end_pos, f"GRAPH <{name}>")
 
+    def read_from_stream(self, stream: str, where: Tree) -> str:
+        """The name of the window `FROM STREAM <stream> [...]` declared, named now if it was not."""
+        for index, clause in enumerate(self.windows):
+            if clause.stream == stream and clause.place in self._from_stream_places:
+                if clause.name is None:
+                    clause = self.windows[index] = replace(clause, name=self.fresh_window_name())
+                return clause.name
+        written = self.text[where.meta.start_pos:where.meta.end_pos]
+        raise self.syntax_error(f"STREAM {written} {{ ... }} reads the window of FROM STREAM {written} [...]: declare "
+                                f"it before WHERE, or give the window here: STREAM {written} [RANGE 10s] {{ ... }}",
+                                where)
+
+    def fresh_window_name(self) -> str:
+        """A name for a window the text does not name (a CQELS-QL stream pattern's)."""
+        self._named_windows += 1
+        return WINDOW_NAME.format(self._named_windows)
+
     def clause(self, tree: Tree) -> None:
         kind = tree.data
+        if kind == "regime":  # UNDER ENTAILMENT REGIME among the dataset clauses
+            self.regime(tree)
+            self.blank_tree(tree)
+            return
         if kind not in (*_CLAUSES, "stream_clause", "entailment", "rules"):
             return
         self.blank_tree(tree)
         iris = [child for child in tree.children if isinstance(child, Tree) and child.data == "iri"]
+        streams = [child for child in tree.children if isinstance(child, Tree) and child.data == "stream"]
         window_tree = next((child for child in tree.children if isinstance(child, Tree)
-                            and child.data not in ("iri",)), None)
+                            and child.data not in ("iri", "stream")), None)
         place = Place(*self.place_of(tree))
         if kind in ("from_stream", "stream_clause", "from_named_stream"):
             # C-SPARQL's FROM STREAM and SPARQLstream's FROM NAMED STREAM join the default graph
-            self.windows.append(WindowClause(self.iri(iris[0]), self.window(window_tree), None, place))
+            # (CQELS4J's FROM STREAM too, unless a STREAM s { } block reads it: `read_from_stream`)
+            cqels = self.dialect == dialects.CQELS and kind == "from_stream"
+            self.windows.append(WindowClause(self.stream_iri(streams[0]),
+                                             self.window(window_tree, cqels_now=cqels), None, place))
+            if kind == "from_stream":
+                self._from_stream_places.add(place)
         elif kind in ("from_named_window", "from_named_window_as", "from_named_window_first"):
-            name_node, stream_node = (iris[1], iris[0]) if kind == "from_named_window_as" else (iris[0], iris[1])
+            name_node, stream_node = iris[0], streams[0]
             name = self.iri(name_node)
+            if len(iris) > 1 and self.iri(iris[1]) != name:  # the drafts' `FROM NAMED WINDOW :w ON ... AS :w`
+                raise self.error(f"the window is named twice, <{name}> and <{self.iri(iris[1])}>: one name, "
+                                 "before ON or after AS", iris[1])
             if any(clause.name == name for clause in self.windows):
                 raise self.error(f"the window <{name}> is declared twice", name_node)
-            self.windows.append(WindowClause(self.iri(stream_node), self.window(window_tree), name, place))
+            self.windows.append(WindowClause(self.stream_iri(stream_node), self.window(window_tree), name, place))
         elif kind == "from_named":
             self.named_graphs.append(self.iri(iris[0]))
         elif kind == "from_graph":
@@ -545,14 +609,16 @@ class _Builder:
 
     # windows ----------------------------------------------------------------------------------
 
-    def window(self, tree: Tree, *, cqels: bool = False):
+    def window(self, tree: Tree, *, cqels: bool = False, cqels_now: bool = False):
+        """The window a `[...]` writes; `cqels`: in a CQELS-QL stream pattern (its [NOW] and [RANGE r]);
+        `cqels_now`: CQELS4J's FROM STREAM, whose [NOW] is CQELS-QL's and whose [RANGE r] tumbles."""
         kind = tree.data
         tokens = [child for child in tree.children if isinstance(child, Token)]
         durations = [child for child in tree.children if isinstance(child, Tree) and child.data == "duration"]
         if kind == "now":
             # CQELS-QL's [NOW]: the elements with the latest timestamp (a 1 ms window, moved every 1 ms);
             # C-SPARQL's and RSP-QL's: what arrived since the previous evaluation
-            return RangeWindow(1, 1) if cqels else NowWindow()
+            return RangeWindow(1, 1) if cqels or cqels_now else NowWindow()
         if kind == "all":
             raise self.syntax_error("[ALL] keeps every element for ever, which no machine can hold: "
                                     "write [RANGE ...] or [TRIPLES n]", tree)
@@ -637,8 +703,8 @@ class _Builder:
         if name in ("month", "months", "year", "years"):
             raise self.syntax_error(f"{unit}: months and years have no fixed length; write days", unit)
         if name not in _UNIT_MS or name == "ns":
-            raise self.syntax_error(f"unknown time unit {unit!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
-                                    unit)
+            raise self.syntax_error(
+                f"unknown time unit {str(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS", unit)
         try:
             value = Decimal(str(first)) * _UNIT_MS[name]
         except InvalidOperation:
@@ -677,6 +743,15 @@ class _Builder:
         if prefix not in self.prefixes:
             raise self.error(f"unknown prefix '{prefix}:' (declare it with PREFIX {prefix}: <...>)", token)
         return self.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local)
+
+    def stream_iri(self, node: Tree) -> str:
+        """A stream's IRI: written as an IRI, or as a bare name (CQELS4J), read as the relative IRI
+        <name>; relative ones resolve against the base like any IRI (the command line matches
+        `--stream name=FILE` to them: commands/query.py)."""
+        written = node.children[0]
+        if isinstance(written, Token):
+            return self.absolute(str(written))
+        return self.iri(written)
 
     def absolute(self, iri: str) -> str:
         if self.base and not re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", iri):

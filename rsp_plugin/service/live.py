@@ -109,6 +109,7 @@ class QueryState:
             "variables": [str(v) for v in (query.algebra.algebra.get("PV") or ())] if query.form == "SELECT" else [],
             "windows": [{"stream": c.stream, "window": repr(c.window), "name": c.name} for c in query.windows],
             "entailment": query.entailment, "rules": query.rules,
+            "notes": list(query.notes),  # an undeclared well-known prefix and what it was read as
             "evaluations": self.registered.evaluations, "results": self.seq, "rate": self.results.rate(),
             "latency_ms": {"last": self.latencies[-1] if self.latencies else None,
                            "p50": latencies[len(latencies) // 2] if latencies else None,

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import QuerySyntaxError
+from ..iris import file_iri
 
 OUTPUT = "key STRING, t BIGINT, kind STRING, payload STRING"
 STATE = "engine BINARY"
@@ -105,7 +106,7 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>", backg
     if key is None:
         raise NotKeyLocal("partitioned mode needs a key: a line PARTITION BY ?var, or key=...", filename, 1, 1)
     key = key.lstrip("?")
-    base = Path(filename).resolve().parent.as_uri() + "/" if not filename.startswith("<") else None
+    base = file_iri(Path(filename).resolve().parent) + "/" if not filename.startswith("<") else None
     query = parse_query(body, filename, base=base)
 
     def refuse(reason: str):
@@ -214,7 +215,7 @@ def _engine_background(engine, text: str, filename: str) -> list[str]:
     from ..query.syntax import parse_query
 
     body, _ = split_partition_clause(text)
-    base = Path(filename).resolve().parent.as_uri() + "/" if not filename.startswith("<") else None
+    base = file_iri(Path(filename).resolve().parent) + "/" if not filename.startswith("<") else None
     query = parse_query(body, filename, base=base)
     if query.entailment is None:
         return []
@@ -283,7 +284,7 @@ def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str
                 places[kind] = place
                 if kind[0] == "triple":
                     positions[kind[1]] = "s" if place == 0 else "o"
-    return re.sub(r"(?i)(RULES\s*)<[^>]*>", lambda m: f"{m.group(1)}<{path.resolve().as_uri()}>", body, count=1)
+    return re.sub(r"(?i)(RULES\s*)<[^>]*>", lambda m: f"{m.group(1)}<{file_iri(path.resolve())}>", body, count=1)
 
 
 def _nodes(value):
@@ -533,7 +534,7 @@ def _new_engine(text: str, streams, query_name: str, background: str = "", graph
         engine.add_background(Graph().parse(data=background, format="nt"))
     for iri in graphs:
         engine.add_graph(iri, [])
-    base = Path(filename).resolve().parent.as_uri() + "/" if not filename.startswith("<") else None
+    base = file_iri(Path(filename).resolve().parent) + "/" if not filename.startswith("<") else None
     engine.register_query(text, name=query_name, filename=filename, base=base)
     collector = _KeyCollector()
     engine.subscribe(collector)

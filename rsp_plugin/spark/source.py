@@ -58,6 +58,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from .. import limits
+from ..iris import file_iri
 
 #: The source's columns (a DDL string, as `DataSource.schema` may return).
 SCHEMA = "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, rejected STRING"
@@ -100,7 +101,7 @@ class SourceOptions:
             raise SourceOptionError(f"timestamp {stamp!r}: expected inline, graph, filename, arrival or an integer (ms)")
         return cls(
             path=str(path),
-            stream=options.get("stream") or Path(path).resolve().as_uri(),
+            stream=options.get("stream") or file_iri(Path(path).resolve()),
             format=fmt,
             timestamp=stamp,
             timestamp_scale=_positive(options, "timestampscale", 1),
