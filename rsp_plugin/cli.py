@@ -58,7 +58,11 @@ def _parser() -> argparse.ArgumentParser:
 
     reason = commands.add_parser("reason", help="run a LARS program over a stream; one JSON line per time point")
     reason.add_argument("program", help="the LARS program (.lars)")
-    reason.add_argument("--stream", required=True, help="the stream: .stream (atoms) or .tnt (timestamped N-Triples)")
+    reason.add_argument("--stream", required=True,
+                        help="the stream: .stream (atoms) or .tnt (timestamped N-Triples), or mqtt://HOST:PORT/TOPIC "
+                             "a broker's topic whose messages hold such lines (--input-format)")
+    reason.add_argument("--input-format", choices=["stream", "tnt"], default="stream",
+                        help="mqtt:// streams: the messages' lines, .stream atoms (default) or .tnt triples")
     reason.add_argument("--from", dest="first", type=int, help="first time point (default: the stream's first)")
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
@@ -86,16 +90,24 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--at", type=int, metavar="T", help="--explain: the time point (default: the last)")
     reason.add_argument("--explain-format", choices=["text", "json"], default="text",
                         help="--explain: indented text (default) or the tree as JSON")
+    _mqtt_arguments(reason, payload_time=False)
     reason.set_defaults(run=_reason)
 
     query = commands.add_parser("query", help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
-    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT",
+    query.add_argument("--stream", action="append", required=True,
+                       metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT|IRI=mqtt://HOST:PORT/TOPIC",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
                             "(one moment: FILE@T gives its time in ms, default 0); - reads standard input, "
-                            "tcp://HOST:PORT a socket, as the lines come (--input-format); repeatable")
+                            "tcp://HOST:PORT a socket, as the lines come, mqtt://HOST:PORT/TOPIC a broker's "
+                            "topic (+ and # allowed; mqtts:// for TLS), each message as it comes (--input-format); "
+                            "repeatable")
     query.add_argument("--input-format", choices=["tnt", "nt", "ttl", "trig", "nq", "jsonld"], default="tnt",
-                       help="the format of standard input and sockets (default tnt: timestamped N-Triples lines)")
+                       help="the format of standard input, sockets and broker messages (default tnt: timestamped "
+                            "N-Triples lines; nt, ttl, jsonld documents are seen at their arrival unless "
+                            "--payload-time; trig, nq: each graph at its prov:generatedAtTime)")
+    query.add_argument("--publish", metavar="mqtt://HOST:PORT/TOPIC",
+                       help="publish each report as one message to this topic, in --format, instead of printing it")
     query.add_argument("--background", action="append", default=[], metavar="[IRI=]FILE",
                        help="a static graph: FILE joins every query's default graph; IRI=FILE is graph <IRI> "
                             "for FROM <IRI> / FROM NAMED <IRI>; repeatable")
@@ -146,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
                             "down to stream lines, background graphs, entailments and rule derivations")
     query.add_argument("--explain-format", choices=["text", "json"], default="text",
                        help="--explain: indented text (default) or one JSON object per row")
+    _mqtt_arguments(query)
     query.set_defaults(run=_query)
 
     serve = commands.add_parser("serve", help="run the HTTP service and its live page (register streams and queries, "
@@ -167,6 +180,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--explain", action="store_true",
                        help="keep what explanations need and answer GET /queries/{name}/explain (the page's "
                             "\"why?\"): the matches of a row down to stream elements, entailments, rule derivations")
+    serve.add_argument("--mqtt-allow", action="append", default=[], metavar="mqtt://HOST:PORT[/TOPIC]",
+                       help="a broker (and topic prefix) a stream registered over HTTP may read from, or a query's "
+                            "observer publish to (none by default); repeatable")
+    _mqtt_arguments(serve, idle=False)
     serve.set_defaults(run=_serve)
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
@@ -202,6 +219,35 @@ def _parser() -> argparse.ArgumentParser:
                             "the modes on 1 and 2 cores")
     bench.set_defaults(run=_bench)
     return parser
+
+
+def _mqtt_arguments(command, *, payload_time: bool = True, idle: bool = True) -> None:
+    """How a command talks to an MQTT broker (`rsp_plugin.io.mqtt`): delivery, session, credentials, TLS."""
+    group = command.add_argument_group("MQTT (mqtt:// streams and --publish; needs the extra rsp_plugin[mqtt])")
+    group.add_argument("--mqtt-qos", type=int, choices=[0, 1, 2], default=1,
+                       help="delivery: 0 at most once, 1 at least once (default; a redelivered double is dropped), "
+                            "2 exactly once")
+    group.add_argument("--mqtt-client-id", metavar="ID",
+                       help="keep the broker session under this id across runs: the next run with it gets what "
+                            "came meanwhile (default: a fresh session, kept only through reconnects)")
+    group.add_argument("--mqtt-session-expiry", type=int, default=3600, metavar="SECONDS",
+                       help="how long the broker keeps the session while we are away (default 3600)")
+    group.add_argument("--mqtt-username", metavar="NAME")
+    group.add_argument("--mqtt-password-file", metavar="FILE",
+                       help="the password, on the file's first line (or in the environment variable "
+                            "RSP_PLUGIN_MQTT_PASSWORD)")
+    group.add_argument("--mqtt-ca-file", metavar="PEM", help="TLS: the CA certificates to trust (default: the system's)")
+    group.add_argument("--mqtt-cert-file", metavar="PEM", help="TLS: a client certificate")
+    group.add_argument("--mqtt-key-file", metavar="PEM", help="TLS: the client certificate's key")
+    group.add_argument("--mqtt-insecure", action="store_true", help="TLS without checking the broker's host name")
+    if idle:
+        group.add_argument("--mqtt-idle", type=float, metavar="SECONDS",
+                           help="end a broker's stream after SECONDS without a message, as a file ends (default: "
+                                "never; Ctrl-C)")
+    if payload_time:
+        group.add_argument("--payload-time", metavar="IRI",
+                           help="nt, ttl, jsonld messages: their time is the object of their triple with this "
+                                "predicate (ms or xsd:dateTime), not their arrival")
 
 
 def _line_bound(command) -> None:
@@ -246,6 +292,13 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    if options.stream.startswith(("mqtt://", "mqtts://")):  # a broker's topic (rsp_plugin/io/mqtt.py)
+        from .commands.reason import reason_from_broker
+
+        return reason_from_broker(options, UserError)
+    if options.input_format != "stream":
+        raise UserError("--input-format is the format of a broker's messages (--stream mqtt://...); a file's "
+                        "extension names its format")
     if options.explain is not None:  # why an atom holds (rsp_plugin/explain/cli.py)
         from .explain.cli import reason_explained
 

@@ -1,4 +1,4 @@
-"""`rsp-plugin query QUERY --stream IRI=FILE|IRI=-|IRI=tcp://HOST:PORT ...`: a continuous query over streams.
+"""`rsp-plugin query QUERY --stream IRI=FILE|IRI=-|IRI=tcp://HOST:PORT|IRI=mqtt://HOST:PORT/TOPIC ...`: a continuous query.
 
 One JSON object per evaluation on stdout by default (DESIGN.md, "Command line"):
 `{"t": 10000, "bindings": [{"x": "<http://ex/a>"}]}`, `{"t": ..., "triples": [...]}`
@@ -10,7 +10,8 @@ timestamps read, so an out-of-order line is still taken while a window that
 will hold it is not reported yet, and is late otherwise. A bad or late line is
 reported on stderr as `FILE:LINE: reason`, counted, and skipped; the run ends
 with the last windows that still reach the data (standard input and sockets:
-when they close). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
+when they close; a broker's topic: after `--mqtt-idle` seconds without a message). `--publish
+mqtt://HOST:PORT/TOPIC` sends each report to a topic instead (`commands/publish.py`). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
 (a live source is closed at its first element after `--to`). A replay that
 takes longer than a few seconds shows a progress line on stderr unless `-q`.
 """
@@ -39,6 +40,11 @@ def run_query(options, user_error) -> int:
     variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
     try:
         writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables)
+        if getattr(options, "publish", None):
+            from .publish import ReportPublisher, publisher_for
+
+            writer = ReportPublisher(publisher_for(options.publish, options, user_error),
+                                     getattr(options, "format", "json"), form=query.form, variables=variables)
     except FormatError as error:
         raise user_error(str(error)) from None
     first, last = getattr(options, "first", None), getattr(options, "last", None)
@@ -162,7 +168,12 @@ def engine_for(options, user_error):
     graphs registered, the query registered; returns (engine, query, [StreamSource])."""
     query = parse_query_file(options.query, dialect=getattr(options, "dialect", None) or "auto")
     input_format = getattr(options, "input_format", None) or "tnt"
-    sources = [stream_source(text, user_error, input_format) for text in options.stream]
+    mqtt = None
+    if any(text.partition("=")[2].startswith(("mqtt://", "mqtts://")) for text in options.stream):
+        from .sources import mqtt_options
+
+        mqtt = mqtt_options(options, user_error)
+    sources = [stream_source(text, user_error, input_format, mqtt) for text in options.stream]
     if sum(source.kind == "stdin" for source in sources) > 1:
         raise user_error("only one --stream can read standard input (IRI=-)")
     contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
