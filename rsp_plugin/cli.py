@@ -230,8 +230,10 @@ def _mqtt_arguments(command, *, payload_time: bool = True, idle: bool = True) ->
     group.add_argument("--mqtt-client-id", metavar="ID",
                        help="keep the broker session under this id across runs: the next run with it gets what "
                             "came meanwhile (default: a fresh session, kept only through reconnects)")
+    group.add_argument("--mqtt-protocol", choices=["3.1.1", "5"], default="3.1.1",
+                       help="MQTT 3.1.1 (default: its persistent sessions survive a broker's restart everywhere) or 5")
     group.add_argument("--mqtt-session-expiry", type=int, default=3600, metavar="SECONDS",
-                       help="how long the broker keeps the session while we are away (default 3600)")
+                       help="MQTT 5: how long the broker keeps the session while we are away (default 3600)")
     group.add_argument("--mqtt-username", metavar="NAME")
     group.add_argument("--mqtt-password-file", metavar="FILE",
                        help="the password, on the file's first line (or in the environment variable "

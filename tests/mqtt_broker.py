@@ -43,6 +43,8 @@ class Broker:
         lines = [f"listener {self.port} 127.0.0.1", "persistence true",
                  f"persistence_location {self.directory}/", "max_queued_messages 0", "log_dest stderr",
                  "log_type error", "log_type warning"]
+        if os.geteuid() == 0:  # as root Mosquitto would become the user `mosquitto`, who cannot write here
+            lines.append("user root")
         if password is None:
             lines.append("allow_anonymous true")
         else:

@@ -209,6 +209,7 @@ def mqtt_options(options, user_error):
                        ca_file=getattr(options, "mqtt_ca_file", None), cert_file=getattr(options, "mqtt_cert_file", None),
                        key_file=getattr(options, "mqtt_key_file", None), insecure=getattr(options, "mqtt_insecure", False),
                        session_expiry=getattr(options, "mqtt_session_expiry", 3600), idle=idle,
+                       protocol=getattr(options, "mqtt_protocol", "3.1.1"),
                        payload_time=getattr(options, "payload_time", None))
 
 

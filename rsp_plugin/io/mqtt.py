@@ -19,11 +19,15 @@ message's number in the subscription (from 1, over all its topics); a payload
 of several lines names the line (`line 2: ...`), a wildcard subscription the
 topic it came on. The stream goes on.
 
-Delivery: QoS 0, 1 or 2 (default 1). The client speaks MQTT 5 and keeps a
-session with the broker: a fresh one (a random client id) that outlives a
-dropped connection or a broker restart by `session_expiry` seconds, so the
-broker keeps what arrives meanwhile; or, with a client id, one that outlives
-this run too (the next run with that id goes on where this one stopped).
+Delivery: QoS 0, 1 or 2 (default 1). The client keeps a session with the
+broker, so that what arrives while the connection is down waits there: a fresh
+one (a random client id) that outlives a dropped connection or a broker restart
+and is dropped when the run ends; or, with a client id, one that outlives the
+run too (the next run with that id goes on where this one stopped). It speaks
+MQTT 3.1.1 by default, whose persistent sessions every broker keeps across its
+own restarts (Mosquitto 2.0 does not restore MQTT 5 sessions from its
+persistence file); MQTT 5 on request, its sessions kept `session_expiry`
+seconds.
 A lost connection is retried with doubling waits (0.2 s up to 30 s). A message
 the broker sends again (its DUP flag set: the acknowledgement was lost in a
 restart) whose topic, packet id and bytes equal one received lately is a
@@ -168,7 +172,7 @@ class MqttOptions:
     key_file: str | None = None
     #: TLS without checking the broker's host name (tests, self-signed brokers)
     insecure: bool = False
-    #: seconds the broker keeps the session (and what arrives for it) while we are away
+    #: MQTT 5: seconds the broker keeps the session (and what arrives for it) while we are away
     session_expiry: int = 3600
     keepalive: int = 30
     #: end the stream after this many seconds without a message (None: never; Ctrl-C)
@@ -177,6 +181,8 @@ class MqttOptions:
     payload_time: str | None = None
     connect_timeout: float = 10.0
     backoff: tuple[float, float] = (0.2, 30.0)
+    #: "3.1.1" (default) or "5"
+    protocol: str = "3.1.1"
 
     @property
     def tls(self) -> bool:
@@ -225,11 +231,18 @@ class _Recent:
         return key in self.keys
 
 
-def _client(address: BrokerAddress, options: MqttOptions, client_id: str):
-    """A paho client (MQTT 5) with the credentials, TLS and reconnect waits asked for."""
+def _client(address: BrokerAddress, options: MqttOptions, client_id: str, *, clean: bool = False):
+    """A paho client with the protocol, credentials, TLS and reconnect waits asked for; MQTT 3.1.1 with a
+    persistent session unless `clean`."""
     mqtt = paho()
-    client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                         protocol=mqtt.MQTTv5)
+    if options.protocol not in ("3.1.1", "5"):
+        raise BrokerError(f"MQTT protocol {options.protocol!r}: expected 3.1.1 or 5")
+    if options.protocol == "5":
+        client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                             protocol=mqtt.MQTTv5)
+    else:
+        client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                             protocol=mqtt.MQTTv311, clean_session=clean)
     if options.username is not None:
         client.username_pw_set(options.username, options.password)
     if address.tls or options.tls:
@@ -246,20 +259,22 @@ def _client(address: BrokerAddress, options: MqttOptions, client_id: str):
     return client
 
 
-def _connect_properties(seconds: int):
-    from paho.mqtt.packettypes import PacketTypes
-    from paho.mqtt.properties import Properties
-
-    properties = Properties(PacketTypes.CONNECT)
-    properties.SessionExpiryInterval = max(0, int(seconds))
-    return properties
-
-
-def _connect(client, address: BrokerAddress, options: MqttOptions, *, clean_start) -> None:
-    """The first connection, at once: an unreachable broker is one line, not a silent retry."""
+def _connect(client, address: BrokerAddress, options: MqttOptions, *, resume: bool = False) -> None:
+    """The first connection, at once: an unreachable broker is one line, not a silent retry. MQTT 5: a
+    session that expires `session_expiry` s after we leave, taken up again (`resume`) or fresh the first
+    time and taken up again on reconnects."""
     try:
-        client.connect(address.connect_host, address.port, keepalive=options.keepalive, clean_start=clean_start,
-                       properties=_connect_properties(options.session_expiry))
+        if options.protocol == "5":
+            from paho.mqtt.client import MQTT_CLEAN_START_FIRST_ONLY
+            from paho.mqtt.packettypes import PacketTypes
+            from paho.mqtt.properties import Properties
+
+            properties = Properties(PacketTypes.CONNECT)
+            properties.SessionExpiryInterval = max(0, int(options.session_expiry))
+            client.connect(address.connect_host, address.port, keepalive=options.keepalive,
+                           clean_start=False if resume else MQTT_CLEAN_START_FIRST_ONLY, properties=properties)
+        else:
+            client.connect(address.connect_host, address.port, keepalive=options.keepalive)
     except OSError as error:
         raise BrokerError(f"{address}: cannot connect: {error.strerror or error}") from None
     except ValueError as error:
@@ -302,15 +317,12 @@ class Subscription:
 
     def start(self) -> Subscription:
         """Connect and subscribe, or BrokerError (unreachable, refused, not allowed to subscribe)."""
-        mqtt = paho()
         client = self._client = _client(self.address, self.options, self.client_id)
         client.on_connect = self._on_connect
         client.on_subscribe = self._on_subscribe
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
-        named = self.options.client_id is not None
-        # a named session is taken up where it was left; a fresh one is clean once, then resumed on reconnects
-        _connect(client, self.address, self.options, clean_start=False if named else mqtt.MQTT_CLEAN_START_FIRST_ONLY)
+        _connect(client, self.address, self.options, resume=self.options.client_id is not None)
         client.loop_start()
         if not self._subscribed.wait(self.options.connect_timeout) or self._problem:
             problem = self._problem or f"no answer from the broker in {self.options.connect_timeout:g} s"
@@ -329,10 +341,15 @@ class Subscription:
         if self._connections > 1:
             kept = "the session was kept" if flags.session_present else "the broker lost the session"
             self.on_note(f"{self.name}: reconnected ({kept})")
-        from paho.mqtt.subscribeoptions import SubscribeOptions
+            if flags.session_present:
+                return  # subscribed still (subscribing again would bring the retained message again)
+        if self.options.protocol == "5":
+            from paho.mqtt.subscribeoptions import SubscribeOptions
 
-        # retained messages only at a new subscription, not again at each reconnect
-        client.subscribe(self.address.topic, options=SubscribeOptions(qos=self.options.qos, retainHandling=1))
+            # retained messages only at a new subscription, not again at each reconnect
+            client.subscribe(self.address.topic, options=SubscribeOptions(qos=self.options.qos, retainHandling=1))
+        else:
+            client.subscribe(self.address.topic, qos=self.options.qos)
 
     def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
         code = reason_codes[0] if reason_codes else None
@@ -398,7 +415,7 @@ class Subscription:
                 return
 
     def close(self) -> None:
-        """Disconnect; a fresh session is dropped by the broker at once, a named one is kept."""
+        """Disconnect; a fresh session is dropped by the broker, a named one is kept."""
         with self._ready:
             self._closed = True
             self._ready.notify_all()
@@ -406,7 +423,7 @@ class Subscription:
         if client is None:
             return
         try:
-            if self.options.client_id is None and self._subscribed.is_set():
+            if self.options.protocol == "5" and self.options.client_id is None and self._subscribed.is_set():
                 from paho.mqtt.packettypes import PacketTypes
                 from paho.mqtt.properties import Properties
 
@@ -417,8 +434,24 @@ class Subscription:
                 client.disconnect()
         finally:
             client.loop_stop()
+        if self.options.client_id is None and self.options.protocol != "5" and self._connections:
+            self._drop_session()
         if self.log is not None:
             self.log.close()
+
+    def _drop_session(self) -> None:
+        """MQTT 3.1.1: a clean connection under our id ends the session the broker keeps for it."""
+        client = _client(self.address, self.options, self.client_id, clean=True)
+        done = threading.Event()
+        client.on_connect = lambda *args: done.set()
+        try:
+            _connect(client, self.address, self.options)
+            client.loop_start()
+            done.wait(self.options.connect_timeout)
+            client.disconnect()
+            client.loop_stop()
+        except BrokerError:
+            pass  # the broker is gone: it ends the session itself, or keeps it until it expires
 
 
 class Publisher:
@@ -438,14 +471,13 @@ class Publisher:
         self._client = None
 
     def start(self) -> Publisher:
-        mqtt = paho()
         client = self._client = _client(self.address, self.options,
                                         f"{self.options.client_id}-publish" if self.options.client_id
-                                        else f"rsp-plugin-publish-{secrets.token_hex(6)}")
+                                        else f"rsp-plugin-publish-{secrets.token_hex(6)}", clean=True)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.max_queued_messages_set(0)
-        _connect(client, self.address, self.options, clean_start=mqtt.MQTT_CLEAN_START_FIRST_ONLY)
+        _connect(client, self.address, self.options)
         client.loop_start()
         if not self._connected.wait(self.options.connect_timeout) or self._problem:
             problem = self._problem or f"no answer from the broker in {self.options.connect_timeout:g} s"
