@@ -37,6 +37,30 @@ class ReportPublisher:
                   "by the broker before the end", file=sys.stderr)
 
 
+class PublishSink:
+    """`--engine spark --publish`: the micro-batch driver's sink (`rsp_plugin.spark.sinks.Sink`'s methods),
+    each result of a batch one message; at least once for the batch in flight at a restart."""
+
+    def __init__(self, publisher, fmt: str):
+        self.publisher = publisher
+        self.fmt = fmt
+
+    def write(self, batch_id: int, results: list) -> None:
+        from ..spark.sinks import result_line
+
+        for result in results:
+            self.publisher.publish(result_line(result, self.fmt))
+
+    def position(self):
+        return None
+
+    def rewind(self, position) -> None:
+        pass
+
+    def close(self) -> None:
+        self.publisher.close()
+
+
 def publisher_for(url: str, options, user_error):
     """The `Publisher` of --publish URL, connected, or one line saying why not."""
     from ..io.mqtt import BrokerAddress, BrokerError, Publisher, is_broker

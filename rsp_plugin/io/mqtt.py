@@ -231,7 +231,8 @@ class _Recent:
         return key in self.keys
 
 
-def _client(address: BrokerAddress, options: MqttOptions, client_id: str, *, clean: bool = False):
+def _client(address: BrokerAddress, options: MqttOptions, client_id: str, *, clean: bool = False,
+            manual_ack: bool = False):
     """A paho client with the protocol, credentials, TLS and reconnect waits asked for; MQTT 3.1.1 with a
     persistent session unless `clean`."""
     mqtt = paho()
@@ -239,10 +240,10 @@ def _client(address: BrokerAddress, options: MqttOptions, client_id: str, *, cle
         raise BrokerError(f"MQTT protocol {options.protocol!r}: expected 3.1.1 or 5")
     if options.protocol == "5":
         client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                             protocol=mqtt.MQTTv5)
+                             protocol=mqtt.MQTTv5, manual_ack=manual_ack)
     else:
         client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                             protocol=mqtt.MQTTv311, clean_session=clean)
+                             protocol=mqtt.MQTTv311, clean_session=clean, manual_ack=manual_ack)
     if options.username is not None:
         client.username_pw_set(options.username, options.password)
     if address.tls or options.tls:
@@ -289,7 +290,7 @@ class Subscription:
     from `first_number` (a restart: the log's next)."""
 
     def __init__(self, address: BrokerAddress, options: MqttOptions, *, on_note: Callable[[str], None] = lambda text: None,
-                 log: MessageLog | None = None, max_waiting: int = MAX_WAITING):
+                 log: MessageLog | None = None, max_waiting: int = MAX_WAITING, clean: bool = False):
         if options.qos not in (0, 1, 2):
             raise BrokerError(f"QoS {options.qos}: expected 0, 1 or 2")
         self.address = address
@@ -310,6 +311,7 @@ class Subscription:
         self._closed = False
         self._connections = 0
         self.client_id = options.client_id or f"rsp-plugin-{secrets.token_hex(6)}"
+        self.clean = clean  # no session kept at all (MQTT 3.1.1): what comes while we are away is lost
         self._client = None
 
     def __repr__(self) -> str:
@@ -317,7 +319,7 @@ class Subscription:
 
     def start(self) -> Subscription:
         """Connect and subscribe, or BrokerError (unreachable, refused, not allowed to subscribe)."""
-        client = self._client = _client(self.address, self.options, self.client_id)
+        client = self._client = _client(self.address, self.options, self.client_id, clean=self.clean)
         client.on_connect = self._on_connect
         client.on_subscribe = self._on_subscribe
         client.on_disconnect = self._on_disconnect
@@ -434,7 +436,7 @@ class Subscription:
                 client.disconnect()
         finally:
             client.loop_stop()
-        if self.options.client_id is None and self.options.protocol != "5" and self._connections:
+        if self.options.client_id is None and self.options.protocol != "5" and self._connections and not self.clean:
             self._drop_session()
         if self.log is not None:
             self.log.close()
@@ -452,6 +454,47 @@ class Subscription:
             client.loop_stop()
         except BrokerError:
             pass  # the broker is gone: it ends the session itself, or keeps it until it expires
+
+
+def open_session(address: BrokerAddress, options: MqttOptions) -> str:
+    """Make sure the broker keeps a session subscribed to `address` under `options.client_id`, so that it
+    holds what comes before the session's reader is up (Spark's reader starts with the first batch).
+    Messages the session held already are left there: received, never acknowledged, so the broker sends
+    them again to the reader. Returns what to tell the user; BrokerError when the broker cannot be used."""
+    if options.client_id is None:
+        raise BrokerError(f"{address}: a kept session needs a client id")
+    client = _client(address, options, options.client_id, manual_ack=True)
+    done = threading.Event()
+    problem: list[str] = []
+
+    def connected(client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            problem.append(f"the broker refused the connection: {reason_code}")
+            done.set()
+        elif options.protocol == "5":
+            from paho.mqtt.subscribeoptions import SubscribeOptions
+
+            client.subscribe(address.topic, options=SubscribeOptions(qos=options.qos, retainHandling=1))
+        else:
+            client.subscribe(address.topic, qos=options.qos)
+
+    def subscribed(client, userdata, mid, reason_codes, properties) -> None:
+        if reason_codes and reason_codes[0].is_failure:
+            problem.append(f"the broker refused the subscription: {reason_codes[0]}")
+        done.set()
+
+    client.on_connect = connected
+    client.on_subscribe = subscribed
+    client.on_message = lambda *args: None  # (not acknowledged: sent again to the reader)
+    _connect(client, address, options, resume=True)
+    client.loop_start()
+    try:
+        if not done.wait(options.connect_timeout) or problem:
+            raise BrokerError(f"{address}: {problem[0] if problem else 'no answer from the broker'}")
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return f"{address}: subscribed (QoS {options.qos}, session {options.client_id})"
 
 
 class Publisher:
@@ -716,15 +759,17 @@ class MessageLog:
     each a run of records (a fixed header, the topic, the payload; no pickle). A record cut short
     by a crash is cut off at the next open. `forget(n)` drops the segments wholly before message n."""
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike, *, readonly: bool = False):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        if not readonly:
+            self.directory.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._handle = None
         self._segment_first = None
         self._in_segment = 0
         self.next_number = 1
-        segments = self._segments()
+        segments = self._segments() if not readonly else []
         if segments:
             first, path = segments[-1]
             count, last, good = self._scan(path)
@@ -736,6 +781,8 @@ class MessageLog:
 
     def _segments(self) -> list[tuple[int, Path]]:
         found = []
+        if not self.directory.is_dir():
+            return found
         for path in self.directory.glob("log-*.bin"):
             digits = path.stem[4:]
             if digits.isdigit():
@@ -822,4 +869,5 @@ def session_id(*parts: str) -> str:
 
 
 __all__ = ["BrokerAddress", "BrokerError", "Message", "MessageLog", "MqttOptions", "NEEDS_PAHO", "PAYLOAD_FORMATS",
-           "PayloadReader", "Publisher", "Subscription", "is_broker", "paho", "session_id", "topic_problem"]
+           "PayloadReader", "Publisher", "Subscription", "is_broker", "open_session", "paho", "session_id",
+           "topic_problem"]
