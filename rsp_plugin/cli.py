@@ -377,7 +377,8 @@ def _serve(options) -> int:
     settings = ServiceSettings(host=options.host, port=options.port, token=options.token,
                                graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
                                background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
-                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)))
+                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)),
+                               mqtt_allow=tuple(options.mqtt_allow), mqtt=_broker_options(options))
     try:
         settings.check()
     except ValueError as error:
@@ -385,6 +386,18 @@ def _serve(options) -> int:
     print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
     serve(settings, explain=options.explain)
     return 0
+
+
+def _broker_options(options):
+    """serve --mqtt-*: how the service talks to the brokers it is allowed (None: no broker allowed)."""
+    if not options.mqtt_allow:
+        return None
+    from .commands.sources import mqtt_options
+
+    for url in options.mqtt_allow:
+        if not url.startswith(("mqtt://", "mqtts://")):
+            raise UserError(f"--mqtt-allow {url}: expected mqtt://HOST:PORT[/TOPIC-PREFIX]")
+    return mqtt_options(options, UserError)
 
 
 class _Version(argparse.Action):

@@ -24,6 +24,15 @@ STREAM_IRI = "http://mobileservice.org/positions.trdf"
 BACKGROUND = ["--background", "http://mobileservice.org/meansOfTransportation.rdf="
               f"{ROOT / 'queries' / 'data' / 'meansOfTransportation.ttl'}"]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+#: a query whose reports show every element, and a stream for it: a lost message shows
+ALL = ROOT / "tests" / "data" / "mqtt-all.rq"
+LINES = [f'{300 * k} <http://ex/s{k}> <http://ex/p> "{k}" .'.encode() for k in range(40)]
+
+
+def stream_file(directory: Path) -> Path:
+    path = directory / "s.tnt"
+    path.write_bytes(b"\n".join(LINES) + b"\n")
+    return path
 
 
 def cli(*args: str, **options) -> subprocess.CompletedProcess:
@@ -45,24 +54,22 @@ class Running:
         return out, err, self.process.returncode
 
 
-def test_query_reads_a_topic_as_it_reads_the_file(broker):
-    lines = POSITIONS.read_bytes().splitlines()
+def test_query_reads_a_topic_as_it_reads_the_file(broker, tmp_path):
+    lines = LINES
     # one line per message, then two lines in one message, and bad payloads between them
     payloads = [*lines[:4], b"not a triple", lines[4] + b"\n" + lines[5], b"7 <urn:a> <urn:p> \xff .",
-                *lines[6:], b"12000 <urn:a> <urn:p> <urn:b> .\nstill not a triple"]
-    running = Running("query", str(QUERY), "--stream", f"{STREAM_IRI}={broker.url('city/positions')}", *BACKGROUND,
-                      "--mqtt-idle", "1")
+                *lines[6:], b"not a triple either\n" + lines[-1]]
+    running = Running("query", str(ALL), "--stream", f"http://ex/s={broker.url('city/positions')}", "--mqtt-idle", "1")
     publish(broker.url("city/positions"), payloads)
     out, err, status = running.finish()
     assert status == 0, err
-    expected = cli("query", str(QUERY), "--stream", f"{STREAM_IRI}={POSITIONS}", *BACKGROUND)
-    assert expected.returncode == 0 and expected.stdout.count("\n") > 10
-    # the extra triple at 12000 ms joins nothing (no ex:isIn): the reports are the file's
+    expected = cli("query", str(ALL), "--stream", f"http://ex/s={stream_file(tmp_path)}")
+    assert expected.returncode == 0 and expected.stdout.count("\n") == 13
     assert out == expected.stdout
     topic = broker.url("city/positions")
     assert f"{topic}:5: not a timestamp: 'not' (an integer or an xsd:dateTime)" in err
     assert f"{topic}:7: not UTF-8 text (byte 0xff at column 19); set aside" in err
-    assert f"{topic}:{len(payloads)}: line 2: not a timestamp: 'still'" in err
+    assert f"{topic}:{len(payloads)}: line 1: not a timestamp: 'not'" in err
     assert "3 stream lines set aside" in err
 
 
@@ -82,20 +89,18 @@ def test_reason_reads_a_topic_as_it_reads_the_file(broker, tmp_path):
     assert f"{broker.url('building/+/temp')}:11: expected ')' after the arguments (topic building/r1/temp)" in err
 
 
-def test_a_broker_restart_loses_nothing(broker):
+def test_a_broker_restart_loses_nothing(broker, tmp_path):
     """QoS 1 and a kept session: what is published while the engine is cut off reaches it after."""
-    lines = POSITIONS.read_bytes().splitlines()
-    running = Running("query", str(QUERY), "--stream", f"{STREAM_IRI}={broker.url('positions')}", *BACKGROUND,
-                      "--mqtt-idle", "3", "--mqtt-qos", "1")
-    publish(broker.url("positions"), lines[:7])
+    running = Running("query", str(ALL), "--stream", f"http://ex/s={broker.url('positions')}", "--mqtt-idle", "3",
+                      "--mqtt-qos", "1")
+    publish(broker.url("positions"), LINES[:15])
     broker.stop()      # SIGTERM: Mosquitto writes its sessions and what waits in them
     broker.start()     # the engine is still away (reconnecting): the rest waits in its session
-    publish(broker.url("positions"), lines[7:])
+    publish(broker.url("positions"), LINES[15:])
     out, err, status = running.finish()
     assert status == 0, err
     assert "connection lost" in err and "reconnected (the session was kept)" in err
-    expected = cli("query", str(QUERY), "--stream", f"{STREAM_IRI}={POSITIONS}", *BACKGROUND)
-    assert out == expected.stdout
+    assert out == cli("query", str(ALL), "--stream", f"http://ex/s={stream_file(tmp_path)}").stdout
 
 
 def test_reports_are_published_one_message_each(broker):
@@ -191,3 +196,89 @@ def test_without_paho_the_extra_is_named(monkeypatch, capsys):
     assert status == 2
     assert capsys.readouterr().err == ("rsp-plugin: reading or publishing MQTT needs paho-mqtt: "
                                        "pip install 'rsp_plugin[mqtt]'\n")
+
+
+def test_the_service_feeds_a_stream_from_a_topic_and_publishes_reports_to_one(broker, tmp_path):
+    """serve: a stream registered with {"mqtt": URL} reads the topic; an observer with an mqtt:// URL gets
+    each report as a message; only brokers the operator allowed are used."""
+    import httpx
+
+    from rsp_plugin.io.mqtt import BrokerAddress, MqttOptions, Subscription
+    from rsp_plugin.service import ServiceSettings
+    from service_helpers import bare, cli_lines, path, running_service
+
+    settings = ServiceSettings(mqtt_allow=(f"mqtt://127.0.0.1:{broker.port}/lab/",))
+    reports = Subscription(BrokerAddress.parse(broker.url("lab/reports")), MqttOptions(idle=1)).start()
+    try:
+        with running_service(settings) as (base, app):
+            http = httpx.Client(base_url=base, timeout=30)
+            refused = http.put(f"/streams/{path('http://ex/s')}", json={"mqtt": broker.url("elsewhere/s")})
+            assert refused.status_code == 403 and "--mqtt-allow" in refused.json()["error"]
+            fed = http.put(f"/streams/{path('http://ex/s')}", json={"mqtt": broker.url("lab/s"), "format": "tnt"})
+            assert fed.status_code in (200, 201) and fed.json()["mqtt"] == broker.url("lab/s")
+            name = http.post("/queries", content=ALL.read_bytes(),
+                             headers={"content-type": "application/sparql-query"}).json()["name"]
+            added = http.post(f"/queries/{name}/observers", json={"url": broker.url("lab/reports")})
+            assert added.status_code == 201
+            assert http.post(f"/queries/{name}/observers", json={"url": broker.url("other/r")}).status_code == 403
+            publish(broker.url("lab/s"), [*LINES[:20], b"bad payload", *LINES[20:]])
+            deadline = time.time() + 30
+            while http.get(f"/streams/{path('http://ex/s')}").json()["triples"] < len(LINES):
+                assert time.time() < deadline
+                time.sleep(0.05)
+            stream = http.get(f"/streams/{path('http://ex/s')}").json()
+            assert stream["rejected"] == 1
+            assert stream["recent_rejected"] == [f"{broker.url('lab/s')}:21: not a timestamp: 'bad' (an integer "
+                                                 "or an xsd:dateTime)"]
+            http.post("/finish")
+            expected = cli_lines(ALL, f"http://ex/s={stream_file(tmp_path)}")
+            served = http.get(f"/queries/{name}/results").json()["results"]
+            assert [bare(r) for r in served] == expected
+            published = [json.loads(m.payload) for batch in reports.batches() for m in batch]
+            assert published == served
+    finally:
+        reports.close()
+
+
+def test_the_message_log_keeps_order_survives_a_torn_record_and_forgets_committed_segments(tmp_path, monkeypatch):
+    from rsp_plugin.io import mqtt
+
+    monkeypatch.setattr(mqtt, "SEGMENT_MESSAGES", 3)
+    log = mqtt.MessageLog(tmp_path / "log")
+    for number in range(1, 8):
+        log.append(mqtt.Message(number, "t/a", f"payload {number}".encode(), 1000 + number, number % 4, False))
+    log.close()
+    last = sorted((tmp_path / "log").glob("log-*.bin"))[-1]
+    with last.open("ab") as handle:
+        handle.write(b"\x00\x00\x00")  # a record cut short by a crash
+    again = mqtt.MessageLog(tmp_path / "log")
+    assert again.next_number == 8
+    assert [m.payload for m in again.read(3, 6)] == [b"payload 3", b"payload 4", b"payload 5"]
+    assert again.read(2, 3)[0] == mqtt.Message(2, "t/a", b"payload 2", 1002, 2, False)
+    again.forget(7)  # messages 1..6 committed: the segments of 1-3 and 4-6 go, the last stays
+    assert [m.number for m in again.read(1, 100)] == [7]
+    recent = mqtt.MessageLog(tmp_path / "log").recent()  # (what a redelivery after a restart is compared with)
+    assert mqtt._Recent.key("t/a", 3, b"payload 7") in recent
+    assert mqtt._Recent.key("t/a", 3, b"payload 8") not in recent
+
+
+def test_a_redelivered_message_is_dropped_once_a_new_one_is_kept():
+    """QoS 1: the broker sends again (DUP) what we may have had; a double of one received lately is dropped."""
+    from paho.mqtt.client import MQTTMessage
+
+    from rsp_plugin.io.mqtt import BrokerAddress, MqttOptions, Subscription
+
+    subscription = Subscription(BrokerAddress.parse("mqtt://127.0.0.1:1/t"), MqttOptions())
+
+    def delivered(mid: int, payload: bytes, dup: bool):
+        message = MQTTMessage(mid=mid, topic=b"t")
+        message.payload, message.qos, message.dup = payload, 1, dup
+        subscription._on_message(None, None, message)
+
+    delivered(1, b"0 <urn:a> <urn:p> <urn:b> .", False)
+    delivered(1, b"0 <urn:a> <urn:p> <urn:b> .", True)    # our acknowledgement was lost: a double
+    delivered(2, b"1 <urn:a> <urn:p> <urn:c> .", True)    # sent again, but never had: kept
+    delivered(1, b"0 <urn:a> <urn:p> <urn:b> .", False)   # the same bytes published again: a new message
+    taken = subscription.take(10, timeout=0)
+    assert [(m.number, m.mid, m.payload[:1]) for m in taken] == [(1, 1, b"0"), (2, 2, b"1"), (3, 1, b"0")]
+    assert subscription.doubles == 1
