@@ -188,11 +188,12 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
-                                         "throughput", "soak", "reason"],
+                                         "throughput", "soak", "reason", "mqtt"],
                        help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
-    bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
+    bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800; mqtt: messages "
+                                                   "offered per second, e.g. 1000,10000,100000")
     bench.add_argument("--time-points", type=int, default=300)
     bench.add_argument("--repeat", type=int, default=None,
                        help="runs per setting; the median is reported (default 3; spark: 1)")
@@ -203,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.add_argument("--explain", action="store_true",
                        help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
-    bench.add_argument("--plot", metavar="PNG", help="throughput / soak / spark: where the plot goes ('-': none)")
+    bench.add_argument("--plot", metavar="PNG", help="throughput / soak / spark / mqtt: where the plot goes ('-': none)")
     bench.add_argument("--old-limit", type=int, metavar="N",
                        help="throughput: the per-fact path runs on at most the first N triples (default 1M)")
     bench.add_argument("--triples", type=int, metavar="N",

@@ -84,7 +84,7 @@ def run_query(options, user_error) -> int:
 
 def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
            last: int | None = None, progress=None, results=lambda: 0,
-           max_line_bytes: int | None = limits.MAX_LINE_BYTES) -> int:
+           max_line_bytes: int | None = limits.MAX_LINE_BYTES, on_note=None) -> int:
     """Feed the engine from its sources, merged in time order, and end the replay; returns the number
     of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`). A line longer
     than `max_line_bytes` or not UTF-8 is set aside by the readers; a timestamp too far ahead of the
@@ -107,7 +107,7 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
         readers = []
         for number, source in enumerate(sources):
             handle = OpenSource(source, engine.terms, user_error, max_line_bytes=max_line_bytes,
-                                contexts=engine.jsonld_contexts)
+                                contexts=engine.jsonld_contexts, note=on_note)
             opened.append(handle)
             readers.append(_tagged(number, source, handle.elements))
         live = any(source.live for source in sources)

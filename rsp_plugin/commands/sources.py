@@ -113,16 +113,18 @@ def stream_source(text: str, user_error, input_format: str = "tnt", mqtt=None) -
 
 
 class OpenSource:
-    """An opened source: its elements (read lazily) and the handle to close."""
+    """An opened source: its elements (read lazily) and the handle to close (`note`: who hears how a
+    broker's connection goes; default: stderr)."""
 
     def __init__(self, source: StreamSource, terms: Dictionary, user_error, *,
-                 max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None):
+                 max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None,
+                 note=None):
         self.source = source
         self.handle: BinaryIO | None = None
         self._socket = None
         self._subscription = None
         if source.kind == "mqtt":
-            self._subscription = subscribe(source, user_error)
+            self._subscription = subscribe(source, user_error, note)
             self.elements = broker_elements(self._subscription, source, terms, max_line_bytes=max_line_bytes,
                                             contexts=contexts)
             return

@@ -520,6 +520,7 @@ class Publisher:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.max_queued_messages_set(0)
+        client.max_inflight_messages_set(1000)  # (paho's 20 unacknowledged QoS 1 messages hold a fast stream back)
         _connect(client, self.address, self.options)
         client.loop_start()
         if not self._connected.wait(self.options.connect_timeout) or self._problem:
