@@ -65,6 +65,8 @@ PAYLOAD_FORMATS = ("tnt", "nt", "ttl", "trig", "nq", "jsonld", "stream")
 MAX_WAITING = 200_000
 #: how many recent messages a redelivery is compared with
 RECENT = 1 << 16
+#: QoS 1 / 2 messages a publisher lets wait for the broker's acknowledgement before it waits too
+MAX_PENDING = 20_000
 
 
 class BrokerError(Exception):
@@ -543,13 +545,20 @@ class Publisher:
             self.on_note(f"{self.name}: connection lost ({reason_code}); reconnecting")
 
     def publish(self, payload: bytes | str, topic: str | None = None) -> None:
-        """Send (or queue, while reconnecting) one message."""
+        """Send (or queue, while reconnecting) one message. QoS 1 and 2: at most MAX_PENDING wait for the
+        broker's acknowledgement; the next waits for room (paho numbers them in 16 bits: more would collide)."""
+        if self.options.qos:
+            pending = self._pending
+            while pending and pending[0].is_published():
+                pending.popleft()
+            while len(pending) >= MAX_PENDING:
+                pending[0].wait_for_publish(1.0)
+                while pending and pending[0].is_published():
+                    pending.popleft()
         info = self._client.publish(topic or self.address.topic, payload, qos=self.options.qos)
         self.published += 1
         if self.options.qos:
             self._pending.append(info)
-            while self._pending and self._pending[0].is_published():
-                self._pending.popleft()
 
     def close(self, wait: float = 30.0) -> int:
         """Wait up to `wait` s for the broker to take what was published; disconnect. Returns how many it
