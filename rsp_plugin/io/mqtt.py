@@ -365,7 +365,7 @@ class Subscription:
         self._subscribed.set()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
-        if not self._closed:
+        if not self._closed and self._subscribed.is_set() and self._problem is None:  # (start() says the rest)
             self.on_note(f"{self.name}: connection lost ({reason_code}); reconnecting")
 
     def _on_message(self, client, userdata, message) -> None:
@@ -541,7 +541,7 @@ class Publisher:
         self._connected.set()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
-        if not self._closed:
+        if not self._closed and self._connected.is_set() and self._problem is None:  # (start() says the rest)
             self.on_note(f"{self.name}: connection lost ({reason_code}); reconnecting")
 
     def publish(self, payload: bytes | str, topic: str | None = None) -> None:
