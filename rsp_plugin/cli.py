@@ -83,11 +83,11 @@ def _parser() -> argparse.ArgumentParser:
                                   help="run a LARS program over a stream; one JSON line per time point")
     reason.add_argument("program", help="the LARS program (.lars)")
     reason.add_argument("--stream", required=True,
-                        help="the stream: .stream (atoms) or .tnt (timestamped N-Triples); - reads standard input "
-                             "(--input-format)")
+                        help="the stream: .stream (atoms) or .tnt (timestamped N-Triples); - reads standard input; "
+                             "mqtt://HOST:PORT/TOPIC a broker's topic whose messages hold such lines (--input-format)")
     reason.add_argument("--input-format", choices=["stream", "tnt"],
-                        help="--stream -: how standard input is written: stream (TIMESTAMP atom lines, the default) "
-                             "or tnt (timestamped N-Triples)")
+                        help="--stream - and mqtt:// streams: how the lines are written: stream (TIMESTAMP atom "
+                             "lines, the default) or tnt (timestamped N-Triples); a file's extension says it")
     reason.add_argument("--from", dest="first", type=int, help="first time point (default: the stream's first)")
     reason.add_argument("--to", dest="last", type=int, help="last time point (default: the stream's last)")
     reason.add_argument("--no-pruning", action="store_true", help="do not switch off rules that cannot fire")
@@ -115,18 +115,26 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--at", type=int, metavar="T", help="--explain: the time point (default: the last)")
     reason.add_argument("--explain-format", choices=["text", "json"], default="text",
                         help="--explain: indented text (default) or the tree as JSON")
+    _mqtt_arguments(reason, payload_time=False)
     reason.set_defaults(run=_reason, command_parser=reason)
 
     query = commands.add_parser("query", allow_abbrev=False,
                                  help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over "
                                       "streams; one JSON line per evaluation")
     query.add_argument("query", help="the query file (.rq)")
-    query.add_argument("--stream", action="append", required=True, metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT",
+    query.add_argument("--stream", action="append", required=True,
+                       metavar="IRI=FILE|IRI=-|IRI=tcp://HOST:PORT|IRI=mqtt://HOST:PORT/TOPIC",
                        help="a stream the query reads: .tnt, .trig / .nq (timestamped graphs), .nt / .ttl "
                             "(one moment: FILE@T gives its time in ms, default 0); - reads standard input, "
-                            "tcp://HOST:PORT a socket, as the lines come (--input-format); repeatable")
+                            "tcp://HOST:PORT a socket, as the lines come, mqtt://HOST:PORT/TOPIC a broker's "
+                            "topic (+ and # allowed; mqtts:// for TLS), each message as it comes (--input-format); "
+                            "repeatable")
     query.add_argument("--input-format", choices=["tnt", "nt", "ttl", "trig", "nq", "jsonld"], default="tnt",
-                       help="the format of standard input and sockets (default tnt: timestamped N-Triples lines)")
+                       help="the format of standard input, sockets and broker messages (default tnt: timestamped "
+                            "N-Triples lines; nt, ttl, jsonld documents are seen at their arrival unless "
+                            "--payload-time; trig, nq: each graph at its prov:generatedAtTime)")
+    query.add_argument("--publish", metavar="mqtt://HOST:PORT/TOPIC",
+                       help="publish each report as one message to this topic, in --format, instead of printing it")
     query.add_argument("--background", action="append", default=[], metavar="[IRI=]FILE",
                        help="a static graph: FILE joins every query's default graph; IRI=FILE is graph <IRI> "
                             "for FROM <IRI> / FROM NAMED <IRI>; repeatable")
@@ -177,6 +185,7 @@ def _parser() -> argparse.ArgumentParser:
                             "down to stream lines, background graphs, entailments and rule derivations")
     query.add_argument("--explain-format", choices=["text", "json"], default="text",
                        help="--explain: indented text (default) or one JSON object per row")
+    _mqtt_arguments(query)
     query.set_defaults(run=_query, command_parser=query)
 
     serve = commands.add_parser("serve", allow_abbrev=False,
@@ -199,15 +208,20 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--explain", action="store_true",
                        help="keep what explanations need and answer GET /queries/{name}/explain (the page's "
                             "\"why?\"): the matches of a row down to stream elements, entailments, rule derivations")
+    serve.add_argument("--mqtt-allow", action="append", default=[], metavar="mqtt://HOST:PORT[/TOPIC]",
+                       help="a broker (and topic prefix) a stream registered over HTTP may read from, or a query's "
+                            "observer publish to (none by default); repeatable")
+    _mqtt_arguments(serve, idle=False)
     serve.set_defaults(run=_serve, command_parser=serve)
 
     bench = commands.add_parser("bench", allow_abbrev=False, help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
-                                         "throughput", "soak", "reason"],
+                                         "throughput", "soak", "reason", "mqtt"],
                        help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
-    bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800")
+    bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800; mqtt: messages "
+                                                   "offered per second, e.g. 1000,10000,100000")
     bench.add_argument("--time-points", type=int, default=300)
     bench.add_argument("--repeat", type=int, default=None,
                        help="runs per setting; the median is reported (default 3; spark: 1)")
@@ -218,7 +232,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.add_argument("--explain", action="store_true",
                        help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
-    bench.add_argument("--plot", metavar="PNG", help="throughput / soak / spark: where the plot goes ('-': none)")
+    bench.add_argument("--plot", metavar="PNG", help="throughput / soak / spark / mqtt: where the plot goes ('-': none)")
     bench.add_argument("--old-limit", type=int, metavar="N",
                        help="throughput: the per-fact path runs on at most the first N triples (default 1M)")
     bench.add_argument("--triples", type=int, metavar="N",
@@ -234,6 +248,37 @@ def _parser() -> argparse.ArgumentParser:
                             "the modes on 1 and 2 cores")
     bench.set_defaults(run=_bench, command_parser=bench)
     return parser
+
+
+def _mqtt_arguments(command, *, payload_time: bool = True, idle: bool = True) -> None:
+    """How a command talks to an MQTT broker (`rsp_plugin.io.mqtt`): delivery, session, credentials, TLS."""
+    group = command.add_argument_group("MQTT (mqtt:// streams and --publish; needs the extra rsp_plugin[mqtt])")
+    group.add_argument("--mqtt-qos", type=int, choices=[0, 1, 2], default=1,
+                       help="delivery: 0 at most once, 1 at least once (default; a redelivered double is dropped), "
+                            "2 exactly once")
+    group.add_argument("--mqtt-client-id", metavar="ID",
+                       help="keep the broker session under this id across runs: the next run with it gets what "
+                            "came meanwhile (default: a fresh session, kept only through reconnects)")
+    group.add_argument("--mqtt-protocol", choices=["3.1.1", "5"], default="3.1.1",
+                       help="MQTT 3.1.1 (default: its persistent sessions survive a broker's restart everywhere) or 5")
+    group.add_argument("--mqtt-session-expiry", type=int, default=3600, metavar="SECONDS",
+                       help="MQTT 5: how long the broker keeps the session while we are away (default 3600)")
+    group.add_argument("--mqtt-username", metavar="NAME")
+    group.add_argument("--mqtt-password-file", metavar="FILE",
+                       help="the password, on the file's first line (or in the environment variable "
+                            "RSP_PLUGIN_MQTT_PASSWORD)")
+    group.add_argument("--mqtt-ca-file", metavar="PEM", help="TLS: the CA certificates to trust (default: the system's)")
+    group.add_argument("--mqtt-cert-file", metavar="PEM", help="TLS: a client certificate")
+    group.add_argument("--mqtt-key-file", metavar="PEM", help="TLS: the client certificate's key")
+    group.add_argument("--mqtt-insecure", action="store_true", help="TLS without checking the broker's host name")
+    if idle:
+        group.add_argument("--mqtt-idle", type=float, metavar="SECONDS",
+                           help="end a broker's stream after SECONDS without a message, as a file ends (default: "
+                                "never; Ctrl-C)")
+    if payload_time:
+        group.add_argument("--payload-time", metavar="IRI",
+                           help="nt, ttl, jsonld messages: their time is the object of their triple with this "
+                                "predicate (ms or xsd:dateTime), not their arrival")
 
 
 def _line_bound(command) -> None:
@@ -278,6 +323,10 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    if options.stream.startswith(("mqtt://", "mqtts://")):  # a broker's topic (rsp_plugin/io/mqtt.py)
+        from .commands.reason import reason_from_broker
+
+        return reason_from_broker(options, UserError)
     if options.explain is not None:  # why an atom holds (rsp_plugin/explain/cli.py)
         from .explain.cli import reason_explained
 
@@ -353,7 +402,8 @@ def _serve(options) -> int:
     settings = ServiceSettings(host=options.host, port=options.port, token=options.token,
                                graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
                                background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
-                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)))
+                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)),
+                               mqtt_allow=tuple(options.mqtt_allow), mqtt=_broker_options(options))
     try:
         settings.check()
     except ValueError as error:
@@ -361,6 +411,18 @@ def _serve(options) -> int:
     print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
     serve(settings, explain=options.explain)
     return 0
+
+
+def _broker_options(options):
+    """serve --mqtt-*: how the service talks to the brokers it is allowed (None: no broker allowed)."""
+    if not options.mqtt_allow:
+        return None
+    from .commands.sources import mqtt_options
+
+    for url in options.mqtt_allow:
+        if not url.startswith(("mqtt://", "mqtts://")):
+            raise UserError(f"--mqtt-allow {url}: expected mqtt://HOST:PORT[/TOPIC-PREFIX]")
+    return mqtt_options(options, UserError)
 
 
 class _Version(argparse.Action):

@@ -50,6 +50,10 @@ def run_suite(options) -> int:
         from .reason import run
 
         return run(options)
+    if options.suite == "mqtt":
+        from .mqtt import run
+
+        return run(options)
     if options.suite == "soak":
         from .soak import run
 

@@ -1,4 +1,4 @@
-"""`rsp-plugin query QUERY --stream IRI=FILE|IRI=-|IRI=tcp://HOST:PORT ...`: a continuous query over streams.
+"""`rsp-plugin query QUERY --stream IRI=FILE|IRI=-|IRI=tcp://HOST:PORT|IRI=mqtt://HOST:PORT/TOPIC ...`: a continuous query.
 
 One JSON object per evaluation on stdout by default (DESIGN.md, "Command line"):
 `{"t": 10000, "bindings": [{"x": "<http://ex/a>"}]}`, `{"t": ..., "triples": [...]}`
@@ -10,7 +10,8 @@ timestamps read, so an out-of-order line is still taken while a window that
 will hold it is not reported yet, and is late otherwise. A bad or late line is
 reported on stderr as `FILE:LINE: reason`, counted, and skipped; the run ends
 with the last windows that still reach the data (standard input and sockets:
-when they close). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
+when they close; a broker's topic: after `--mqtt-idle` seconds without a message). `--publish
+mqtt://HOST:PORT/TOPIC` sends each report to a topic instead (`commands/publish.py`). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
 (a live source is closed at its first element after `--to`). A replay that
 takes longer than a few seconds shows a progress line on stderr unless `-q`.
 """
@@ -42,6 +43,11 @@ def run_query(options, user_error) -> int:
     variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
     try:
         writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables)
+        if getattr(options, "publish", None):
+            from .publish import ReportPublisher, publisher_for
+
+            writer = ReportPublisher(publisher_for(options.publish, options, user_error),
+                                     getattr(options, "format", "json"), form=query.form, variables=variables)
     except FormatError as error:
         raise user_error(str(error)) from None
     first, last = getattr(options, "first", None), getattr(options, "last", None)
@@ -81,7 +87,7 @@ def run_query(options, user_error) -> int:
 
 def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
            last: int | None = None, progress=None, results=lambda: 0,
-           max_line_bytes: int | None = limits.MAX_LINE_BYTES) -> int:
+           max_line_bytes: int | None = limits.MAX_LINE_BYTES, on_note=None) -> int:
     """Feed the engine from its sources, merged in time order, and end the replay; returns the number
     of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`). A line longer
     than `max_line_bytes` or not UTF-8 is set aside by the readers; a timestamp too far ahead of the
@@ -104,7 +110,7 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
         readers = []
         for number, source in enumerate(sources):
             handle = OpenSource(source, engine.terms, user_error, max_line_bytes=max_line_bytes,
-                                contexts=engine.jsonld_contexts)
+                                contexts=engine.jsonld_contexts, note=on_note)
             opened.append(handle)
             readers.append(_tagged(number, source, handle.elements))
         live = any(source.live for source in sources)
@@ -169,7 +175,12 @@ def engine_for(options, user_error):
     for note in query.notes:  # an undeclared well-known prefix and what it was read as
         print(note, file=sys.stderr)
     input_format = getattr(options, "input_format", None) or "tnt"
-    sources = [as_written(stream_source(text, user_error, input_format), query) for text in options.stream]
+    mqtt = None
+    if any(text.partition("=")[2].startswith(("mqtt://", "mqtts://")) for text in options.stream):
+        from .sources import mqtt_options
+
+        mqtt = mqtt_options(options, user_error)
+    sources = [as_written(stream_source(text, user_error, input_format, mqtt), query) for text in options.stream]
     if sum(source.kind == "stdin" for source in sources) > 1:
         raise user_error("only one --stream can read standard input (IRI=-)")
     contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())

@@ -1,5 +1,6 @@
-"""`rsp-plugin reason` for DatalogMTL programs, and what every `reason` path (LARS, DatalogMTL) does
-around its engine: open the stream after checking `--from` / `--to`, count the lines it sets aside."""
+"""`rsp-plugin reason` for DatalogMTL programs and for a broker's stream, and what every `reason` path
+(LARS, DatalogMTL) does around its engine: open the stream after checking `--from` / `--to`, count the
+lines it sets aside."""
 
 from __future__ import annotations
 
@@ -105,5 +106,54 @@ def reason_datalogmtl(options, user_error) -> int:
             else:
                 line = {"t": point, "atoms": sorted(holding)}
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    set_aside.say_how_many()
+    return 0
+
+
+def reason_from_broker(options, user_error) -> int:
+    """`reason PROGRAM --stream mqtt://HOST:PORT/TOPIC`: a LARS program over a broker's messages (`.stream`
+    atom lines, or `.tnt` lines with `--input-format tnt`), evaluated as a file is (`rsp_plugin.batch.reason`):
+    a time point's line is written once a later one has data; the stream ends after `--mqtt-idle` seconds
+    without a message, or at its first element after `--to`."""
+    from ..batch.reason import replay
+    from ..io.mqtt import BrokerAddress, PayloadReader
+    from ..lars.syntax import parse_program_file
+    from .sources import StreamSource, mqtt_options, subscribe
+
+    if options.explain is not None or options.at is not None:
+        raise user_error("--explain reads a stream file (the explanations name its lines); a broker's stream "
+                         "(mqtt://) runs without it")
+    if options.semantics != "stream" or options.language == "datalogmtl" or str(options.program).endswith(".mtl"):
+        raise user_error("a broker's stream (mqtt://) is read by LARS programs under --semantics stream; "
+                         "DatalogMTL programs and answer streams read stream files")
+    if options.first is not None and options.last is not None and options.first > options.last:
+        raise user_error(f"--from {options.first} is after --to {options.last}")
+    try:
+        address = BrokerAddress.parse(options.stream)
+    except ValueError as error:
+        raise user_error(f"--stream {error}") from None
+    program = parse_program_file(options.program)
+    input_format = options.input_format or "stream"
+    source = StreamSource(options.stream, "mqtt", fmt=input_format, broker=address,
+                          mqtt=mqtt_options(options, user_error))
+    bound = getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)
+    reader = PayloadReader(source.name, input_format, wildcard=address.wildcard, max_line_bytes=bound)
+    set_aside = SetAside()
+    subscription = subscribe(source, user_error)
+    out = sys.stdout
+
+    def blocks():
+        for block in reader.atom_blocks(subscription.batches(), program.terms, prefixes=dict(program.prefixes),
+                                        tick_ms=program.tick_ms):
+            yield block
+            out.flush()  # the lines this block let out, now: the next block may be a while
+
+    try:
+        replay(program, source.name, out, first=options.first, last=options.last, pruning=not options.no_pruning,
+               changes=options.changes, on_rejected=set_aside, blocks=blocks(),
+               max_derivations=options.max_derivations,
+               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
+    finally:
+        subscription.close()
     set_aside.say_how_many()
     return 0

@@ -1,9 +1,11 @@
-"""Where `rsp-plugin query --stream IRI=...` reads a stream: a file, standard input or a socket.
+"""Where `rsp-plugin query --stream IRI=...` reads a stream: a file, standard input, a socket or a broker.
 
     IRI=FILE          a file; its extension names the format (.tnt, .trig, .nq, .nt, .ttl, ...)
     IRI=FILE@T        a plain RDF document seen at T ms
     IRI=-             standard input, read as it comes (`--input-format`, default tnt)
     IRI=tcp://H:P     a TCP socket this command connects to, read line by line as it comes
+    IRI=mqtt://H:P/T  an MQTT topic (wildcards + and #) subscribed to, each message read as it comes
+                      (`--input-format`; `rsp_plugin.io.mqtt`); mqtts:// over TLS
 
 A source gives `StreamElement`s and `Rejected` records, never an exception for a
 bad line: a line that is not UTF-8 is set aside like a line that cannot be read.
@@ -49,19 +51,23 @@ class StreamSource:
     """One --stream argument: the stream's IRI and where its elements come from."""
 
     iri: str
-    kind: str                       # "file", "stdin" or "tcp"
+    kind: str                       # "file", "stdin", "tcp" or "mqtt"
     path: Path | None = None
     address: tuple[str, int] | None = None
     moment: int = 0                 # the time (ms) of a plain RDF document's triples
     fmt: str = "tnt"
+    broker: object = None           # kind "mqtt": the `BrokerAddress`, and how to talk to it (`MqttOptions`)
+    mqtt: object = None
 
     @property
     def name(self) -> str:
-        """How a rejected line names its source: the file, `<stdin>`, or `tcp://HOST:PORT`."""
+        """How a rejected line names its source: the file, `<stdin>`, `tcp://HOST:PORT` or `mqtt://HOST:PORT/TOPIC`."""
         if self.kind == "file":
             return str(self.path)
         if self.kind == "stdin":
             return "<stdin>"
+        if self.kind == "mqtt":
+            return str(self.broker)
         return f"tcp://{self.address[0]}:{self.address[1]}"
 
     @property
@@ -69,13 +75,26 @@ class StreamSource:
         return self.kind != "file"
 
 
-def stream_source(text: str, user_error, input_format: str = "tnt") -> StreamSource:
-    """Read one --stream argument (IRI=FILE, IRI=FILE@T, IRI=-, IRI=tcp://HOST:PORT)."""
+def stream_source(text: str, user_error, input_format: str = "tnt", mqtt=None) -> StreamSource:
+    """Read one --stream argument (IRI=FILE, IRI=FILE@T, IRI=-, IRI=tcp://HOST:PORT, IRI=mqtt://HOST:PORT/TOPIC);
+    `mqtt`: the `MqttOptions` a broker's stream is read with."""
     iri, equals, where = text.partition("=")
     if not equals or not iri or not where:
-        raise user_error(f"--stream {text}: expected IRI=FILE, IRI=- or IRI=tcp://HOST:PORT, "
-                         "e.g. --stream http://ex.org/s=data/s.tnt")
+        raise user_error(f"--stream {text}: expected IRI=FILE, IRI=-, IRI=tcp://HOST:PORT or "
+                         "IRI=mqtt://HOST:PORT/TOPIC, e.g. --stream http://ex.org/s=data/s.tnt")
     iri = iri.strip("<>")
+    if where.startswith(("mqtt://", "mqtts://")):
+        from ..io.mqtt import BrokerAddress, MqttOptions
+
+        try:
+            broker = BrokerAddress.parse(where)
+        except ValueError as error:
+            raise user_error(f"--stream {iri}={error}") from None
+        mqtt = mqtt or MqttOptions()
+        if mqtt.payload_time is not None and input_format not in ("nt", "ttl", "jsonld"):
+            raise user_error(f"--payload-time: {input_format} messages carry their own times; it times nt, ttl "
+                             "or jsonld documents (--input-format)")
+        return StreamSource(iri, "mqtt", fmt=input_format, broker=broker, mqtt=mqtt or MqttOptions())
     moment = 0
     name, at, when = where.rpartition("@")
     if at and when.lstrip("-").isdigit() and not Path(where).exists():
@@ -94,13 +113,21 @@ def stream_source(text: str, user_error, input_format: str = "tnt") -> StreamSou
 
 
 class OpenSource:
-    """An opened source: its elements (read lazily) and the handle to close."""
+    """An opened source: its elements (read lazily) and the handle to close (`note`: who hears how a
+    broker's connection goes; default: stderr)."""
 
     def __init__(self, source: StreamSource, terms: Dictionary, user_error, *,
-                 max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None):
+                 max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None,
+                 note=None):
         self.source = source
         self.handle: BinaryIO | None = None
         self._socket = None
+        self._subscription = None
+        if source.kind == "mqtt":
+            self._subscription = subscribe(source, user_error, note)
+            self.elements = broker_elements(self._subscription, source, terms, max_line_bytes=max_line_bytes,
+                                            contexts=contexts)
+            return
         if source.kind == "file":
             try:
                 self.handle = source.path.open("rb")
@@ -119,12 +146,73 @@ class OpenSource:
                                     max_line_bytes=max_line_bytes, contexts=contexts)
 
     def close(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
         if self.source.kind == "stdin":
             return
         if self.handle is not None:
             self.handle.close()
         if self._socket is not None:
             self._socket.close()
+
+
+def subscribe(source: StreamSource, user_error, note=None):
+    """A broker's topic subscribed to (`rsp_plugin.io.mqtt.Subscription`); what the user should know about
+    the connection (subscribed, lost, back) goes to stderr. A broker that cannot be used is one line."""
+    from ..io.mqtt import BrokerError, Subscription
+
+    def say(text: str) -> None:
+        print(f"rsp-plugin: {text}", file=sys.stderr, flush=True)
+
+    try:
+        return Subscription(source.broker, source.mqtt, on_note=note or say).start()
+    except BrokerError as error:
+        raise user_error(str(error)) from None
+
+
+def broker_elements(subscription, source: StreamSource, terms: Dictionary, *,
+                    max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None):
+    """The elements of a subscription's messages as they come, in `source.fmt` (`rsp_plugin.io.mqtt.PayloadReader`)."""
+    from ..io.mqtt import PayloadReader
+
+    reader = PayloadReader(source.name, source.fmt, wildcard=source.broker.wildcard,
+                           payload_time=source.mqtt.payload_time, max_line_bytes=max_line_bytes, contexts=contexts)
+    for messages in subscription.batches():
+        yield from reader.elements(messages, terms)
+
+
+def mqtt_options(options, user_error):
+    """The `MqttOptions` of a command's --mqtt-* options (and the password from --mqtt-password-file or
+    the environment variable RSP_PLUGIN_MQTT_PASSWORD, never from the command line itself)."""
+    import os
+
+    from ..io.mqtt import MqttOptions
+
+    password = os.environ.get("RSP_PLUGIN_MQTT_PASSWORD")
+    password_file = getattr(options, "mqtt_password_file", None)
+    if password_file:
+        try:
+            text = Path(password_file).read_text(encoding="utf-8")
+        except OSError as error:
+            raise user_error(f"{password_file}: cannot read the MQTT password: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise user_error(f"{password_file}: the MQTT password is not UTF-8 text") from None
+        password = text.splitlines()[0] if text else ""
+    for name in ("mqtt_ca_file", "mqtt_cert_file", "mqtt_key_file"):
+        path = getattr(options, name, None)
+        if path and not Path(path).is_file():
+            raise user_error(f"{path}: cannot read the --{name.replace('_', '-')}: no such file")
+    idle = getattr(options, "mqtt_idle", None)
+    if idle is not None and idle <= 0:
+        raise user_error(f"--mqtt-idle {idle:g}: expected a number of seconds above 0")
+    return MqttOptions(qos=getattr(options, "mqtt_qos", 1), client_id=getattr(options, "mqtt_client_id", None),
+                       username=getattr(options, "mqtt_username", None),
+                       password=password if getattr(options, "mqtt_username", None) is not None else None,
+                       ca_file=getattr(options, "mqtt_ca_file", None), cert_file=getattr(options, "mqtt_cert_file", None),
+                       key_file=getattr(options, "mqtt_key_file", None), insecure=getattr(options, "mqtt_insecure", False),
+                       session_expiry=getattr(options, "mqtt_session_expiry", 3600), idle=idle,
+                       protocol=getattr(options, "mqtt_protocol", "3.1.1"),
+                       payload_time=getattr(options, "payload_time", None))
 
 
 def read_source(binary: BinaryIO, fmt: str, terms: Dictionary, *, name: str, moment: int = 0,
@@ -184,4 +272,5 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
     yield from read_source(io.BytesIO(ntriples.encode()), "nt", terms, name=name, moment=timestamp)
 
 
-__all__ = ["INPUT_FORMATS", "OpenSource", "StreamSource", "read_source", "stream_source"]
+__all__ = ["INPUT_FORMATS", "OpenSource", "StreamSource", "broker_elements", "mqtt_options", "read_source",
+           "stream_source", "subscribe"]

@@ -1,6 +1,8 @@
 """`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR] [--mode driver|distributed] [--partition-by VAR]`.
 
-The stream files are read by the `rdf` source (parsed in the executors); then
+The stream files are read by the `rdf` source (parsed in the executors), a broker's topic
+(`--stream IRI=mqtt://...`) by the `rdf-mqtt` source (`rsp_plugin.spark.mqtt`; driver mode, a
+micro-batch every half second, ended by `--mqtt-idle`); then
 
 - `--mode driver` (default): the micro-batch driver feeds the same engine as
   `--engine local`, on the driver;
@@ -37,11 +39,14 @@ class Started:
     """A query the command line has started on Spark: `finish()` waits for its end (a replay reads
     its files, then reports the last windows) and says on stderr how many lines were set aside."""
 
-    def __init__(self, wait):
+    def __init__(self, wait, sink=None):
         self._wait = wait
+        self._sink = sink
 
     def finish(self) -> int:
         count = self._wait()
+        if self._sink is not None:
+            self._sink.close()  # (--publish: what the broker has not taken yet)
         if count:
             print(f"rsp-plugin: {count} stream line{'s' if count != 1 else ''} set aside (see above)", file=sys.stderr)
         return 0
@@ -55,9 +60,17 @@ def start(options, user_error, *, out=None) -> Started:
     from ..spark.session import spark_session
 
     engine, _, sources = engine_for(options, user_error)
-    if any(source.live for source in sources):
-        raise user_error("--engine spark reads stream files; standard input (IRI=-) and sockets are read by --engine local")
-    sources = [(source.iri, source.path, source.moment) for source in sources]
+    if any(source.kind in ("stdin", "tcp") for source in sources):
+        raise user_error("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
+                         "sockets are read by --engine local")
+    brokers = [source for source in sources if source.kind == "mqtt"]
+    if brokers and (getattr(options, "mode", None) == "distributed" or getattr(options, "partition_by", None)):
+        raise user_error("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
+    checkpoint = getattr(options, "checkpoint", None)
+    for lane, source in enumerate(sources):
+        if source.kind == "mqtt":
+            _check_broker(source, user_error, _broker_log(source, lane, checkpoint)[1])
+    files = [source for source in sources if source.kind == "file"]
 
     mode = getattr(options, "mode", None) or "driver"
     key = getattr(options, "partition_by", None)
@@ -74,27 +87,102 @@ def start(options, user_error, *, out=None) -> Started:
                   file=sys.stderr)
     spark = spark_session(getattr(options, "master", None))
     frames = []
-    for iri, path, moment in sources:
-        reader = (spark.readStream.format("rdf").option("stream", iri)
+    for lane, source in enumerate(sources):
+        if source.kind == "mqtt":
+            frames.append((source.iri, _broker_frame(spark, source, lane, checkpoint, options)))
+            continue
+        reader = (spark.readStream.format("rdf").option("stream", source.iri)
                   .option("maxLinesPerTrigger", getattr(options, "batch_lines", None) or BATCH_LINES)
                   .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
-        if path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
-            reader = reader.option("timestamp", str(moment))
-        frames.append((iri, reader.load(str(path.resolve()))))
+        if source.path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
+            reader = reader.option("timestamp", str(source.moment))
+        frames.append((source.iri, reader.load(str(source.path.resolve()))))
     quiet = getattr(options, "quiet", False)
-    progress = None if quiet else Progress(total_rows=count_lines(p for _, p, _ in sources))
-    checkpoint = getattr(options, "checkpoint", None)
+    progress = None if quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
     sink = ConsoleSink(out, fmt=options.format)
+    if getattr(options, "publish", None):  # each report one message to a broker's topic
+        from .publish import PublishSink, publisher_for
+
+        sink = PublishSink(publisher_for(options.publish, options, user_error), options.format)
     if key:
         from ..spark.partitioned import run_partitioned_engine
 
         state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
                                        progress=progress)
-        return Started(lambda: state.set_aside)
+        return Started(lambda: state.set_aside, sink)
     if plan is not None:
         from ..spark.distributed import run_distributed
 
         run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
+    elif brokers:  # a live stream: a micro-batch every half second, until the brokers go quiet (--mqtt-idle)
+        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress,
+                        trigger={"processingTime": "0.5 seconds"})
+        return Started(lambda: _until_idle(run, brokers[0].mqtt.idle), sink)
     else:
         run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
-    return Started(lambda: run.wait().state.set_aside)
+    return Started(lambda: run.wait().state.set_aside, sink)
+
+
+def _check_broker(source, user_error, client_id: str | None) -> None:
+    """A broker that cannot be used is one line now, not a Spark job failing later. A session kept under
+    `client_id` is made now, so that the broker keeps for it what comes before Spark's reader is up."""
+    from dataclasses import replace
+
+    from ..io.mqtt import BrokerError, Publisher, open_session
+
+    try:
+        if client_id is None:
+            Publisher(source.broker, source.mqtt).start().close(wait=0)
+        else:
+            print(f"rsp-plugin: {open_session(source.broker, replace(source.mqtt, client_id=client_id))}",
+                  file=sys.stderr, flush=True)
+    except BrokerError as error:
+        raise user_error(str(error)) from None
+
+
+def _broker_log(source, lane: int, checkpoint) -> tuple[str | None, str | None]:
+    """(message log directory, session client id) of a broker's stream: under --checkpoint, a log of its
+    own and a session named after it (a restart resumes both); else none, or --mqtt-client-id's session."""
+    from pathlib import Path
+
+    from ..io.mqtt import session_id
+
+    if checkpoint is None:
+        return None, source.mqtt.client_id
+    log = str(Path(checkpoint).resolve() / "mqtt" / f"lane-{lane}")
+    return log, source.mqtt.client_id or session_id(log, str(source.broker))
+
+
+def _broker_frame(spark, source, lane: int, checkpoint, options):
+    """The `rdf-mqtt` source of a --stream IRI=mqtt://...; with --checkpoint, its message log and a
+    session kept under a client id of its own there (`rsp_plugin.spark.mqtt`: a restart loses nothing)."""
+    mqtt = source.mqtt
+    log, client_id = _broker_log(source, lane, checkpoint)
+    reader = (spark.readStream.format("rdf-mqtt").option("url", str(source.broker)).option("stream", source.iri)
+              .option("format", source.fmt).option("qos", str(mqtt.qos)).option("protocol", mqtt.protocol)
+              .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
+    settings = {"payloadTime": mqtt.payload_time, "clientId": client_id, "username": mqtt.username,
+                "password": mqtt.password, "caFile": mqtt.ca_file, "certFile": mqtt.cert_file,
+                "keyFile": mqtt.key_file, "insecure": "true" if mqtt.insecure else None, "log": log}
+    for key, value in settings.items():
+        if value is not None:
+            reader = reader.option(key, value)
+    return reader.load()
+
+
+def _until_idle(run, idle: float | None) -> int:
+    """Wait for a live run: with `idle`, stop it once no micro-batch came for that long (none running),
+    then report its last windows as a replay does; without, until it is stopped (Ctrl-C)."""
+    import time
+
+    state = run.driver.state
+    seen, quiet_since = state.last_batch, time.monotonic()
+    while not run.query.awaitTermination(0.25):
+        if state.last_batch != seen:
+            seen, quiet_since = state.last_batch, time.monotonic()
+        elif idle is not None and time.monotonic() - quiet_since >= idle \
+                and not run.query.status.get("isTriggerActive"):
+            run.query.stop()
+            break
+    run.driver.finish()
+    return run.driver.state.set_aside

@@ -37,12 +37,16 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
     live = LiveEngine(settings, explainer=explainer)
     observers = Observers(settings)
     live.listeners.append(observers.offer)
+    from .brokers import BrokerFeeds
+
+    feeds = BrokerFeeds(live, settings)  # streams fed from a broker's topic (brokers.py)
 
     @asynccontextmanager
     async def lifespan(app):
         live.loop = asyncio.get_running_loop()
         yield
         await observers.close()
+        feeds.close()
         live.close()
 
     async def run(function, *args):
@@ -82,10 +86,17 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         if request.method == "GET":
             return JSONResponse(await run(live.stream_info, iri))
         if request.method == "PUT":
+            body = await read_limited(request, settings.max_body_bytes)
+            if body is None:
+                raise ServiceError(413, f"the body is larger than {settings.max_body_bytes} bytes")
+            spec = _json_object(body) if body.strip() else None  # {"mqtt": URL, ...}: fed from a topic
             info, created = await run(live.register_stream, iri)
+            if spec is not None:
+                info = {**info, **(await asyncio.to_thread(feeds.attach, iri, spec))}
             return JSONResponse(info, status_code=201 if created else 200)
         if request.method == "DELETE":
             await run(live.unregister_stream, iri)
+            feeds.detach(iri)
             return Response(status_code=204)
         body = await read_limited(request, settings.max_body_bytes)
         if body is None:
@@ -277,7 +288,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
             url = json.loads(body)["url"] if body and body.strip().startswith(b"{") else _text(body or b"").strip()
         except (KeyError, json.JSONDecodeError, TypeError):
             raise ServiceError(400, 'expected {"url": "http://..."} or the URL as text') from None
-        if not settings.webhook_allowed(url):
+        if not url.startswith(("mqtt://", "mqtts://")) and not settings.webhook_allowed(url):
             raise ServiceError(403, f"webhook <{url}> is not under an allowed prefix (serve --webhook-allow URL); "
                                     f"allowed: {', '.join(settings.webhook_allow) or 'none'}")
         observer = observers.add_webhook(name, url)
@@ -345,6 +356,16 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
 
 def _sse(value: dict) -> str:
     return f"id: {value['seq']}\nevent: result\ndata: {json.dumps(value, ensure_ascii=False)}\n\n"
+
+
+def _json_object(body: bytes) -> dict:
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ServiceError(400, f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise ServiceError(400, 'expected a JSON object, e.g. {"mqtt": "mqtt://HOST:PORT/TOPIC"}')
+    return value
 
 
 def _int_param(request, name: str) -> int | None:

@@ -196,10 +196,19 @@ class LiveEngine:
         state.pushes += 1
         name = f"<{iri}> push {state.pushes}"
         timestamp = t if t is not None else int(time.time() * 1000)
-        read = read_body(data, kind, self.engine.terms, timestamp, name)
+        return self.take(iri, read_body(data, kind, self.engine.terms, timestamp, name), name, started)
+
+    def take(self, iri: str, read, source: str, started: float | None = None) -> dict:
+        """Push what was read (`ReadBody`: a request's body, or a broker's messages), move the watermark;
+        the bad lines, located. On the engine's thread."""
+        started = time.perf_counter() if started is None else started
+        self._request_started = started
+        state = self._stream(iri)
+        if self.finished:
+            raise ServiceError(409, "the replay has finished (POST /finish): the engine takes no more elements")
         before = len(self.engine.rejected)
         if read.elements:
-            self.engine.push(iri, read.elements, source=name)
+            self.engine.push(iri, read.elements, source=source)
             latest = max(element.time_point for element in read.elements)
             if state.latest is None or latest > state.latest:
                 state.latest = latest

@@ -88,7 +88,13 @@ class Observers:
 
     def add_webhook(self, query: str, url: str) -> Observer:
         observer = Observer(f"o{next(self._ids)}", query, url, queue=asyncio.Queue(maxsize=self.settings.queue))
-        observer.task = asyncio.get_running_loop().create_task(self._deliver(observer))
+        if url.startswith(("mqtt://", "mqtts://")):  # reports published to a broker's topic (brokers.py)
+            from .brokers import publishing_task
+
+            work = publishing_task(observer, self.settings)()
+        else:
+            work = self._deliver(observer)
+        observer.task = asyncio.get_running_loop().create_task(work)
         self.webhooks[observer.id] = observer
         return observer
 

@@ -48,6 +48,10 @@ class ServiceSettings:
     webhook_timeout: float = 5.0
     #: triples shown by GET .../window before it is cut
     window_limit: int = 10_000
+    #: brokers (and topic prefixes) fed streams may read and observers publish to (`serve --mqtt-allow`);
+    #: none by default; and how to talk to them (`rsp_plugin.io.mqtt.MqttOptions`: credentials, TLS)
+    mqtt_allow: tuple[str, ...] = ()
+    mqtt: object = None
 
     def check(self) -> None:
         """Refuse settings that would expose the service without a token."""

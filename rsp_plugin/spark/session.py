@@ -60,9 +60,11 @@ def task_slots(spark) -> int:
 
 
 def register(spark) -> None:
-    """Register the plugin's data sources on `spark` (`rdf`, `rdf-http`)."""
+    """Register the plugin's data sources on `spark` (`rdf`, `rdf-http`, `rdf-mqtt`)."""
     from .http import HTTPDataSource
+    from .mqtt import MQTTDataSource
     from .source import RDFDataSource
 
     spark.dataSource.register(RDFDataSource)
     spark.dataSource.register(HTTPDataSource)
+    spark.dataSource.register(MQTTDataSource)

@@ -1,0 +1,1 @@
+"""Where streams come from and go to."""
