@@ -25,3 +25,10 @@ class RuleSyntaxError(LocatedError):
 
 class QuerySyntaxError(LocatedError):
     """A continuous query that cannot be parsed or registered."""
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of an offset of a text."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
