@@ -103,6 +103,15 @@ def _first_too_deep(text: str, hidden, kept, limit: int) -> int:
     return 0  # pragma: no cover - only called for a text found too deep
 
 
+def deepest(text: str, *, hidden: re.Pattern | None = None, kept: re.Pattern | None = None) -> int:
+    """The offset of the first bracket at the deepest level of `text` (counted as `check_brackets`
+    counts): where to point when a parser found it too deep after all."""
+    brackets = _NOT_BRACKETS.sub("", _bare(text, hidden, kept))
+    if not brackets:
+        return 0
+    return _first_too_deep(text, hidden, kept, max(accumulate(map(_STEP.__getitem__, brackets))) - 1)
+
+
 def check_tree(tree, filename: str, error=LocatedError, *, limit: int) -> None:
     """Raise `error` at the first node of a lark parse tree deeper than `limit` levels below its
     root (walked without recursion, so that a tree too deep for Python's stack is measured too)."""
@@ -136,4 +145,4 @@ def _place(node) -> tuple[int, int]:
     return 1, 1
 
 
-__all__ = ["check_brackets", "check_tree", "too_deep"]
+__all__ = ["check_brackets", "check_tree", "deepest", "too_deep"]

@@ -45,8 +45,11 @@ from urllib.parse import urljoin
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from .. import limits
 from ..errors import QuerySyntaxError
 from ..lines import decode_text
+from ..nesting import check_brackets, deepest
+from ..terms import bad_escapes
 from . import dialects
 from .checker import locate
 from .messages import anonymous_patterns, end_position, not_closed, open_bracket, phrase_list, position, word_at
@@ -66,6 +69,13 @@ from .model import (
 _GRAMMAR = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
 _PARSER = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
 _PATTERNS = anonymous_patterns(_PARSER)
+#: what nests in a query is its brackets (`{`, `(`, `[`), rdflib's SPARQL parser recursing some 40
+#: frames a level: counted outside strings, comments and escapes (the grammar's own terminals);
+#: an IRI's brackets count (a parser reading its `<` as "less than" sees them), but a `#` in it
+#: starts no comment
+_NESTING_HIDDEN = re.compile("|".join(_PARSER.get_terminal(name).pattern.to_regexp() for name in ("STRING", "COMMENT"))
+                             + r"|\\.")
+_NESTING_KEPT = re.compile(_PARSER.get_terminal("IRIREF").pattern.to_regexp())
 
 #: the name a CQELS `STREAM <s> [...] { }` block's window gets (it has none in the text)
 WINDOW_NAME = "urn:x-rsp-plugin:window:{}"
@@ -95,11 +105,22 @@ def parse_query(text: str, filename: str = "<query>", *, base: str | None = None
     "rspql", "cqels", "sparqlstream" (that dialect's forms only).
     """
     dialects.check_choice(dialect)
+    check_brackets(text, filename, QuerySyntaxError, limit=limits.MAX_QUERY_NESTING, hidden=_NESTING_HIDDEN,
+                   kept=_NESTING_KEPT)
+    for offset, reason in bad_escapes(text):  # (rdflib would read them as a surrogate, which no writer writes)
+        raise QuerySyntaxError(reason, filename, *position(text, offset))
     try:
         tree = _PARSER.parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename, dialect) from None
     return _Builder(text, filename, base, dialect).build(tree)
+
+
+def _too_deep_after_all(text: str, filename: str) -> QuerySyntaxError:
+    """rdflib recursed too deep on a query within the bound (it reads some text otherwise than the
+    grammar does): one located line still, at the deepest bracket."""
+    line, column = position(text, deepest(text, hidden=_NESTING_HIDDEN, kept=_NESTING_KEPT))
+    return QuerySyntaxError("nested too deeply for the SPARQL parser", filename, line, column)
 
 
 def reparse(text: str, filename: str, base: str | None, dialect: str = "auto") -> ContinuousQuery:
@@ -744,6 +765,8 @@ class _Builder:
 
         try:
             parsed = parseQuery(sparql)
+        except RecursionError:
+            raise _too_deep_after_all(self.text, self.filename) from None
         except Exception as error:  # pyparsing's ParseException, and rdflib's own on bad escapes
             raise self.body_error(sparql, error) from None
         prefixes = self.prefixes
@@ -760,6 +783,8 @@ class _Builder:
         parsed[1] = traverse(parsed[1], visitPost=resolve)
         try:
             return translateQuery(parsed, base=self.base)
+        except RecursionError:
+            raise _too_deep_after_all(self.text, self.filename) from None
         except Exception as error:  # rdflib raises plain Exceptions for bad bodies
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             line, column = self._locate(message)
