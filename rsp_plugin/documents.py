@@ -46,7 +46,7 @@ from . import limits
 from .errors import LocatedError, position
 from .lines import decode_text
 from .nesting import check_brackets
-from .terms import bad_escapes
+from .terms import bad_escapes, quotable
 
 TEXT_FORMATS = {"turtle", "ttl", "nt", "ntriples", "nt11", "nquads", "nq", "trig", "n3", "json-ld", "jsonld"}
 XML_FORMATS = {"xml", "pretty-xml", "trix", "application/rdf+xml"}
@@ -112,7 +112,7 @@ def parse_jsonld(document, graph, text: str, filename: str, *, base: str | None 
     for statement in graph.quads((None, None, None, None)) if hasattr(graph, "quads") else graph:
         for term in statement:
             if isinstance(term, URIRef) and not _IRI.match(term):
-                raise DocumentRefused(f"not an IRI: <{str(term)[:60]}>; refused", filename,
+                raise DocumentRefused(f"not an IRI: <{quotable(str(term)[:60])}>; refused", filename,
                                       *_place_of(text, str(term)))
     return graph
 

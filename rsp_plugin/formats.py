@@ -31,7 +31,7 @@ from typing import BinaryIO, Iterable, Iterator, TextIO
 
 from . import limits
 from .lines import Rejected, lines_of, read_document, set_aside_bad_escapes
-from .terms import TRIPLE, BadText, Dictionary, canonical_literal
+from .terms import TRIPLE, BadText, Dictionary, canonical_literal, quotable
 from .timeline import datetime_time_point, time_point
 
 Fact = tuple[int, tuple[int, ...]]
@@ -466,7 +466,7 @@ def _check_iris(quads) -> None:
     for quad in quads:
         for term in quad:
             if isinstance(term, URIRef) and not _IRI_KEY.match(f"<{term}>"):
-                raise ValueError(f"not an IRI: <{str(term)[:60]}>")
+                raise ValueError(f"not an IRI: <{quotable(str(term)[:60])}>")
 
 
 def _top_level_blocks(text: str):
@@ -540,6 +540,6 @@ def _error_line(error: Exception) -> int:
 def _first_line(error: Exception) -> str:
     why = getattr(error, "_why", None)  # rdflib's BadSyntax keeps the reason apart
     if isinstance(why, str) and why:
-        return why
+        return quotable(why[:200])
     lines = [line for line in str(error).strip().splitlines() if line.strip() and not line.startswith("at line")]
-    return lines[0][:200] if lines else type(error).__name__
+    return quotable(lines[0][:200]) if lines else type(error).__name__

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from . import limits
+from .errors import short_words
 from .terms import BadText, bad_escapes, paired_surrogates
 
 BLOCK_BYTES = 1 << 20
@@ -49,6 +50,10 @@ class Rejected:
     filename: str
     line: int
     reason: str
+
+    def __post_init__(self) -> None:
+        if len(self.reason) > 100:  # (a reason quoting a token of thousands of characters: its start)
+            object.__setattr__(self, "reason", short_words(self.reason))
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}: {self.reason}"

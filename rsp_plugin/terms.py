@@ -183,6 +183,18 @@ def paired_surrogates(text: str) -> str:
         raise BadText(f"U+{ord(lone):04X} is not a character (half of a surrogate pair, alone)") from None
 
 
+def quotable(text: str) -> str:
+    """`text` as a message may quote it: a lone surrogate (rdflib's errors quote what they read) is
+    written as its escape, so that the message itself can be written out.
+
+    >>> quotable("<http://ex/\\ud800>")
+    '<http://ex/\\\\ud800>'
+    """
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def canonical_literal(key: str) -> str:
     """One written form per literal: "a"^^xsd:string is "a" (RDF 1.1), and only
     `\\`, `"`, newline and carriage return are escaped (\\u00E9 is é), as rdflib writes it.

@@ -155,7 +155,9 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
     seen at `timestamp`. A document that cannot be read (not UTF-8, not JSON, nested too deeply, an
     escape of no character, a key that makes no IRI) is set aside whole, at the place named."""
     from ..documents import DocumentRefused, inline_contexts, load_json, parse_jsonld
+    from ..errors import clipped
     from ..lines import decode_text
+    from ..terms import quotable
 
     from rdflib import Dataset
 
@@ -168,7 +170,8 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
         yield Rejected(name, refused.lineno or 1, _set_aside(refused.msg))
         return
     except Exception as error:  # rdflib's JSON-LD reader raises many kinds
-        yield Rejected(name, 1, f"not JSON-LD: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+        why = str(error).splitlines()[0] if str(error).strip() else type(error).__name__
+        yield Rejected(name, 1, f"not JSON-LD: {quotable(clipped(why, 200))}")
         return
     named = [g for g in dataset.graphs() if str(g.identifier) != "urn:x-rdflib:default" and len(g)]
     if named:  # TripleWave's shape: named graphs with prov:generatedAtTime

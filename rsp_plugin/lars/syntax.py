@@ -25,7 +25,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import limits
-from ..errors import RuleSyntaxError
+from ..errors import RuleSyntaxError, clipped
 from ..lines import decode_text
 from ..nesting import check_tree
 from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key
@@ -238,7 +238,7 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSynta
     line, column = getattr(error, "line", 1), getattr(error, "column", 1)
     if isinstance(error, UnexpectedToken):
         token = error.token
-        found = "end of file" if token.type == "$END" else repr(str(token))
+        found = "end of file" if token.type == "$END" else repr(clipped(str(token)))
         accepted = set(getattr(error, "accepts", None) or error.expected)
         if token.type != "$END":
             accepted.discard("$END")

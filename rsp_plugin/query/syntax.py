@@ -46,7 +46,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import limits
-from ..errors import QuerySyntaxError
+from ..errors import QuerySyntaxError, clipped
 from ..lines import decode_text
 from ..nesting import check_brackets, deepest
 from ..terms import bad_escapes
@@ -158,7 +158,7 @@ def duration_ms(text: str) -> int:
             for number, unit in parts:
                 scale = _UNIT_MS.get(unit.lower())
                 if scale is None:
-                    raise ValueError(f"unknown time unit {unit!r} in {text} (ms, s, m, h, d)")
+                    raise ValueError(f"unknown time unit {clipped(unit)!r} in {clipped(text)} (ms, s, m, h, d)")
                 total += Decimal(number) * scale
         else:
             found = _ISO.match(text.upper())
@@ -202,20 +202,21 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str, asked: str) 
                        else f"unexpected end of the query; expected {expected}")
         else:
             offset = token.start_pos
+            shown = clipped(str(token))
             before = re.sub(r"#[^\n]*", " ", text[:offset]).rstrip()
             unclosed = not_closed(text, offset, str(token)) if str(token) in ")]}" else None
             if re.search(r"\bSELECT(\s+(RSTREAM|ISTREAM|DSTREAM))?(\s+(DISTINCT|REDUCED))?\Z", before, re.I):
-                message = f"unexpected {str(token)!r}: SELECT needs what to return: variables, (expression AS ?name) or *"
+                message = f"unexpected {shown!r}: SELECT needs what to return: variables, (expression AS ?name) or *"
             elif re.search(r"\bREGISTER\s+\w+\s+AS\Z", before, re.I) and token.type in ("SELECT", "CONSTRUCT", "ASK"):
-                message = f"unexpected {str(token)!r}: REGISTER names the query (or its stream) before AS"
+                message = f"unexpected {shown!r}: REGISTER names the query (or its stream) before AS"
             elif unclosed:
-                message = f"unexpected {str(token)!r}: {unclosed}"
+                message = f"unexpected {shown!r}: {unclosed}"
             elif str(token) in ")]}" and open_bracket(text, offset) is None:
-                message = f"unexpected {str(token)!r}: no bracket is open for it to close"
+                message = f"unexpected {shown!r}: no bracket is open for it to close"
             elif anything:
-                message = f"unexpected {str(token)!r} here"
+                message = f"unexpected {shown!r} here"
             else:
-                message = f"unexpected {str(token)!r}; expected {expected}"
+                message = f"unexpected {shown!r}; expected {expected}"
     elif isinstance(error, UnexpectedCharacters):
         found = text[error.pos_in_stream]
         message = f"unexpected character {found!r}"
@@ -658,7 +659,7 @@ class _Builder:
         if name in ("month", "months", "year", "years"):
             raise self.syntax_error(f"{unit}: months and years have no fixed length; write days", unit)
         if name not in _UNIT_MS or name == "ns":
-            raise self.syntax_error(f"unknown time unit {unit!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
+            raise self.syntax_error(f"unknown time unit {clipped(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
                                     unit)
         try:
             value = Decimal(str(first)) * _UNIT_MS[name]
