@@ -13,8 +13,8 @@ that need no parsing:
   a file or URL nobody gave us) is refused, as is a document whose entity
   references would expand to more than `limits.xml_expansion_bound` (the
   900-byte "billion laughs" is refused in microseconds);
-- JSON-LD: nested at most `limits.MAX_NESTING` levels (rdflib's reader recurses
-  per level), and every IRI it makes must be one (`"    ex:l"` as a key is not);
+- Turtle, TriG, N3 and JSON-LD: nested at most `limits.MAX_NESTING` levels
+  (rdflib's readers recurse per level); every IRI JSON-LD makes must be one (`"    ex:l"` as a key is not);
   a `@context` (or `@import`) given as an IRI is never fetched. It
   is replaced by a local file the user maps it to (`contexts={IRI: path}`,
   `--jsonld-context IRI=FILE`), else the document is refused. While rdflib
@@ -45,12 +45,14 @@ from urllib.parse import urljoin
 from . import limits
 from .errors import LocatedError, position
 from .lines import decode_text
-from .nesting import check_brackets
+from .nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
 from .terms import bad_escapes, quotable
 
 TEXT_FORMATS = {"turtle", "ttl", "nt", "ntriples", "nt11", "nquads", "nq", "trig", "n3", "json-ld", "jsonld"}
 XML_FORMATS = {"xml", "pretty-xml", "trix", "application/rdf+xml"}
 QUAD_FORMATS = {"trig", "nquads", "nq", "trix"}
+#: the text formats whose statements nest (blank nodes `[ ]`, collections `( )`, graphs `{ }`)
+NESTING_FORMATS = {"turtle", "ttl", "trig", "n3"}
 _EXTENSIONS = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".xml": "xml",
                ".jsonld": "json-ld", ".json": "json-ld", ".trig": "trig", ".nq": "nquads", ".nquads": "nquads",
                ".trix": "trix"}
@@ -93,6 +95,9 @@ def parse_document(data: bytes | str, rdf_format: str, *, filename: str = "<docu
         document = inline_contexts(load_json(text, filename), contexts or {}, base=base, filename=filename)
         parse_jsonld(document, graph, text, filename, base=base)
         return graph
+    if rdf_format in NESTING_FORMATS:  # (rdflib's reader recurses some 8 frames a level of `[` or `(`)
+        check_brackets(text, filename, DocumentRefused, limit=limits.MAX_NESTING, hidden=TURTLE_HIDDEN,
+                       kept=TURTLE_KEPT)
     for offset, reason in bad_escapes(text):
         raise DocumentRefused(f"{reason}; refused", filename, *position(text, offset))
     graph.parse(data=text, format=rdf_format, publicID=base)

@@ -423,6 +423,9 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
     line costs its own statement only (at most `_RECOVERIES` times a document)."""
     from rdflib import Dataset
 
+    from .documents import DocumentRefused
+    from .nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
+
     directives: list[str] = [] if _directives is None else _directives
     budget = [_RECOVERIES] if _budget is None else _budget
     for start_line, block in _top_level_blocks(text):
@@ -435,22 +438,29 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
         header = "\n".join(directives)
         block = block.lstrip()
         try:
+            # (rdflib's reader recurses per level of `[` and `(`: bounded first)
+            check_brackets(block, filename, DocumentRefused, limit=limits.MAX_NESTING, hidden=TURTLE_HIDDEN,
+                           kept=TURTLE_KEPT)
             dataset.parse(data=header + "\n" + block, format="trig")
             quads = sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q)))
             _check_iris(quads)
             keys = [(_rdf_key(s), _rdf_key(p), _rdf_key(o),
                      None if g is None or str(g) == "urn:x-rdflib:default" else _rdf_key(g)) for s, p, o, g in quads]
         except Exception as error:  # rdflib's parsers raise many kinds (and a surrogate alone is BadText)
+            deep = isinstance(error, DocumentRefused)
+            why = error.msg if deep else f"not TriG: {_first_line(error)}"
             rest = block.find("\n")
             if rest >= 0 and budget[0] > 0:
                 budget[0] -= 1
-                yield Rejected(filename, start_line, f"not TriG: {_first_line(error)}; the statement starting "
-                                                     "here is set aside")
+                yield Rejected(filename, start_line, f"{why}; the statement starting here is set aside")
                 yield from _trig_blocks(block[rest + 1:], filename, _offset=start_line, _directives=directives,
                                         _budget=budget)
                 continue
-            line = start_line + max(_error_line(error) - (header.count("\n") + 2), 0)
-            yield Rejected(filename, line, f"not TriG: {_first_line(error)}; the block is set aside")
+            if deep:
+                line = start_line + error.lineno - 1
+            else:
+                line = start_line + max(_error_line(error) - (header.count("\n") + 2), 0)
+            yield Rejected(filename, line, f"{why}; the block is set aside")
             continue
         for s, p, o, name in keys:
             yield s, p, o, name, start_line

@@ -30,6 +30,17 @@ from itertools import accumulate
 
 from .errors import LocatedError, position
 
+#: Turtle, TriG and SPARQL (one lexical family; the patterns of the query grammar's terminals): strings
+#: (long and short, either quote), comments and escapes (`ex:a\#`) hide their brackets; an IRI keeps
+#: them (a parser reading its `<` as "less than" sees them), but a `#` in it starts no comment
+TURTLE_HIDDEN = re.compile(r'"""(?:"?"?(?:[^"\\]|\\.))*"""'
+                           r"|'''(?:'?'?(?:[^'\\]|\\.))*'''"
+                           r'|"(?:[^"\\\n\r]|\\.)*"'
+                           r"|'(?:[^'\\\n\r]|\\.)*'"
+                           r"|#[^\n]*"
+                           r"|\\.")
+TURTLE_KEPT = re.compile(r'<[^<>"{}|^`\\\x00-\x20]*>')
+
 _NOT_BRACKETS = re.compile(r"[^\[\](){}]+")
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _OPENERS = "([{"
@@ -145,4 +156,4 @@ def _place(node) -> tuple[int, int]:
     return 1, 1
 
 
-__all__ = ["check_brackets", "check_tree", "deepest", "too_deep"]
+__all__ = ["TURTLE_HIDDEN", "TURTLE_KEPT", "check_brackets", "check_tree", "deepest", "too_deep"]

@@ -446,6 +446,9 @@ def nested(draw: random.Random, depth: int, language: str) -> str:
     elif language == "json":
         opens = [('{"http://ex.org/p": ', "}"), ("[", "]"), ('{"@list": [', "]}")]
         inner = "1"
+    elif language == "turtle":
+        opens = [("[ <http://ex.org/p> ", " ]"), ("( ", " )"), ('( "(" ', " )"), ("[ <http://ex.org/p#> ", " ]")]
+        inner = "1"
     elif language == "lars":
         opens = [("[1,1] BOXMINUS ", ""), ("-", ""), ("(", ")")]
         inner = "a(X)"
@@ -461,10 +464,11 @@ def test_deep_nesting_in_every_grammar_is_one_located_error(seed):
     from rsp_plugin import limits
     from rsp_plugin.commands.sources import read_source
     from rsp_plugin.documents import DocumentRefused, parse_document
+    from rsp_plugin.formats import read_rdf_document_at
 
     draw = random.Random(f"nesting-{seed}")
     for _ in range(24):
-        language = draw.choice(["query", "json", "lars", "mtl"])
+        language = draw.choice(["query", "json", "turtle", "lars", "mtl"])
         depth = draw.choice([draw.randint(1, 80), draw.randint(80, 3000)])
         body = nested(draw, depth, language)
 
@@ -477,6 +481,11 @@ def test_deep_nesting_in_every_grammar_is_one_located_error(seed):
                     items = list(read_source(io.BytesIO(document.encode()), "jsonld", Dictionary(), name="d.jsonld"))
                     assert all(isinstance(item, (StreamElement, Rejected)) for item in items)
                     parse_document(document, "json-ld", filename="d.jsonld")
+                elif language == "turtle":
+                    document = f"<{EX}a> <{EX}p> {body} ."
+                    items = list(read_rdf_document_at(document, Dictionary(), timestamp=1, filename="d.ttl"))
+                    assert all(isinstance(item, (StreamElement, Rejected)) for item in items)
+                    parse_document(document, "turtle", filename="d.ttl")
                 elif language == "lars":
                     parse_program(f"q(X) :- {body.replace('-a(X)', 'a(X), X = -X')} .", "f.lars")
                 else:

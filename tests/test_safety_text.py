@@ -342,6 +342,28 @@ def test_json_ld_nested_past_the_bound_is_refused_at_its_place():
     assert len(parse_document(json.dumps(nested), "json-ld", filename="d.jsonld")) == NEST // 2 - 1
 
 
+def test_turtle_and_trig_nested_past_the_bound_are_refused_at_their_place(tmp_path):
+    def nested(depth: int) -> str:
+        return f"<{EX}a> <{EX}p> " + f"[ <{EX}p> ( " * (depth // 2) + "1" + " ) ]" * (depth // 2) + " ."
+
+    deep, fine = nested(200), nested(NEST - 4)
+    column = [k for k, char in enumerate(deep) if char in "[("][NEST] + 1  # (the bracket that opens one level too many)
+    with pytest.raises(DocumentRefused, match=rf"bg.ttl:2:{column}: nesting deeper than {NEST} levels"):
+        parse_document(f"# a background\n{deep}\n", "turtle", filename="bg.ttl")
+    triples = 1 + 3 * ((NEST - 4) // 2)  # (a blank node: one triple; a collection of one: two)
+    assert len(parse_document(fine, "turtle", filename="bg.ttl")) == triples
+    (rejected,) = list(read_rdf_document_at(f"\n{deep}", Dictionary(), timestamp=1, filename="d.ttl"))
+    assert str(rejected) == f"d.ttl:2: nesting deeper than {NEST} levels"
+    trig = "\n".join([f"<{EX}g> {{ {fine} }}", f"<{EX}h> {{", deep, "}",
+                      f'<{EX}g> <http://www.w3.org/ns/prov#generatedAtTime> "4" .',
+                      f'<{EX}h> <http://www.w3.org/ns/prov#generatedAtTime> "5" .'])
+    elements, rejected = split(list(read_timestamped_graphs(trig, Dictionary(), filename="s.trig")))
+    assert {e.time_point for e in elements} == {4} and len(elements) == triples
+    assert [str(r) for r in rejected][:2] == [  # (the graph, then its lines read again: TriG's recovery)
+        f"s.trig:2: nesting deeper than {NEST} levels; the statement starting here is set aside",
+        f"s.trig:3: nesting deeper than {NEST} levels; the block is set aside"]
+
+
 # ticks, bytes, keys, digits --------------------------------------------------------------------------------------
 
 

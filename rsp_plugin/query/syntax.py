@@ -48,7 +48,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from .. import limits
 from ..errors import QuerySyntaxError, clipped
 from ..lines import decode_text
-from ..nesting import check_brackets, deepest
+from ..nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets, deepest
 from ..terms import bad_escapes
 from . import dialects
 from .checker import locate
@@ -69,13 +69,6 @@ from .model import (
 _GRAMMAR = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
 _PARSER = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
 _PATTERNS = anonymous_patterns(_PARSER)
-#: what nests in a query is its brackets (`{`, `(`, `[`), rdflib's SPARQL parser recursing some 40
-#: frames a level: counted outside strings, comments and escapes (the grammar's own terminals);
-#: an IRI's brackets count (a parser reading its `<` as "less than" sees them), but a `#` in it
-#: starts no comment
-_NESTING_HIDDEN = re.compile("|".join(_PARSER.get_terminal(name).pattern.to_regexp() for name in ("STRING", "COMMENT"))
-                             + r"|\\.")
-_NESTING_KEPT = re.compile(_PARSER.get_terminal("IRIREF").pattern.to_regexp())
 
 #: the name a CQELS `STREAM <s> [...] { }` block's window gets (it has none in the text)
 WINDOW_NAME = "urn:x-rsp-plugin:window:{}"
@@ -105,8 +98,9 @@ def parse_query(text: str, filename: str = "<query>", *, base: str | None = None
     "rspql", "cqels", "sparqlstream" (that dialect's forms only).
     """
     dialects.check_choice(dialect)
-    check_brackets(text, filename, QuerySyntaxError, limit=limits.MAX_QUERY_NESTING, hidden=_NESTING_HIDDEN,
-                   kept=_NESTING_KEPT)
+    # what nests in a query is its brackets (`{`, `(`, `[`): rdflib's SPARQL parser recurses ~40 frames a level
+    check_brackets(text, filename, QuerySyntaxError, limit=limits.MAX_QUERY_NESTING, hidden=TURTLE_HIDDEN,
+                   kept=TURTLE_KEPT)
     for offset, reason in bad_escapes(text):  # (rdflib would read them as a surrogate, which no writer writes)
         raise QuerySyntaxError(reason, filename, *position(text, offset))
     try:
@@ -119,7 +113,7 @@ def parse_query(text: str, filename: str = "<query>", *, base: str | None = None
 def _too_deep_after_all(text: str, filename: str) -> QuerySyntaxError:
     """rdflib recursed too deep on a query within the bound (it reads some text otherwise than the
     grammar does): one located line still, at the deepest bracket."""
-    line, column = position(text, deepest(text, hidden=_NESTING_HIDDEN, kept=_NESTING_KEPT))
+    line, column = position(text, deepest(text, hidden=TURTLE_HIDDEN, kept=TURTLE_KEPT))
     return QuerySyntaxError("nested too deeply for the SPARQL parser", filename, line, column)
 
 
