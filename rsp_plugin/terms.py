@@ -171,6 +171,15 @@ def bad_escapes(text: str):
                 yield found.start(), str(problem)
 
 
+def surrogates(text: str):
+    """(offset, reason) of each surrogate code point `text` holds as such: a program's text has none
+    (text read from UTF-8 cannot; a JSON string or a Python caller may hand one in)."""
+    if text.isascii():
+        return
+    for found in _SURROGATE.finditer(text):
+        yield found.start(), f"U+{ord(found.group()):04X} is not a character (a surrogate code point)"
+
+
 def paired_surrogates(text: str) -> str:
     """`text` with each surrogate pair held as two code points (rdflib reads `\\uD83D\\uDE00` so)
     made the one character it is; `BadText` if a surrogate stands alone. ASCII costs nothing."""

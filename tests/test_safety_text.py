@@ -182,12 +182,13 @@ def edge_lines() -> list[str]:
 
 
 def test_the_columnar_tnt_readers_give_the_per_line_verdicts():
-    data = ("\n".join(edge_lines()) + "\n").encode()
+    surrogate_bytes = f'30 <{EX}s> <{EX}p> "'.encode() + b'\xed\xa0\x80" .\n'  # (a surrogate as UTF-8: not UTF-8)
+    data = ("\n".join(edge_lines()) + "\n").encode() + surrogate_bytes + (tnt('"last"', 31) + "\n").encode()
     expected_terms = Dictionary()
     expected, expected_rejected = split(list(read_tnt(io.BytesIO(data), expected_terms, filename="s.tnt")))
     want = [(e.line, e.time_point, tuple(expected_terms.key(t) for t in e.fact[1])) for e in expected]
     want_rejected = [str(r) for r in expected_rejected]
-    assert len(want_rejected) == 4
+    assert len(want_rejected) == 5 and "not UTF-8" in want_rejected[-1] and want[-1][1] == 31
 
     terms = Dictionary()
     block = tnt_block(data, 1, terms, filename="s.tnt")
@@ -254,6 +255,13 @@ def test_a_program_a_query_and_a_background_say_where_the_escape_is(tmp_path):
     with pytest.raises(LocatedError, match=r"q.rq:2:17: \\uDC00 is not a character"):
         parse_query(text, "q.rq")
     parse_query(text.replace("\\uDC00", PAIR))
+    # held as such (text handed in by a JSON body or a Python caller: from UTF-8 bytes it cannot come)
+    with pytest.raises(LocatedError, match=r"q.rq:2:17: U\+DC00 is not a character"):
+        parse_query(text.replace("\\uDC00", "\udc00"), "q.rq")
+    with pytest.raises(LocatedError, match=r"p.lars:1:10: U\+D800 is not a character"):
+        parse_program('q :- a("x\ud800") .', "p.lars")
+    with pytest.raises(LocatedError, match=r"p.mtl:1:10: U\+D83D is not a character"):
+        parse_mtl('Q(X):-A("\ud83d\ude00")', "p.mtl")
     background = tmp_path / "bg.ttl"
     background.write_text(f'<{EX}a> <{EX}p> "ok" .\n<{EX}a> <{EX}p> "\\uD800" .\n')
     with pytest.raises(DocumentRefused, match=r"bg.ttl:2:38: \\uD800 is not a character"):

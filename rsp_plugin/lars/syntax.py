@@ -25,10 +25,10 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import limits
-from ..errors import RuleSyntaxError, clipped
+from ..errors import RuleSyntaxError, clipped, position
 from ..lines import decode_text
 from ..nesting import check_tree
-from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key
+from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key, surrogates
 from ..timeline import parse_duration_ms
 from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
 from .program import (
@@ -201,6 +201,8 @@ def parse_program(
         from ..mtl import load_program
 
         return load_program(text, filename, terms).program
+    for offset, reason in surrogates(text):
+        raise RuleSyntaxError(reason, filename, *position(text, offset))
     try:
         tree = _PARSER.parse(text)  # (an LALR parse: no recursion, however deep the text nests)
     except UnexpectedInput as error:

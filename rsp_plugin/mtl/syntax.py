@@ -39,11 +39,11 @@ from fractions import Fraction
 from pathlib import Path
 
 from .. import limits
-from ..errors import RuleSyntaxError
+from ..errors import RuleSyntaxError, position
 from ..lars.program import Atom, Location, Var
 from ..lines import decode_text
 from ..nesting import too_deep
-from ..terms import RDF, TRIPLE, XSD, BadText, Dictionary, canonical_literal
+from ..terms import RDF, TRIPLE, XSD, BadText, Dictionary, canonical_literal, surrogates
 from .model import (
     BINARY_NAMES,
     BOXMINUS,
@@ -149,6 +149,8 @@ def parse_mtl(text: str, filename: str = "<program>", terms: Dictionary | None =
     """
     from .check import check_program
 
+    for offset, reason in surrogates(text):
+        raise RuleSyntaxError(reason, filename, *position(text, offset))
     reader = _Reader(filename, terms if terms is not None else Dictionary())
     rules = []
     for number, raw in enumerate(text.splitlines(), 1):
