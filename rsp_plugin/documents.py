@@ -14,7 +14,8 @@ that need no parsing:
   references would expand to more than `limits.xml_expansion_bound` (the
   900-byte "billion laughs" is refused in microseconds);
 - Turtle, TriG, N3 and JSON-LD: nested at most `limits.MAX_NESTING` levels
-  (rdflib's readers recurse per level); every IRI JSON-LD makes must be one (`"    ex:l"` as a key is not);
+  (rdflib's readers recurse per level);
+- JSON-LD: every IRI it makes must be one (a key `"    ex:l"` makes none);
   a `@context` (or `@import`) given as an IRI is never fetched. It
   is replaced by a local file the user maps it to (`contexts={IRI: path}`,
   `--jsonld-context IRI=FILE`), else the document is refused. While rdflib

@@ -304,8 +304,8 @@ def read_rdf_document_at(
 
     from .documents import XML_FORMATS, DocumentRefused, parse_document
 
-    if isinstance(text, str) and rdf_format.lower() not in XML_FORMATS:
-        text, bad = set_aside_bad_escapes(text, filename)
+    if isinstance(text, str) and rdf_format.lower() not in XML_FORMATS | {"json-ld", "jsonld"}:
+        text, bad = set_aside_bad_escapes(text, filename)  # (a line of JSON is no statement: refused whole)
         yield from bad
     graph = Graph()
     try:

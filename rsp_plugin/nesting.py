@@ -8,8 +8,9 @@ nesting first, and says where, in one message:
 
     FILE:LINE:COLUMN: nesting deeper than N levels
 
-Brackets are what nests in SPARQL and JSON: `check_brackets` counts them,
-with what the language hides from its parser (strings, comments) skipped. In
+Brackets are what nests in SPARQL, Turtle, TriG and JSON: `check_brackets`
+counts them, with what the language hides from its parser (strings, comments)
+skipped. In
 the rule languages operators nest without brackets too (`X + Y + ...`,
 `[1,1] BOXMINUS [1,1] BOXMINUS ...`): the LARS grammar's parse tree (lark's
 LALR parser builds it without recursion) is measured instead, `check_tree`,

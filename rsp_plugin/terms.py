@@ -214,7 +214,7 @@ def canonical_literal(key: str) -> str:
     if "\\" not in key:
         return key
     end = key.rindex('"')
-    lexical = _ESCAPE.sub(_unescape, key[1:end])
+    lexical = unescape(key[1:end])
     lexical = lexical.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return f'"{lexical}"{key[end + 1:]}'
 

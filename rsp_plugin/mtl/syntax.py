@@ -14,7 +14,8 @@ addition), in which case it is that IRI and a binary atom is an RDF triple, as
 in the LARS language. Intervals: `[a,b]`, `(a,b]`, `[a,b)`, `(a,b)`, `[a]`
 (one point), `inf` / `+inf` as an open upper end; bounds are integers or
 decimals of at most 18 digits before and after the point. Formulas nest (in
-brackets, operators and `Since` / `Until`) at most `limits.MAX_NESTING` levels. MeTeoR's older `ALWAYS[-b,-a]` / `SOMETIME[-b,-a]` are read as
+brackets, operators and `Since` / `Until`) at most `limits.MAX_NESTING`
+levels. MeTeoR's older `ALWAYS[-b,-a]` / `SOMETIME[-b,-a]` are read as
 Boxminus / Diamondminus. Lines starting with `#` or `%` are comments.
 
 Every mistake is a `RuleSyntaxError` (`FILE:LINE:COLUMN: message`); the
