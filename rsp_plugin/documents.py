@@ -6,13 +6,17 @@ or text we read (never as a path or URL it would open itself), after checks
 that need no parsing:
 
 - text formats (Turtle, N-Triples, N-Quads, TriG, N3, JSON-LD) must be UTF-8:
-  the first bad byte is a located error;
+  the first bad byte is a located error; so is an escape that names no
+  character (`\\uD800` alone, `\\U00110000`: no writer could write it out);
 - RDF/XML and TriX: the DTD is read first (expat, stopping at the first
   element) and an entity declared there that is external (SYSTEM / PUBLIC:
   a file or URL nobody gave us) is refused, as is a document whose entity
   references would expand to more than `limits.xml_expansion_bound` (the
   900-byte "billion laughs" is refused in microseconds);
-- JSON-LD: a `@context` (or `@import`) given as an IRI is never fetched. It
+- Turtle, TriG, N3 and JSON-LD: nested at most `limits.MAX_NESTING` levels
+  (rdflib's readers recurse per level);
+- JSON-LD: every IRI it makes must be one (a key `"    ex:l"` makes none);
+  a `@context` (or `@import`) given as an IRI is never fetched. It
   is replaced by a local file the user maps it to (`contexts={IRI: path}`,
   `--jsonld-context IRI=FILE`), else the document is refused. While rdflib
   parses a JSON-LD document for us, its context loader refuses any fetch at
@@ -40,13 +44,17 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 from . import limits
-from .errors import LocatedError
+from .errors import LocatedError, position
 from .iris import file_iri
 from .lines import decode_text
+from .nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
+from .terms import bad_escapes, quotable
 
 TEXT_FORMATS = {"turtle", "ttl", "nt", "ntriples", "nt11", "nquads", "nq", "trig", "n3", "json-ld", "jsonld"}
 XML_FORMATS = {"xml", "pretty-xml", "trix", "application/rdf+xml"}
 QUAD_FORMATS = {"trig", "nquads", "nq", "trix"}
+#: the text formats whose statements nest (blank nodes `[ ]`, collections `( )`, graphs `{ }`)
+NESTING_FORMATS = {"turtle", "ttl", "trig", "n3"}
 _EXTENSIONS = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".xml": "xml",
                ".jsonld": "json-ld", ".json": "json-ld", ".trig": "trig", ".nq": "nquads", ".nquads": "nquads",
                ".trix": "trix"}
@@ -86,16 +94,48 @@ def parse_document(data: bytes | str, rdf_format: str, *, filename: str = "<docu
         return graph
     text = data if isinstance(data, str) else decode_text(bytes(data), filename, DocumentRefused)
     if rdf_format in ("json-ld", "jsonld"):
-        try:
-            document = _json(text, filename)
-            document = inline_contexts(document, contexts or {}, base=base, filename=filename)
-            with _no_fetching():
-                graph.parse(data=json.dumps(document), format="json-ld", publicID=base)
-        except RecursionError:
-            raise DocumentRefused("JSON nested too deeply; refused", filename, 1, 1) from None
+        document = inline_contexts(load_json(text, filename), contexts or {}, base=base, filename=filename)
+        parse_jsonld(document, graph, text, filename, base=base)
         return graph
+    if rdf_format in NESTING_FORMATS:  # (rdflib's reader recurses some 8 frames a level of `[` or `(`)
+        check_brackets(text, filename, DocumentRefused, limit=limits.MAX_NESTING, hidden=TURTLE_HIDDEN,
+                       kept=TURTLE_KEPT)
+    for offset, reason in bad_escapes(text):
+        raise DocumentRefused(f"{reason}; refused", filename, *position(text, offset))
     graph.parse(data=text, format=rdf_format, publicID=base)
     return graph
+
+
+def parse_jsonld(document, graph, text: str, filename: str, *, base: str | None = None):
+    """Loaded JSON-LD (`load_json`, its contexts inlined) into `graph` by rdflib, nothing fetched;
+    an IRI it makes that is none (a key `"    ex:l"`) is refused at its place in `text`."""
+    from rdflib import URIRef
+
+    try:
+        with _no_fetching():
+            graph.parse(data=json.dumps(document), format="json-ld", publicID=base)
+    except RecursionError:  # (`load_json` bounded the document's nesting: a context's, then)
+        raise DocumentRefused("nested too deeply for the JSON-LD reader; refused", filename, 1, 1) from None
+    for statement in graph.quads((None, None, None, None)) if hasattr(graph, "quads") else graph:
+        for term in statement:
+            if isinstance(term, URIRef) and not _IRI.match(term):
+                raise DocumentRefused(f"not an IRI: <{quotable(str(term)[:60])}>; refused", filename,
+                                      *_place_of(text, str(term)))
+    return graph
+
+
+#: an IRI as N-Triples writes one (what rdflib's writers and ours take)
+_IRI = re.compile(r'[^<>"{}|^`\\\x00-\x20]*\Z')
+
+
+def _place_of(text: str, iri: str) -> tuple[int, int]:
+    """Where a JSON-LD document wrote an IRI (or the last part of it, as a key relative to a base or
+    a vocabulary); 1:1 if it is nowhere to be found."""
+    for needle in (iri, iri.rsplit("/", 1)[-1], iri.rsplit("#", 1)[-1]):
+        found = text.find(json.dumps(needle)[1:-1]) if needle else -1
+        if found >= 0:
+            return position(text, found)
+    return 1, 1
 
 
 # XML: the DTD read before the document -------------------------------------------------------------
@@ -204,11 +244,21 @@ def _as_bytes_for_references(data: bytes) -> bytes:
 
 # JSON-LD: contexts from local files only ---------------------------------------------------------------
 
-def _json(text: str, filename: str):
+#: a JSON string, as the nesting check skips it (possessive: no backtracking state per character)
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.S)
+
+
+def load_json(text: str, filename: str):
+    """JSON text as Python data, or `DocumentRefused` at the place: nested deeper than
+    `limits.MAX_NESTING`, not JSON, or a string with an escape of no character (`\\uD800` alone)."""
+    check_brackets(text, filename, DocumentRefused, limit=limits.MAX_NESTING, hidden=_JSON_STRING)
     try:
-        return json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         raise DocumentRefused(f"not JSON: {error.msg}", filename, error.lineno, error.colno) from None
+    for offset, reason in bad_escapes(text):
+        raise DocumentRefused(f"{reason}; refused", filename, *position(text, offset))
+    return document
 
 
 def inline_contexts(document, contexts: dict[str, str], *, base: str | None = None, filename: str = "<document>",
@@ -260,7 +310,7 @@ def _load_context(iri: str, contexts: dict[str, str], base: str | None, filename
     except OSError as error:
         raise DocumentRefused(f"cannot read the JSON-LD context {path} (for <{iri}>): {error.strerror}",
                               filename, 1, 1) from None
-    loaded = _json(text, str(path))
+    loaded = load_json(text, str(path))
     if not isinstance(loaded, dict) or "@context" not in loaded:
         raise DocumentRefused(f"{path} (for <{iri}>) is not a JSON-LD context document (no @context)", filename, 1, 1)
     return _context_value(loaded["@context"], contexts, file_iri(path.resolve()), str(path), seen + (resolved,))
@@ -300,4 +350,5 @@ def _install_guard() -> None:
     _installed = True
 
 
-__all__ = ["DocumentRefused", "check_xml", "format_of", "inline_contexts", "parse_document", "parse_file"]
+__all__ = ["DocumentRefused", "check_xml", "format_of", "inline_contexts", "load_json", "parse_document",
+           "parse_file", "parse_jsonld"]

@@ -7,11 +7,25 @@ as one line: `file:line:column: message`.
 
 from __future__ import annotations
 
+import re
+
+#: a word of a message longer than this is input quoted whole (a token of thousands of digits, an
+#: IRI of a megabyte): it is cut to its start
+_LONG_WORD = re.compile(r"\S{101,}")
+
+
+def short_words(message: str) -> str:
+    """A message with each word of more than 100 characters cut to its first 60 (and "...")."""
+    if len(message) <= 100:
+        return message
+    return _LONG_WORD.sub(lambda word: word.group()[:60] + "...", message)
+
 
 class LocatedError(SyntaxError):
-    """An error in a user's text, with its place."""
+    """An error in a user's text, with its place (its message's words cut: `short_words`)."""
 
     def __init__(self, message: str, filename: str = "<input>", line: int = 1, column: int = 1):
+        message = short_words(message)
         super().__init__(message, (filename, line, column, None))
         self.msg = message
 
@@ -25,3 +39,16 @@ class RuleSyntaxError(LocatedError):
 
 class QuerySyntaxError(LocatedError):
     """A continuous query that cannot be parsed or registered."""
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of an offset of a text."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def clipped(text: str, width: int = 40) -> str:
+    """Written input as a message quotes it: at most `width` characters (a token of thousands of
+    digits makes a message no one reads)."""
+    return text if len(text) <= width else text[:width - 3] + "..."

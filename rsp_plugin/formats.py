@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, TextIO
 
 from . import limits
-from .lines import Rejected, lines_of, read_document
-from .terms import TRIPLE, Dictionary, canonical_literal
+from .lines import Rejected, lines_of, read_document, set_aside_bad_escapes
+from .terms import TRIPLE, BadText, Dictionary, canonical_literal, quotable
 from .timeline import datetime_time_point, time_point
 
 Fact = tuple[int, tuple[int, ...]]
@@ -103,7 +103,11 @@ def read_tnt(
             continue
         obj = match.group("o")
         if obj[0] == '"':
-            obj = canonical_literal(obj)
+            try:
+                obj = canonical_literal(obj)
+            except BadText as problem:
+                yield Rejected(filename, number, f"{problem}; set aside")
+                continue
         fact = (triple, (intern(match.group("s")), intern(match.group("p")), intern(obj)))
         yield StreamElement(point, fact, number, terms)
 
@@ -147,6 +151,9 @@ def read_atom_stream(
             point, fact = _parse_atom_line(line, terms, prefixes, tick_ms, triple)
         except StreamFormatError as problem:
             yield Rejected(filename, number, str(problem))
+            continue
+        except BadText as problem:
+            yield Rejected(filename, number, f"{problem}; set aside")
             continue
         yield StreamElement(point, fact, number, terms)
 
@@ -272,8 +279,13 @@ def read_ntriples_at(
             yield Rejected(filename, number, "not an N-Triples triple: expected <s> <p> <o> .")
             continue
         obj = match.group("o")
-        fact = (triple, (intern(match.group("s")), intern(match.group("p")),
-                         intern(canonical_literal(obj) if obj[0] == '"' else obj)))
+        if obj[0] == '"':
+            try:
+                obj = canonical_literal(obj)
+            except BadText as problem:
+                yield Rejected(filename, number, f"{problem}; set aside")
+                continue
+        fact = (triple, (intern(match.group("s")), intern(match.group("p")), intern(obj)))
         yield StreamElement(timestamp, fact, number, terms)
 
 
@@ -290,8 +302,11 @@ def read_rdf_document_at(
     """
     from rdflib import Graph
 
-    from .documents import DocumentRefused, parse_document
+    from .documents import XML_FORMATS, DocumentRefused, parse_document
 
+    if isinstance(text, str) and rdf_format.lower() not in XML_FORMATS | {"json-ld", "jsonld"}:
+        text, bad = set_aside_bad_escapes(text, filename)  # (a line of JSON is no statement: refused whole)
+        yield from bad
     graph = Graph()
     try:
         parse_document(text, rdf_format, filename=filename, contexts=contexts, graph=graph)
@@ -301,10 +316,14 @@ def read_rdf_document_at(
     except Exception as error:  # rdflib's parsers raise many kinds
         yield Rejected(filename, _error_line(error), f"not {rdf_format}: {_first_line(error)}")
         return
+    try:
+        keys = [tuple(map(_rdf_key, spo)) for spo in sorted(graph, key=lambda t: tuple(map(str, t)))]
+    except BadText as problem:  # (a surrogate held as such in text handed in: no line to blank)
+        yield Rejected(filename, 1, f"{problem}; the document is set aside")
+        return
     triple = terms.intern(TRIPLE)
-    for s, p, o in sorted(graph, key=lambda t: tuple(map(str, t))):
-        fact = (triple, tuple(terms.intern(_rdf_key(term)) for term in (s, p, o)))
-        yield StreamElement(timestamp, fact, 0, terms)
+    for spo in keys:
+        yield StreamElement(timestamp, (triple, tuple(map(terms.intern, spo))), 0, terms)
 
 
 def read_timestamped_graphs(
@@ -327,6 +346,8 @@ def read_timestamped_graphs(
     if rdf_format in ("nquads", "nq"):
         blocks = _nquads_blocks(text, filename)
     else:
+        text, bad = set_aside_bad_escapes(text, filename)  # (rdflib would read them as surrogates)
+        yield from bad
         blocks = _trig_blocks(text, filename)
     graphs: dict[str, list[tuple[str, str, str, int]]] = {}
     times: dict[str, str] = {}
@@ -379,8 +400,13 @@ def _nquads_blocks(text: str, filename: str):
                 yield Rejected(filename, number, "not an N-Quads line: expected <s> <p> <o> <g> .")
             continue
         obj = match.group("o")
-        yield (match.group("s"), match.group("p"), canonical_literal(obj) if obj[0] == '"' else obj,
-               match.group("g"), number)
+        if obj[0] == '"':
+            try:
+                obj = canonical_literal(obj)
+            except BadText as problem:
+                yield Rejected(filename, number, f"{problem}; set aside")
+                continue
+        yield match.group("s"), match.group("p"), obj, match.group("g"), number
 
 
 #: how many times one document may be read again after a bad block (see `_trig_blocks`)
@@ -397,6 +423,9 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
     line costs its own statement only (at most `_RECOVERIES` times a document)."""
     from rdflib import Dataset
 
+    from .documents import DocumentRefused
+    from .nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
+
     directives: list[str] = [] if _directives is None else _directives
     budget = [_RECOVERIES] if _budget is None else _budget
     for start_line, block in _top_level_blocks(text):
@@ -409,25 +438,32 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
         header = "\n".join(directives)
         block = block.lstrip()
         try:
+            # (rdflib's reader recurses per level of `[` and `(`: bounded first)
+            check_brackets(block, filename, DocumentRefused, limit=limits.MAX_NESTING, hidden=TURTLE_HIDDEN,
+                           kept=TURTLE_KEPT)
             dataset.parse(data=header + "\n" + block, format="trig")
             quads = sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q)))
             _check_iris(quads)
-        except Exception as error:  # rdflib's parsers raise many kinds
+            keys = [(_rdf_key(s), _rdf_key(p), _rdf_key(o),
+                     None if g is None or str(g) == "urn:x-rdflib:default" else _rdf_key(g)) for s, p, o, g in quads]
+        except Exception as error:  # rdflib's parsers raise many kinds (and a surrogate alone is BadText)
+            deep = isinstance(error, DocumentRefused)
+            why = error.msg if deep else f"not TriG: {_first_line(error)}"
             rest = block.find("\n")
             if rest >= 0 and budget[0] > 0:
                 budget[0] -= 1
-                yield Rejected(filename, start_line, f"not TriG: {_first_line(error)}; the statement starting "
-                                                     "here is set aside")
+                yield Rejected(filename, start_line, f"{why}; the statement starting here is set aside")
                 yield from _trig_blocks(block[rest + 1:], filename, _offset=start_line, _directives=directives,
                                         _budget=budget)
                 continue
-            line = start_line + max(_error_line(error) - (header.count("\n") + 2), 0)
-            yield Rejected(filename, line, f"not TriG: {_first_line(error)}; the block is set aside")
+            if deep:
+                line = start_line + error.lineno - 1
+            else:
+                line = start_line + max(_error_line(error) - (header.count("\n") + 2), 0)
+            yield Rejected(filename, line, f"{why}; the block is set aside")
             continue
-        offset = 0
-        for s, p, o, g in quads:
-            name = None if g is None or str(g) == "urn:x-rdflib:default" else _rdf_key(g)
-            yield _rdf_key(s), _rdf_key(p), _rdf_key(o), name, start_line + offset
+        for s, p, o, name in keys:
+            yield s, p, o, name, start_line
 
 
 _IRI_KEY = re.compile(_IRI + r"\Z")
@@ -440,7 +476,7 @@ def _check_iris(quads) -> None:
     for quad in quads:
         for term in quad:
             if isinstance(term, URIRef) and not _IRI_KEY.match(f"<{term}>"):
-                raise ValueError(f"not an IRI: <{str(term)[:60]}>")
+                raise ValueError(f"not an IRI: <{quotable(str(term)[:60])}>")
 
 
 def _top_level_blocks(text: str):
@@ -514,6 +550,6 @@ def _error_line(error: Exception) -> int:
 def _first_line(error: Exception) -> str:
     why = getattr(error, "_why", None)  # rdflib's BadSyntax keeps the reason apart
     if isinstance(why, str) and why:
-        return why
+        return quotable(why[:200])
     lines = [line for line in str(error).strip().splitlines() if line.strip() and not line.startswith("at line")]
-    return lines[0][:200] if lines else type(error).__name__
+    return quotable(lines[0][:200]) if lines else type(error).__name__

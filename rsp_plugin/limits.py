@@ -54,6 +54,19 @@ MAX_REMOTE_GRAPH_BYTES = 64 MiB, FETCH_TIMEOUT_S = 30 s
     already (it is materialized in memory), and a slow server must not hold a
     registration for ever.
 
+MAX_NESTING = 64 levels; MAX_QUERY_NESTING = 16 levels
+    How deeply a LARS or DatalogMTL program (brackets and operators: `X + Y +
+    ...`, `[1,1] BOXMINUS ...`) or a Turtle, TriG or JSON-LD document may nest,
+    and how deeply the brackets of a query (`{`, `(`, `[`) may. Deeper is one
+    located error, `FILE:LINE:COLUMN: nesting deeper than N levels`
+    (`rsp_plugin.nesting`), where Python would stop with a RecursionError.
+    Why: the parsers and what walks their results recurse per level (Python
+    stops near 1,000 frames); rdflib's SPARQL parser takes about 40 frames per
+    level of brackets in an expression (26 per group), so a query may nest 16
+    levels, with room for the caller's own frames; its Turtle reader takes
+    about 8, its JSON-LD reader 3. A program or a document nests a few levels,
+    rarely ten.
+
 Not bounds but refusals, for the same reason (no input makes the process open
 a URL or a file it was not given): SPARQL `SERVICE`, remote `FROM` graphs and
 remote JSON-LD `@context`s are refused unless the user allows them (see
@@ -69,6 +82,8 @@ MAX_XML_ENTITY_EXPANSION: int = 16 * 1024 * 1024
 XML_ENTITY_AMPLIFICATION: int = 10
 MAX_REMOTE_GRAPH_BYTES: int = 64 * 1024 * 1024
 FETCH_TIMEOUT_S: float = 30.0
+MAX_NESTING: int = 64
+MAX_QUERY_NESTING: int = 16
 
 
 def xml_expansion_bound(document_bytes: int) -> int:

@@ -17,6 +17,7 @@ record, so a reader numbering its input counts right.
     read_lines(handle, filename=...)      -> Iterator[str | Rejected]  (a binary file)
     read_blocks(handle, filename=...)     -> Iterator[list[str | Rejected]]  (the same, a block at a time)
     read_document(handle, filename=...)   -> (text, [Rejected])   bad lines blanked, numbering kept
+    set_aside_bad_escapes(text, filename) -> (text, [Rejected])   lines with escapes of no character blanked
     check_line(raw, ...)                  -> str | reason         one line's bytes, decoded or why not
     decode_text(data, filename, error)    -> str                  a program or query: a located error
     count_lines(paths)                    -> int                  newlines in files (a progress line's total)
@@ -30,11 +31,14 @@ record, so a reader numbering its input counts right.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from . import limits
+from .errors import short_words
+from .terms import BadText, bad_escapes, paired_surrogates
 
 BLOCK_BYTES = 1 << 20
 
@@ -46,6 +50,10 @@ class Rejected:
     filename: str
     line: int
     reason: str
+
+    def __post_init__(self) -> None:
+        if len(self.reason) > 100:  # (a reason quoting a token of thousands of characters: its start)
+            object.__setattr__(self, "reason", short_words(self.reason))
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}: {self.reason}"
@@ -267,21 +275,30 @@ def read_lines(handle: BinaryIO | bytes, **options) -> Iterator[str | Rejected]:
 
 def lines_of(source, *, filename: str = "<stream>",
              max_line_bytes: int | None = limits.MAX_LINE_BYTES) -> Iterable[str | Rejected]:
-    """What a reader iterates: a binary file or bytes cut here; text lines (a list, a text file) as they are."""
+    """What a reader iterates: a binary file or bytes cut here; text lines (a list, a text file) as they are,
+    but for the checks of `_checked_text`."""
     if _binary(source):
         return read_lines(source, filename=filename, max_line_bytes=max_line_bytes)
-    if max_line_bytes is None:
-        return source
-    return _bounded_text(source, filename, max_line_bytes)
+    return _checked_text(source, filename, max_line_bytes)
 
 
-def _bounded_text(lines: Iterable, filename: str, bound: int) -> Iterator[str | Rejected]:
-    """Text lines (already decoded by someone else): a line of more than `bound` characters is set aside."""
+def _checked_text(lines: Iterable, filename: str, bound: int | None) -> Iterator[str | Rejected]:
+    """Text lines (already decoded by someone else): a line of more than `bound` characters is set
+    aside, and so is a line holding a lone surrogate (text decoded from UTF-8 holds none, but a
+    JSON string or a Python caller may hand one in, and no writer could write it out); a surrogate
+    pair becomes its character (`terms.paired_surrogates`). An ASCII line costs one flag test."""
     for number, line in enumerate(lines, 1):
-        if type(line) is str and len(line) > bound:
-            yield Rejected(filename, number, too_long(bound))
-        else:
-            yield line
+        if type(line) is str:
+            if bound is not None and len(line) > bound:
+                yield Rejected(filename, number, too_long(bound))
+                continue
+            if not line.isascii():
+                try:
+                    line = paired_surrogates(line)
+                except BadText as problem:
+                    yield Rejected(filename, number, f"{problem}; set aside")
+                    continue
+        yield line
 
 
 def _binary(source) -> bool:
@@ -306,6 +323,32 @@ def read_document(source, *, filename: str = "<stream>",
                 rejected.append(item)
                 parts.append("")
     return "\n".join(parts), rejected
+
+
+def set_aside_bad_escapes(text: str, filename: str) -> tuple[str, list[Rejected]]:
+    """A document's text (TriG, Turtle) with each line that holds an escape naming no character
+    (`\\uD800`, `\\U00110000`: `terms.bad_escapes`) blanked, so lines keep their numbers, and
+    those lines as `Rejected` records. A text with no backslash and only ASCII is not scanned.
+
+    >>> text, bad = set_aside_bad_escapes('<a> <p> "x" .\\n<a> <p> "\\\\uDC00" .\\n', "d.ttl")
+    >>> text, [str(record) for record in bad]
+    ('<a> <p> "x" .\\n\\n', ['d.ttl:2: \\\\uDC00 is not a character (half of a surrogate pair, alone) at column 10; set aside'])
+    """
+    found = list(bad_escapes(text))
+    if not found:
+        return text, []
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    rejected: list[Rejected] = []
+    for offset, reason in found:
+        number = bisect_right(starts, offset)
+        if rejected and rejected[-1].line == number:
+            continue  # one record a line
+        rejected.append(Rejected(filename, number, f"{reason} at column {offset - starts[number - 1] + 1}; set aside"))
+        lines[number - 1] = ""
+    return "\n".join(lines), rejected
 
 
 def decode_text(data: bytes, filename: str, error=None) -> str:
@@ -339,4 +382,5 @@ def count_lines(paths: Iterable) -> int:
     return total
 
 
-__all__ = ["Rejected", "check_line", "count_lines", "decode_text", "lines_of", "read_blocks", "read_document", "read_lines"]
+__all__ = ["Rejected", "check_line", "count_lines", "decode_text", "lines_of", "read_blocks", "read_document", "read_lines",
+           "set_aside_bad_escapes"]

@@ -21,24 +21,26 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
-from .terms import Dictionary, canonical_literal, number_of_key
+from .terms import Dictionary, canonical_literal, number_of_key, paired_surrogates, unescape
 
 _XSD_STRING = str(XSD.string)
 _LITERAL = re.compile(r'"((?:[^"\\]++|\\.)*+)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<([^>]*)>)?\Z', re.S)  # possessive: no stack per character
-_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
-_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
 
 def term_key(term: Node) -> str:
-    """The N-Triples form of an rdflib term (xsd:string dropped, as RDF 1.1 says)."""
+    """The N-Triples form of an rdflib term (xsd:string dropped, as RDF 1.1 says).
+
+    rdflib reads the escapes `\\uD83D\\uDE00` of a character past U+FFFF as two surrogates: they
+    become the one character here; a surrogate alone is no character (`terms.BadText`)."""
     if isinstance(term, URIRef):
-        return f"<{term}>"
+        return f"<{paired_surrogates(term)}>"
     if isinstance(term, Literal):
-        lexical = str(term).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+        lexical = paired_surrogates(str(term))
+        lexical = lexical.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
         if term.language:
             return f'"{lexical}"@{term.language}'
         if term.datatype is not None and str(term.datatype) != _XSD_STRING:
-            return f'"{lexical}"^^<{term.datatype}>'
+            return f'"{lexical}"^^<{paired_surrogates(term.datatype)}>'
         return f'"{lexical}"'
     if isinstance(term, BNode):
         return f"_:{term}"
@@ -55,7 +57,7 @@ def key_term(key: str) -> Node:
         if match is None:
             return Literal(key)
         lexical, language, datatype = match.groups()
-        lexical = _ESCAPE.sub(_unescape, lexical) if "\\" in lexical else lexical
+        lexical = unescape(lexical)
         if language:
             return Literal(lexical, lang=language)
         if datatype and datatype != _XSD_STRING:
@@ -68,13 +70,6 @@ def key_term(key: str) -> Node:
         return URIRef(key)
     datatype = XSD.integer if isinstance(value, int) else XSD.double if isinstance(value, float) else XSD.decimal
     return Literal(key, datatype=datatype, normalize=False)
-
-
-def _unescape(match: re.Match) -> str:
-    code = match.group(1)
-    if code[0] in "uU" and len(code) > 1:
-        return chr(int(code[1:], 16))
-    return _SIMPLE_ESCAPES.get(code, code)
 
 
 class TermCache:

@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import re
+import sys
 from collections import deque
 from itertools import compress, filterfalse, repeat, takewhile
 from operator import eq
@@ -48,6 +49,8 @@ _INTEGER_TYPES = {
         "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte",
     )
 }
+#: the most digits Python reads as an int (its int-string limit, the default where it has none)
+_INT_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _TYPED_LITERAL = re.compile(r'"(.*)"\^\^<([^>]*)>\Z', re.S)
 
@@ -79,6 +82,8 @@ def number_of_key(key: str):
         if not _NUMBER.match(key):
             return None
         if "." not in key and "e" not in key and "E" not in key:
+            if len(key) > _INT_DIGITS and len(key.lstrip("+-")) > _INT_DIGITS:
+                return None  # (longer than Python reads as an int: no value, as for such a typed literal)
             return int(key)
         if "e" in key or "E" in key:
             return float(key)
@@ -93,27 +98,123 @@ def key_of_number(value) -> str:
     return str(int(value) if isinstance(value, bool) else value)
 
 
-_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
+class BadText(ValueError):
+    """An escape that names no character: a lone surrogate (U+D800..U+DFFF) or a code point past
+    U+10FFFF. Accepted, it would crash every writer (no encoding holds it); a reader sets its line
+    aside, a parser of programs and queries says where it is."""
+
+
+#: `\uD83D\uDE00` (a high then a low surrogate, as Java and JSON write a character past U+FFFF)
+#: is one character; either half alone is none
+_ESCAPE = re.compile(r"\\(u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)",
+                     re.S)
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_LONE = r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
+_LONE_SURROGATE = re.compile(_LONE)
+#: the escapes a text's scan looks at (`bad_escapes`): an escaped backslash (so that `\\uD800` is
+#: a backslash and "uD800"), a `\u` escape or surrogate pair, a `\U` escape; and a lone surrogate held
+#: as such (text that came from somewhere other than UTF-8 bytes: JSON, a Python caller)
+_SCANNED = re.compile(r"\\(\\|u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}"
+                      r"|U[0-9A-Fa-f]{8})|" + _LONE)
+
+
+def _character(code: str) -> str:
+    """The character of an escape's `u`/`U` and hex digits (a surrogate pair: both escapes);
+    `BadText` if it names none."""
+    if len(code) == 11:  # uD83D\uDE00
+        high, low = int(code[1:5], 16), int(code[7:], 16)
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+    value = int(code[1:], 16)
+    if value > 0x10FFFF:
+        raise BadText(f"\\{code} is not a character (past U+10FFFF)")
+    if 0xD800 <= value <= 0xDFFF:
+        raise BadText(f"\\{code} is not a character (half of a surrogate pair, alone)")
+    return chr(value)
 
 
 def _unescape(match: re.Match) -> str:
     code = match.group(1)
     if code[0] in "uU" and len(code) > 1:
-        return chr(int(code[1:], 16))
+        return _character(code)
     return _SIMPLE_ESCAPES.get(code, code)
+
+
+def unescape(lexical: str) -> str:
+    """A lexical form's escapes (`\\n`, `\\"`, `\\u00E9`, `\\U0001F600`) read; `BadText` for an
+    escape that names no character.
+
+    >>> unescape(r"caf\\u00E9 \\uD83D\\uDE00"), unescape(r"a\\\\uD800")
+    ('café 😀', 'a\\\\uD800')
+    """
+    return _ESCAPE.sub(_unescape, lexical) if "\\" in lexical else lexical
+
+
+def bad_escapes(text: str):
+    """(offset, reason) of each place in `text` that names no character: a `\\u` / `\\U` escape
+    (`unescape`'s rule) or a surrogate held as such. Cheap when there is none: a text with no
+    backslash and only ASCII is not scanned.
+
+    >>> list(bad_escapes(r'<a> <p> "\\uD800", "\\\\uD800", "\\uD83D\\uDE00", "\\U00110000" .'))
+    [(9, '\\\\uD800 is not a character (half of a surrogate pair, alone)'), (46, '\\\\U00110000 is not a character (past U+10FFFF)')]
+    """
+    if "\\" not in text and text.isascii():
+        return
+    for found in _SCANNED.finditer(text):
+        code = found.group(1)
+        if code is None:
+            yield found.start(), f"U+{ord(found.group()):04X} is not a character (half of a surrogate pair, alone)"
+        elif code != "\\":
+            try:
+                _character(code)
+            except BadText as problem:
+                yield found.start(), str(problem)
+
+
+def surrogates(text: str):
+    """(offset, reason) of each surrogate code point `text` holds as such: a program's text has none
+    (text read from UTF-8 cannot; a JSON string or a Python caller may hand one in)."""
+    if text.isascii():
+        return
+    for found in _SURROGATE.finditer(text):
+        yield found.start(), f"U+{ord(found.group()):04X} is not a character (a surrogate code point)"
+
+
+def paired_surrogates(text: str) -> str:
+    """`text` with each surrogate pair held as two code points (rdflib reads `\\uD83D\\uDE00` so)
+    made the one character it is; `BadText` if a surrogate stands alone. ASCII costs nothing."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    try:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        lone = _LONE_SURROGATE.search(text).group()
+        raise BadText(f"U+{ord(lone):04X} is not a character (half of a surrogate pair, alone)") from None
+
+
+def quotable(text: str) -> str:
+    """`text` as a message may quote it: a lone surrogate (rdflib's errors quote what they read) is
+    written as its escape, so that the message itself can be written out.
+
+    >>> quotable("<http://ex/\\ud800>")
+    '<http://ex/\\\\ud800>'
+    """
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def canonical_literal(key: str) -> str:
     """One written form per literal: "a"^^xsd:string is "a" (RDF 1.1), and only
-    `\\`, `"`, newline and carriage return are escaped (\\u00E9 is é), as rdflib writes it."""
+    `\\`, `"`, newline and carriage return are escaped (\\u00E9 is é), as rdflib writes it.
+    `BadText` for an escape that names no character (`unescape`)."""
     suffix = "^^" + XSD_STRING
     if key.endswith('"' + suffix):
         key = key[: -len(suffix)]
     if "\\" not in key:
         return key
     end = key.rindex('"')
-    lexical = _ESCAPE.sub(_unescape, key[1:end])
+    lexical = unescape(key[1:end])
     lexical = lexical.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return f'"{lexical}"{key[end + 1:]}'
 

@@ -32,6 +32,8 @@ _ISO = re.compile(
 def parse_duration_ms(text: str) -> int:
     """`10s`, `500ms`, `2m`, `1h`, `1d` or ISO 8601 `PT10S` -> milliseconds."""
     text = text.strip()
+    if len(text) > 40:  # (more than 10^30 ms: no tick or window lasts so long; and thousands of digits cost)
+        raise ValueError(f"the duration {text[:25]}... is too long")
     short = _SHORT.match(text)
     if short:
         return int(short.group(1)) * _UNITS_MS[short.group(2)]

@@ -267,3 +267,260 @@ def test_the_command_lines_never_crash_on_mutated_input(tmp_path, seed):
             assert time.monotonic() - started < 10
             assert status == 0 and "Traceback" not in err, err
             assert all(isinstance(json.loads(line), dict) for line in out.splitlines())
+
+
+# Text edges (issue 32): escapes of no character, digits past reading, nesting, DatalogMTL ------------------------
+# (kept apart from the cases above: pieces of their own, test functions of their own)
+
+#: what no writer can write (escapes of no character, a surrogate as UTF-8 bytes), what is one character
+#: (a surrogate pair), what Python cannot read as a number, ticks of no milliseconds, brackets past any bound
+EDGE_PIECES = [rb"\uD800", rb"\uDFFF", rb"\U00110000", rb"\U8001F600", rb"\U0000D800", rb"\uD83D\uDE00",
+               rb"\\uD800", b"\xed\xa0\x80", b"9" * 4400, b"0." + b"9" * 4400, b"@tick 0s .", b"PT0.0005S",
+               b"(" * 300, b"[" * 300, b"{" * 300, b"[1,1] BOXMINUS " * 80, b"Boxminus[1,1]" * 80, b" + X" * 80]
+
+
+def edge_mutate(line: bytes, draw: random.Random) -> bytes:
+    """An edge piece put in a line (inside a string if it has one, where escapes are read), and
+    sometimes an ordinary mutation too."""
+    piece = draw.choice(EDGE_PIECES)
+    quote = line.find(b'"')
+    at = quote + 1 if quote >= 0 and draw.random() < 0.7 else draw.randint(0, len(line))
+    line = line[:at] + piece + line[at:]
+    return mutate(line, draw) if draw.random() < 0.3 else line
+
+
+def edge_mutated_lines(lines: list[bytes], draw: random.Random, share: float, frozen=()):
+    """`mutated_lines` with the edge pieces: (file bytes, {original index: new line number} of untouched lines)."""
+    out, kept, physical = [], {}, 0
+    for index, line in enumerate(lines):
+        if index not in frozen and draw.random() < share:
+            line = edge_mutate(line, draw)
+        else:
+            kept[index] = physical + 1
+        out.append(line)
+        physical += line.count(b"\n") + 1
+    return b"\n".join(out) + b"\n", kept
+
+
+def writable(text: str) -> bool:
+    """What a writer writes must be UTF-8 (a lone surrogate is not: the crash of issue 32)."""
+    text.encode("utf-8")
+    return True
+
+
+@pytest.mark.parametrize("fmt", ["tnt", "stream"])
+@pytest.mark.parametrize("seed", range(4))
+def test_line_formats_set_aside_the_text_edges_and_keep_every_good_line(fmt, seed):
+    draw = random.Random(f"edge-{fmt}-{seed}")
+    for _ in range(40):
+        lines = (tnt_lines if fmt == "tnt" else stream_lines)(draw, draw.randrange(1, 20))
+        reader = read_tnt if fmt == "tnt" else read_atom_stream
+        clean = list(reader(io.BytesIO(b"\n".join(lines)), Dictionary(), filename=f"s.{fmt}"))
+        original = {e.line: str(e) for e in clean if isinstance(e, StreamElement)}
+        data, kept = edge_mutated_lines(lines, draw, draw.choice([0.2, 0.6]))
+        got = timed(lambda: list(reader(io.BytesIO(data), Dictionary(), filename=f"s.{fmt}")))
+        assert all(isinstance(item, (StreamElement, Rejected)) and writable(str(item)) for item in got)
+        by_line = outcomes_by_line(got)
+        assert all(len(items) == 1 for items in by_line.values())
+        for index, line in kept.items():
+            if index + 1 in original:
+                (item,) = by_line[line]
+                assert str(item) == original[index + 1], (data, index, line)
+
+
+@pytest.mark.parametrize("fmt", ["nq", "trig"])
+@pytest.mark.parametrize("seed", range(3))
+def test_graph_formats_set_aside_the_text_edges_and_keep_every_good_graph(fmt, seed):
+    draw = random.Random(f"edge-{fmt}-{seed}")
+    for _ in range(12 if fmt == "nq" else 6):
+        made = graphs(draw, draw.randint(1, 5))
+        lines, owned = (nquads if fmt == "nq" else trig)(made)
+        data, kept = edge_mutated_lines(lines, draw, 0.3, {0} if fmt == "trig" else set())
+
+        def read():
+            text, bad = read_document(data, filename=f"s.{fmt}")
+            return bad + list(read_timestamped_graphs(text, Dictionary(), filename=f"s.{fmt}",
+                                                      rdf_format="nquads" if fmt == "nq" else "trig"))
+
+        got = timed(read)
+        assert all(isinstance(item, (StreamElement, Rejected)) and writable(str(item)) for item in got)
+        elements = {str(item) for item in got if isinstance(item, StreamElement)}
+        for name, stamp, triples in made:
+            if all(index in kept for index in owned[name]):
+                for s, p, o in triples:
+                    assert f"{stamp} {p}({s},{o})" in elements, (data, name)
+
+
+def test_json_ld_documents_with_text_edges_are_read_or_set_aside_whole():
+    from rsp_plugin.commands.sources import read_source
+
+    draw = random.Random("edge-jsonld")
+    values = ['"x"', '"x\\ud800"', '"\\udc00y"', '"\\ud83d\\ude00"', "1", '{"@id": "http://ex.org/b"}',
+              '"' + "[" * 100 + '"', "[" * 100 + "1" + "]" * 100, '{"@value": "a\\ud800", "@language": "en"}']
+    keys = ['"http://ex.org/p"', '"    ex:l"', '"http://ex.org/q r"', '"@type"', '"http://ex.org/\\ud800"']
+    for _ in range(60):
+        fields = [f"{draw.choice(keys)}: {draw.choice(values)}" for _ in range(draw.randint(1, 3))]
+        document = '{"@id": "http://ex.org/a",\n ' + ",\n ".join(fields) + "}"
+        got = timed(lambda: list(read_source(io.BytesIO(document.encode()), "jsonld", Dictionary(), name="d.jsonld")))
+        assert all(isinstance(item, (StreamElement, Rejected)) and writable(str(item)) for item in got), document
+        if any(isinstance(item, Rejected) for item in got):
+            assert len(got) == 1 and 1 <= got[0].line <= document.count("\n") + 1, (document, got)
+
+
+def mtl_datasets(draw: random.Random) -> list[bytes]:
+    from mtl_cases import ProgramGenerator
+
+    return [line.encode() for line in ProgramGenerator(draw.randrange(10**6)).stream()]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_datalogmtl_datasets_keep_every_good_line(seed):
+    from rsp_plugin.mtl.data import TimedFact, read_facts
+
+    draw = random.Random(f"mtl-data-{seed}")
+    for _ in range(40):
+        lines = mtl_datasets(draw)
+        clean = list(read_facts("d.txt", io.BytesIO(b"\n".join(lines)), Dictionary()))
+        original = {item.line: str(item) for item in clean if isinstance(item, TimedFact)}
+        share = draw.choice([0.1, 0.3, 0.8])
+        # (the first line says which format the file is in, `read_facts` reads it so: it is kept)
+        data, kept = (edge_mutated_lines if draw.random() < 0.5 else mutated_lines)(lines, draw, share, {0})
+        got = timed(lambda: list(read_facts("d.txt", io.BytesIO(data), Dictionary(), max_line_bytes=20_000)))
+        assert all(isinstance(item, (TimedFact, Rejected)) and writable(str(item)) for item in got)
+        by_line = outcomes_by_line(got)
+        assert all(1 <= line <= data.count(b"\n") and len(items) == 1 for line, items in by_line.items())
+        for index, line in kept.items():
+            if index + 1 in original:
+                (item,) = by_line[line]
+                assert str(item) == original[index + 1], (data, index, line)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_datalogmtl_programs_parse_or_give_one_located_error(seed):
+    from mtl_cases import ProgramGenerator
+
+    draw = random.Random(f"mtl-program-{seed}")
+    texts = [(ROOT / "examples" / "short-stop.mtl").read_text()] + [ProgramGenerator(k).program() for k in range(8)]
+    for _ in range(60):
+        lines = draw.choice(texts).encode().split(b"\n")
+        share = draw.choice([0.1, 0.3])
+        data, _ = (edge_mutated_lines if draw.random() < 0.5 else mutated_lines)(lines, draw, share)
+
+        def parse():
+            try:
+                parse_program(decode_text(data, "f.mtl"), "f.mtl")
+            except LocatedError as error:
+                assert error.lineno >= 1 and error.offset >= 1 and "\n" not in str(error), str(error)
+                assert len(str(error)) < 400 and writable(str(error)), str(error)
+
+        timed(parse)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_programs_and_queries_with_text_edges_parse_or_give_one_located_error(seed):
+    draw = random.Random(f"edge-text-{seed}")
+    for _ in range(30):
+        kind = draw.choice(["program", "query"])
+        lines = draw.choice(PROGRAMS if kind == "program" else QUERIES).encode().split(b"\n")
+        data, _ = edge_mutated_lines(lines, draw, draw.choice([0.1, 0.3]))
+
+        def parse():
+            try:
+                text = decode_text(data, f"f.{kind}")
+                if kind == "program":
+                    parse_program(text, "f.lars")
+                else:
+                    parse_query(text, "f.rq")
+            except LocatedError as error:
+                assert error.lineno >= 1 and error.offset >= 1 and "\n" not in str(error), str(error)
+                assert len(str(error)) < 400 and writable(str(error)), str(error)
+
+        timed(parse)
+
+
+def nested(draw: random.Random, depth: int, language: str) -> str:
+    """Random nesting `depth` levels deep in a language's own ways (brackets, operators), with junk between."""
+    if language == "query":
+        opens = [("{ ", " }"), ("FILTER(", ")"), ("(", ")"), ("[ <http://ex.org/p> ", " ]"), ("{ SELECT * WHERE ", " }")]
+        inner = "?s ?p ?o"
+    elif language == "json":
+        opens = [('{"http://ex.org/p": ', "}"), ("[", "]"), ('{"@list": [', "]}")]
+        inner = "1"
+    elif language == "turtle":
+        opens = [("[ <http://ex.org/p> ", " ]"), ("( ", " )"), ('( "(" ', " )"), ("[ <http://ex.org/p#> ", " ]")]
+        inner = "1"
+    elif language == "lars":
+        opens = [("[1,1] BOXMINUS ", ""), ("-", ""), ("(", ")")]
+        inner = "a(X)"
+    else:
+        opens = [("Boxminus[1,1]", ""), ("(", ")"), ("Diamondminus[0,2]", "")]
+        inner = "A(X)"
+    chosen = [draw.choice(opens) for _ in range(depth)]
+    return "".join(start for start, _ in chosen) + inner + "".join(end for _, end in reversed(chosen))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_deep_nesting_in_every_grammar_is_one_located_error(seed):
+    from rsp_plugin import limits
+    from rsp_plugin.commands.sources import read_source
+    from rsp_plugin.documents import DocumentRefused, parse_document
+    from rsp_plugin.formats import read_rdf_document_at
+
+    draw = random.Random(f"nesting-{seed}")
+    for _ in range(24):
+        language = draw.choice(["query", "json", "turtle", "lars", "mtl"])
+        depth = draw.choice([draw.randint(1, 80), draw.randint(80, 3000)])
+        body = nested(draw, depth, language)
+
+        def parse():
+            try:
+                if language == "query":
+                    parse_query(f"SELECT * FROM STREAM <{EX}s> [RANGE 3s STEP 1s] WHERE {{ {body} }}", "f.rq")
+                elif language == "json":
+                    document = '{"@id": "http://ex.org/a", "http://ex.org/q": ' + body + "}"
+                    items = list(read_source(io.BytesIO(document.encode()), "jsonld", Dictionary(), name="d.jsonld"))
+                    assert all(isinstance(item, (StreamElement, Rejected)) for item in items)
+                    parse_document(document, "json-ld", filename="d.jsonld")
+                elif language == "turtle":
+                    document = f"<{EX}a> <{EX}p> {body} ."
+                    items = list(read_rdf_document_at(document, Dictionary(), timestamp=1, filename="d.ttl"))
+                    assert all(isinstance(item, (StreamElement, Rejected)) for item in items)
+                    parse_document(document, "turtle", filename="d.ttl")
+                elif language == "lars":
+                    parse_program(f"q(X) :- {body.replace('-a(X)', 'a(X), X = -X')} .", "f.lars")
+                else:
+                    parse_program(f"Q(X):-{body}", "f.mtl")
+            except (LocatedError, DocumentRefused) as error:
+                assert "\n" not in str(error) and error.offset >= 1, str(error)
+                if "nesting" in str(error):
+                    bound = limits.MAX_QUERY_NESTING if language == "query" else limits.MAX_NESTING
+                    assert str(error).endswith(f"nesting deeper than {bound} levels"), str(error)
+
+        timed(parse)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_command_lines_never_crash_on_text_edges(tmp_path, seed):
+    draw = random.Random(f"edge-cli-{seed}")
+    program = tmp_path / "p.lars"
+    program.write_text("p(X) :- [RANGE 3] DIAMOND p0(X) .\nq :- [RANGE 2] BOX q1 .\n")
+    mtl = tmp_path / "p.mtl"
+    mtl.write_text("H(X):-Diamondminus[0,2]P(X)\n")
+    query = tmp_path / "q.rq"
+    query.write_text(f"SELECT ?s ?o FROM STREAM <{EX}s> [RANGE 3s STEP 1s] WHERE {{ ?s ?p ?o }}\n")
+    for _ in range(4):
+        stream = tmp_path / "s.stream"
+        stream.write_bytes(edge_mutated_lines(stream_lines(draw, 12), draw, 0.4)[0])
+        tnt = tmp_path / "s.tnt"
+        tnt.write_bytes(edge_mutated_lines(tnt_lines(draw, 12), draw, 0.4)[0])
+        nq = tmp_path / "s.nq"
+        nq.write_bytes(edge_mutated_lines(nquads(graphs(draw, 3))[0], draw, 0.4)[0])
+        facts = tmp_path / "facts.txt"
+        facts.write_bytes(edge_mutated_lines(mtl_datasets(draw), draw, 0.4)[0])
+        for args in (["reason", program, "--stream", stream], ["reason", program, "--stream", tnt],
+                     ["reason", mtl, "--stream", facts], ["query", query, "--stream", f"{EX}s={tnt}"],
+                     ["query", query, "--stream", f"{EX}s={nq}"]):
+            status, out, err = cli(args)
+            assert status == 0 and "Traceback" not in err, err
+            assert writable(out) and writable(err)
+            assert all(isinstance(json.loads(line), dict) for line in out.splitlines())

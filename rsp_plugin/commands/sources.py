@@ -20,7 +20,6 @@ bad line: a line that is not UTF-8 is set aside like a line that cannot be read.
 from __future__ import annotations
 
 import io
-import json
 import socket
 import sys
 from dataclasses import dataclass
@@ -241,27 +240,26 @@ def read_source(binary: BinaryIO, fmt: str, terms: Dictionary, *, name: str, mom
 def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, contexts: dict[str, str] | None):
     """JSON-LD, nothing fetched (contexts come from local files the user mapped, `documents.py`):
     named graphs with prov:generatedAtTime are elements (TripleWave's shape), else every triple is
-    seen at `timestamp`."""
-    from ..documents import DocumentRefused, inline_contexts
+    seen at `timestamp`. A document that cannot be read (not UTF-8, not JSON, nested too deeply, an
+    escape of no character, a key that makes no IRI) is set aside whole, at the place named."""
+    from ..documents import DocumentRefused, inline_contexts, load_json, parse_jsonld
+    from ..errors import clipped
+    from ..lines import decode_text
+    from ..terms import quotable
 
-    try:
-        document = inline_contexts(json.loads(data), contexts or {}, filename=name)
-    except UnicodeDecodeError:
-        yield Rejected(name, 1, "not UTF-8 text; the document is set aside")
-        return
-    except json.JSONDecodeError as error:
-        yield Rejected(name, error.lineno, f"not JSON: {error.msg} (column {error.colno}); the document is set aside")
-        return
-    except DocumentRefused as refused:
-        yield Rejected(name, refused.lineno or 1, refused.msg)
-        return
     from rdflib import Dataset
 
     dataset = Dataset()
     try:
-        dataset.parse(data=json.dumps(document), format="json-ld")
+        text = decode_text(data, name, DocumentRefused)
+        document = inline_contexts(load_json(text, name), contexts or {}, filename=name)
+        parse_jsonld(document, dataset, text, name)
+    except DocumentRefused as refused:
+        yield Rejected(name, refused.lineno or 1, _set_aside(refused.msg))
+        return
     except Exception as error:  # rdflib's JSON-LD reader raises many kinds
-        yield Rejected(name, 1, f"not JSON-LD: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+        why = str(error).splitlines()[0] if str(error).strip() else type(error).__name__
+        yield Rejected(name, 1, f"not JSON-LD: {quotable(clipped(why, 200))}")
         return
     named = [g for g in dataset.graphs() if str(g.identifier) != "urn:x-rdflib:default" and len(g)]
     if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
@@ -270,6 +268,11 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
         return
     ntriples = dataset.serialize(format="nquads")
     yield from read_source(io.BytesIO(ntriples.encode()), "nt", terms, name=name, moment=timestamp)
+
+
+def _set_aside(reason: str) -> str:
+    """A refusal's reason as a stream says it: the document is set aside (not "refused")."""
+    return reason.removesuffix("; refused") + "; the document is set aside"
 
 
 __all__ = ["INPUT_FORMATS", "OpenSource", "StreamSource", "broker_elements", "mqtt_options", "read_source",

@@ -26,9 +26,11 @@ from pathlib import Path
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from ..errors import RuleSyntaxError
+from .. import limits
+from ..errors import RuleSyntaxError, clipped, position
 from ..lines import decode_text
-from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, Dictionary, canonical_literal, number_of_key
+from ..nesting import check_tree
+from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key, surrogates
 from ..timeline import parse_duration_ms
 from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
 from .program import (
@@ -203,10 +205,13 @@ def parse_program(
         from ..mtl import load_program
 
         return load_program(text, filename, terms).program
+    for offset, reason in surrogates(text):
+        raise RuleSyntaxError(reason, filename, *position(text, offset))
     try:
-        tree = _PARSER.parse(text)
+        tree = _PARSER.parse(text)  # (an LALR parse: no recursion, however deep the text nests)
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename) from None
+    check_tree(tree, filename, RuleSyntaxError, limit=limits.MAX_NESTING)  # (before anything walks it)
     builder = _Builder(text, filename, terms if terms is not None else Dictionary())
     program = builder.build(tree)
     if any(not isinstance(rule, Rule) for rule in program.rules):  # DatalogMTL operators (mtl/larsform.py)
@@ -239,7 +244,7 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str) -> RuleSynta
     line, column = getattr(error, "line", 1), getattr(error, "column", 1)
     if isinstance(error, UnexpectedToken):
         token = error.token
-        found = "end of file" if token.type == "$END" else repr(str(token))
+        found = "end of file" if token.type == "$END" else repr(clipped(str(token)))
         accepted = set(getattr(error, "accepts", None) or error.expected)
         if token.type != "$END":
             accepted.discard("$END")
@@ -355,10 +360,14 @@ class _Builder:
                 _, namespace, iri = statement.children
                 self.prefixes[str(namespace)[:-1]] = str(iri)[1:-1]
             elif statement.data == "tick_decl":
+                written = statement.children[1]
                 try:
-                    self.tick_ms = parse_duration_ms(str(statement.children[1]))
+                    self.tick_ms = parse_duration_ms(str(written))
                 except ValueError as error:
-                    self.error(str(error), statement.children[1])
+                    self.error(str(error), written)
+                if self.tick_ms < 1:  # (a time point is timestamp // tick)
+                    self.error(f"a tick lasts at least 1 ms; @tick {written} is {self.tick_ms} ms "
+                               "(rounded to whole milliseconds)", written)
             else:
                 rules.append(self.rule(statement))
         return Program(rules, self.terms, self.prefixes, self.tick_ms, self.filename)
@@ -423,8 +432,8 @@ class _Builder:
         if tree.data == "unicode_window":
             token = str(tree.children[0]).lstrip("⊞^")
             if token.startswith("#"):
-                return self._count(int(token[1:]), tree)
-            return self._range(int(token), tree)
+                return self._count(self.whole(token[1:], tree), tree)
+            return self._range(self.whole(token, tree), tree)
         if tree.data == "count_window":
             return self._count(self.integer(tree.children[1]), tree)
         size = tree.children[1].children[0]
@@ -450,7 +459,10 @@ class _Builder:
         return Window(RANGE, size)
 
     def ticks(self, token: Token) -> int:
-        duration = parse_duration_ms(str(token))
+        try:
+            duration = parse_duration_ms(str(token))
+        except ValueError:  # (too long to read: more than any window holds)
+            self.error(f"the duration {str(token)[:25]}... is more time than a window can hold", token)
         if self.tick_ms is None:
             self.error(
                 f"the duration {token} needs a tick length: declare e.g. '@tick 1s .' first", token
@@ -462,12 +474,19 @@ class _Builder:
     def integer(self, token: Token) -> int:
         text = str(token)
         if not text.isdigit():
-            self.error(f"expected a whole number, found {text}", token)
-        return int(text)
+            self.error(f"expected a whole number, found {text[:25]}", token)
+        return self.whole(text, token)
+
+    def whole(self, digits: str, where) -> int:
+        """The value of written digits; more than any bound here allows (40 digits: the bounds
+        have 19 or fewer) is an error, before Python reads thousands of them."""
+        if len(digits) > 40:
+            self.error(f"the number {digits[:25]}... is too large ({len(digits)} digits)", where)
+        return int(digits)
 
     def number_in_range(self, text: str, token: Token) -> None:
         value = number_of_key(text)
-        if value is not None and not (abs(value) <= MAX_NUMBER):  # inf and nan fail too
+        if value is None or not (abs(value) <= MAX_NUMBER):  # inf and nan fail too, and digits past reading
             self.error(f"the number {text if len(text) <= 25 else text[:25] + '...'} is beyond the range "
                        "of numbers (±1.8e308)", token)
 
@@ -519,15 +538,22 @@ class _Builder:
             self.number_in_range(text, number if isinstance(number, Token) else number.children[0])
             return self.terms.intern(_as_rdf_number(text) if in_triple else text)
         if kind == "literal":
-            string = str(tree.children[0])
+            string = tree.children[0]
             if len(tree.children) == 1:
-                return self.terms.intern(string)
+                return self.string(string)
             suffix = tree.children[1]
             if suffix.type == "LANGTAG":
-                return self.terms.intern(string + str(suffix))
-            datatype = self.iri(suffix)
-            return self.terms.intern(canonical_literal(f"{string}^^{datatype}"))
+                return self.string(string, str(suffix))
+            return self.string(string, f"^^{self.iri(suffix)}")
         return self.constant_token(tree.children[0])
+
+    def string(self, token: Token, suffix: str = "") -> int:
+        """A literal's id, its escapes read as the stream readers read them (`"caf\\u00E9"` is
+        `"café"`); an escape that names no character is an error at the string."""
+        try:
+            return self.terms.intern(canonical_literal(str(token) + suffix))
+        except BadText as error:
+            self.error(str(error), token)
 
     def constant_token(self, token: Token) -> int:
         if token.type in ("IRIREF", "PNAME"):
@@ -557,7 +583,9 @@ class _Builder:
         if kind == "expr_number":
             self.number_in_range(str(tree.children[0]), tree.children[0])
             return self.terms.intern(str(tree.children[0]))
-        if kind in ("expr_name", "expr_string"):
+        if kind == "expr_string":
+            return self.string(tree.children[0])
+        if kind == "expr_name":
             return self.terms.intern(str(tree.children[0]))
         if kind == "neg":
             return Arithmetic("-", self.terms.intern_int(0), self.expression(tree.children[0]))

@@ -93,9 +93,9 @@ def read_dataset(
 
 _SIMPLE_NAME = r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)?"
 _SIMPLE_TERM = rf"\s*(?:{_SIMPLE_NAME}|-?\d+)\s*"
-_FAST_FACT = re.compile(
+_FAST_FACT = re.compile(  # (time points of at most 18 digits: the others are judged by the full reader)
     rf"\s*({_SIMPLE_NAME})\s*(?:\(((?:{_SIMPLE_TERM},)*{_SIMPLE_TERM})\))?\s*@\s*"
-    rf"(?:\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]|(-?\d+))\s*\Z"
+    rf"(?:\[\s*(-?\d{{1,18}})\s*,\s*(-?\d{{1,18}})\s*\]|(-?\d{{1,18}}))\s*\Z"
 )
 _POINT = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -112,7 +112,7 @@ def _fact(reader: _Reader, s: Scanner, terms: Dictionary) -> TimedFact:
         point = s.match(_POINT)
         if point is None:
             s.error("expected the time after '@': a time point or an interval such as [1,2]")
-        interval = reader.point_interval(point.group(0))
+        interval = reader.point_interval(point.group(0), s, point.start())
     written = s.text[start : s.pos].strip()
     if not s.at_end():
         s.error(f"unexpected text after the fact: {s.rest()!r}")
@@ -194,6 +194,8 @@ def read_atom_lines(
             point = s.match(_TIME_POINT)
             if point is None:
                 s.error("expected 'TIMESTAMP atom', e.g. '36 Pos(veh1)'")
+            if len(point.group(0).lstrip("-")) > 18:
+                s.error(f"the time point {point.group(0)[:25]}... has more than 18 digits", point.start())
             atom = reader.atom(s, constants=True)
             s.take(".")
             if not s.at_end():

@@ -46,8 +46,8 @@ def detect_language(program: str | Path, stream: str | Path | None = None) -> st
         return DATALOGMTL if program.suffix == ".mtl" else LARS
     try:
         text = program.read_text(encoding="utf-8")
-    except OSError:
-        return LARS  # the parser will say it cannot read it
+    except (OSError, UnicodeDecodeError):
+        return LARS  # the parser will say it cannot read it (or where its bytes are not UTF-8)
     if is_datalogmtl(str(program), text):
         return DATALOGMTL
     rules = [line.strip() for line in text.splitlines() if ":-" in line and not line.lstrip().startswith(("%", "#"))]

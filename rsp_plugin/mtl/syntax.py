@@ -13,7 +13,9 @@ the program declares the prefix (`@prefix a1: <http://...#> .`, our
 addition), in which case it is that IRI and a binary atom is an RDF triple, as
 in the LARS language. Intervals: `[a,b]`, `(a,b]`, `[a,b)`, `(a,b)`, `[a]`
 (one point), `inf` / `+inf` as an open upper end; bounds are integers or
-decimals. MeTeoR's older `ALWAYS[-b,-a]` / `SOMETIME[-b,-a]` are read as
+decimals of at most 18 digits before and after the point. Formulas nest (in
+brackets, operators and `Since` / `Until`) at most `limits.MAX_NESTING`
+levels. MeTeoR's older `ALWAYS[-b,-a]` / `SOMETIME[-b,-a]` are read as
 Boxminus / Diamondminus. Lines starting with `#` or `%` are comments.
 
 Every mistake is a `RuleSyntaxError` (`FILE:LINE:COLUMN: message`); the
@@ -37,10 +39,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from ..errors import RuleSyntaxError
+from .. import limits
+from ..errors import RuleSyntaxError, position
 from ..lars.program import Atom, Location, Var
-from ..terms import RDF, XSD
-from ..terms import TRIPLE, Dictionary, canonical_literal
+from ..lines import decode_text
+from ..nesting import too_deep
+from ..terms import RDF, TRIPLE, XSD, BadText, Dictionary, canonical_literal, surrogates
 from .model import (
     BINARY_NAMES,
     BOXMINUS,
@@ -80,6 +84,8 @@ STANDARD_PREFIXES = {
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)?")
 _IRI = re.compile(r'<[^<>"{}|^`\\\s]*>')
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+#: the most digits a bound has before or after its point (a time point is a 64-bit integer)
+_BOUND_DIGITS = 18
 _STRING = re.compile(r'"(?:[^"\\\n]++|\\.)*+"')
 _VARIABLE = re.compile(r"\?[A-Za-z_][A-Za-z0-9_]*")
 _PREFIX = re.compile(r"\s*@prefix\s+([A-Za-z][A-Za-z0-9_\-]*)?:\s*<([^>]*)>\s*\.?\s*\Z")
@@ -144,6 +150,8 @@ def parse_mtl(text: str, filename: str = "<program>", terms: Dictionary | None =
     """
     from .check import check_program
 
+    for offset, reason in surrogates(text):
+        raise RuleSyntaxError(reason, filename, *position(text, offset))
     reader = _Reader(filename, terms if terms is not None else Dictionary())
     rules = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -169,7 +177,7 @@ def parse_mtl(text: str, filename: str = "<program>", terms: Dictionary | None =
 def parse_mtl_file(path: str | Path, terms: Dictionary | None = None) -> MetricProgram:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = decode_text(path.read_bytes(), str(path), RuleSyntaxError)  # bad bytes: a located error
     except OSError as error:
         raise RuleSyntaxError(f"cannot read the program: {error.strerror}", str(path), 1, 1) from None
     return parse_mtl(text, str(path), terms)
@@ -193,6 +201,7 @@ class _Reader:
             if operator is None:
                 break
             operators.append(HeadOperator(*operator))
+            self.nesting(len(operators), s, operator[2])
         s.skip()
         head_location = s.location()
         head = self.atom(s)
@@ -210,26 +219,34 @@ class _Reader:
         return MetricRule(head, tuple(body), tuple(operators), text, Location(self.filename, s.line, start + 1),
                           head_location)
 
-    def literal(self, s: Scanner):
+    def nesting(self, depth: int, s: Scanner, where: Location | None = None) -> None:
+        """A formula `depth` levels deep (brackets, operators, Since / Until) is too deep past the bound."""
+        if depth > limits.MAX_NESTING:
+            where = where or s.location()
+            raise too_deep(limits.MAX_NESTING, where.filename, where.line, where.column, RuleSyntaxError)
+
+    def literal(self, s: Scanner, depth: int = 1):
         s.skip()
         if s.at_end():
             s.error("expected a body atom")
-        left = self.unary(s)
+        self.nesting(depth, s)
+        left = self.unary(s, depth)
         operator = self.operator(s, BINARY_NAMES)
         if operator is None:
             return left
         name, interval, location = operator
-        right = self.literal(s)  # `A Since B Since C` is A Since (B Since C), as MeTeoR reads it
+        right = self.literal(s, depth + 1)  # `A Since B Since C` is A Since (B Since C), as MeTeoR reads it
         return Binary(name, interval, left, right, location)
 
-    def unary(self, s: Scanner):
+    def unary(self, s: Scanner, depth: int = 1):
         operator = self.operator(s, UNARY_NAMES)
         if operator is not None:
             name, interval, location = operator
-            return Temporal(name, interval, self.unary(s), location)
+            self.nesting(depth + 1, s, location)
+            return Temporal(name, interval, self.unary(s, depth + 1), location)
         if s.peek("("):
             s.take("(")
-            inner = self.literal(s)
+            inner = self.literal(s, depth + 1)
             s.expect(")", "')' closing the parenthesised formula")
             return inner
         s.skip()
@@ -260,9 +277,16 @@ class _Reader:
             return old, interval, location
         return canonical, interval, location
 
-    def point_interval(self, text: str) -> Interval:
-        point = Fraction(text)
+    def point_interval(self, text: str, s: Scanner, at: int) -> Interval:
+        point = self.bound(text, s, at)
         return Interval(point, point)
+
+    def bound(self, text: str, s: Scanner, at: int) -> Fraction:
+        """An interval's bound as written at `at` (`3`, `2.5`); at most `_BOUND_DIGITS` digits before
+        and after the point (Python reads no longer int than 4,300 digits, and a time point has 19)."""
+        if any(len(part.lstrip("-")) > _BOUND_DIGITS for part in text.split(".")):
+            s.error(f"the bound {text[:25]}{'...' if len(text) > 25 else ''} has more than {_BOUND_DIGITS} digits", at)
+        return Fraction(text)
 
     def interval(self, s: Scanner, signed: bool = False, distances: bool = True) -> Interval:
         start = s.pos
@@ -271,7 +295,7 @@ class _Reader:
         low_text = s.match(_NUMBER)
         if low_text is None:
             s.error("expected a number starting the interval, e.g. [1,3]")
-        low = Fraction(low_text.group(0))
+        low = self.bound(low_text.group(0), s, low_text.start())
         if s.take(","):
             if s.match(re.compile(r"\+?inf|∞")):
                 high = None
@@ -279,7 +303,7 @@ class _Reader:
                 high_text = s.match(_NUMBER)
                 if high_text is None:
                     s.error("expected a number or 'inf' ending the interval")
-                high = Fraction(high_text.group(0))
+                high = self.bound(high_text.group(0), s, high_text.start())
         else:
             high = low
         s.skip()
@@ -356,7 +380,12 @@ class _Reader:
             if found:
                 s.pos = found.end()
                 text = found.group(0)
-                return self.terms.intern(canonical_literal(text) if text[0] == '"' else text)
+                if text[0] != '"':
+                    return self.terms.intern(text)
+                try:
+                    return self.terms.intern(canonical_literal(text))
+                except BadText as problem:
+                    s.error(str(problem), start)
         name = _NAME.match(s.text, start)
         if not name:
             s.error(f"expected a variable or a constant, found {s.rest()!r}" if s.rest() else

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from ..errors import position
+
 #: terminals shown as one kind of thing (first match wins, in this order)
 _KINDS = [
     ("an IRI", {"IRIREF", "PNAME_LN"}),
@@ -132,13 +134,6 @@ def word_at(text: str, offset: int) -> str:
     rest = text[offset:offset + 200]
     found = re.match(r"<[^<>\s]*>|[?$]?[A-Za-z0-9_\u00C0-\uFFFF][\w\-.:\u00C0-\uFFFF]*(?<![.])|\S", rest)
     return found.group(0)[:40] if found else ""
-
-
-def position(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of an offset."""
-    offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def end_position(text: str) -> tuple[int, int]:

@@ -26,6 +26,8 @@ import re
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
+from ..terms import unescape
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 XSD_STRING = XSD + "string"
@@ -56,8 +58,6 @@ _DOUBLE = re.compile(r"([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]
 _DATETIME = re.compile(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2}(?:\.[0-9]+)?)"
                        r"(Z|[+-][0-9]{2}:[0-9]{2})?\Z")
 _LITERAL = re.compile(r'"((?:[^"\\]++|\\.)*+)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<([^>]*)>)?\Z', re.S)
-_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
-_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
 
 class SparqlError(Exception):
@@ -136,8 +136,7 @@ def term(key: str) -> Term:
         if match is None:
             raise SparqlError(f"not an RDF term: {key}")
         lexical, language, datatype = match.groups()
-        if "\\" in lexical:
-            lexical = _ESCAPE.sub(_unescape, lexical)
+        lexical = unescape(lexical)
         if language:
             found = Term(key, "literal", lexical, RDF_LANG_STRING, language)
         else:
@@ -146,13 +145,6 @@ def term(key: str) -> Term:
         _CACHE.clear()
     _CACHE[key] = found
     return found
-
-
-def _unescape(match: re.Match) -> str:
-    code = match.group(1)
-    if code[0] in "uU" and len(code) > 1:
-        return chr(int(code[1:], 16))
-    return _SIMPLE_ESCAPES.get(code, code)
 
 
 def _escape(lexical: str) -> str:

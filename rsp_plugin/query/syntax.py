@@ -46,9 +46,12 @@ from urllib.parse import urljoin
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from ..errors import QuerySyntaxError
+from .. import limits
+from ..errors import QuerySyntaxError, clipped
 from ..iris import file_iri
 from ..lines import decode_text
+from ..nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets, deepest
+from ..terms import bad_escapes
 from . import dialects
 from .checker import locate
 from .messages import anonymous_patterns, end_position, not_closed, open_bracket, phrase_list, position, word_at
@@ -98,11 +101,23 @@ def parse_query(text: str, filename: str = "<query>", *, base: str | None = None
     "rspql", "cqels", "sparqlstream" (that dialect's forms only).
     """
     dialects.check_choice(dialect)
+    # what nests in a query is its brackets (`{`, `(`, `[`): rdflib's SPARQL parser recurses ~40 frames a level
+    check_brackets(text, filename, QuerySyntaxError, limit=limits.MAX_QUERY_NESTING, hidden=TURTLE_HIDDEN,
+                   kept=TURTLE_KEPT)
+    for offset, reason in bad_escapes(text):  # (rdflib would read them as a surrogate, which no writer writes)
+        raise QuerySyntaxError(reason, filename, *position(text, offset))
     try:
         tree = _PARSER.parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename, dialect) from None
     return _Builder(text, filename, base, dialect).build(tree)
+
+
+def _too_deep_after_all(text: str, filename: str) -> QuerySyntaxError:
+    """rdflib recursed too deep on a query within the bound (it reads some text otherwise than the
+    grammar does): one located line still, at the deepest bracket."""
+    line, column = position(text, deepest(text, hidden=TURTLE_HIDDEN, kept=TURTLE_KEPT))
+    return QuerySyntaxError("nested too deeply for the SPARQL parser", filename, line, column)
 
 
 def reparse(text: str, filename: str, base: str | None, dialect: str = "auto") -> ContinuousQuery:
@@ -140,7 +155,7 @@ def duration_ms(text: str) -> int:
             for number, unit in parts:
                 scale = _UNIT_MS.get(unit.lower())
                 if scale is None:
-                    raise ValueError(f"unknown time unit {unit!r} in {text} (ms, s, m, h, d)")
+                    raise ValueError(f"unknown time unit {clipped(unit)!r} in {clipped(text)} (ms, s, m, h, d)")
                 total += Decimal(number) * scale
         else:
             found = _ISO.match(text.upper())
@@ -184,20 +199,21 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: str, asked: str) 
                        else f"unexpected end of the query; expected {expected}")
         else:
             offset = token.start_pos
+            shown = clipped(str(token))
             before = re.sub(r"#[^\n]*", " ", text[:offset]).rstrip()
             unclosed = not_closed(text, offset, str(token)) if str(token) in ")]}" else None
             if re.search(r"\bSELECT(\s+(RSTREAM|ISTREAM|DSTREAM))?(\s+(DISTINCT|REDUCED))?\Z", before, re.I):
-                message = f"unexpected {str(token)!r}: SELECT needs what to return: variables, (expression AS ?name) or *"
+                message = f"unexpected {shown!r}: SELECT needs what to return: variables, (expression AS ?name) or *"
             elif re.search(r"\bREGISTER\s+\w+\s+AS\Z", before, re.I) and token.type in ("SELECT", "CONSTRUCT", "ASK"):
-                message = f"unexpected {str(token)!r}: REGISTER names the query (or its stream) before AS"
+                message = f"unexpected {shown!r}: REGISTER names the query (or its stream) before AS"
             elif unclosed:
-                message = f"unexpected {str(token)!r}: {unclosed}"
+                message = f"unexpected {shown!r}: {unclosed}"
             elif str(token) in ")]}" and open_bracket(text, offset) is None:
-                message = f"unexpected {str(token)!r}: no bracket is open for it to close"
+                message = f"unexpected {shown!r}: no bracket is open for it to close"
             elif anything:
-                message = f"unexpected {str(token)!r} here"
+                message = f"unexpected {shown!r} here"
             else:
-                message = f"unexpected {str(token)!r}; expected {expected}"
+                message = f"unexpected {shown!r}; expected {expected}"
     elif isinstance(error, UnexpectedCharacters):
         found = text[error.pos_in_stream]
         message = f"unexpected character {found!r}"
@@ -703,8 +719,8 @@ class _Builder:
         if name in ("month", "months", "year", "years"):
             raise self.syntax_error(f"{unit}: months and years have no fixed length; write days", unit)
         if name not in _UNIT_MS or name == "ns":
-            raise self.syntax_error(
-                f"unknown time unit {str(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS", unit)
+            raise self.syntax_error(f"unknown time unit {clipped(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
+                                    unit)
         try:
             value = Decimal(str(first)) * _UNIT_MS[name]
         except InvalidOperation:
@@ -819,6 +835,8 @@ class _Builder:
 
         try:
             parsed = parseQuery(sparql)
+        except RecursionError:
+            raise _too_deep_after_all(self.text, self.filename) from None
         except Exception as error:  # pyparsing's ParseException, and rdflib's own on bad escapes
             raise self.body_error(sparql, error) from None
         prefixes = self.prefixes
@@ -835,6 +853,8 @@ class _Builder:
         parsed[1] = traverse(parsed[1], visitPost=resolve)
         try:
             return translateQuery(parsed, base=self.base)
+        except RecursionError:
+            raise _too_deep_after_all(self.text, self.filename) from None
         except Exception as error:  # rdflib raises plain Exceptions for bad bodies
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             line, column = self._locate(message)

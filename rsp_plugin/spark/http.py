@@ -273,7 +273,7 @@ def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int, cont
         dataset = Dataset()
         parse_document(text, "json-ld", filename=where, contexts=contexts, graph=dataset)
     except DocumentRefused as refused:
-        yield Rejected(where, line, f"{refused.msg}; set aside")
+        yield Rejected(where, line, f"{refused.msg.removesuffix('; refused')}; set aside")
         return
     except Exception as error:  # json and rdflib raise many kinds
         yield Rejected(where, line, f"not JSON-LD: {_first_line(error)}; set aside")
