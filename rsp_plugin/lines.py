@@ -30,6 +30,7 @@ record, so a reader numbering its input counts right.
 
 from __future__ import annotations
 
+import re
 import sys
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -325,6 +326,10 @@ def read_document(source, *, filename: str = "<stream>",
     return "\n".join(parts), rejected
 
 
+#: `<`, IRI characters, then a backslash that does not start an escape (Turtle's IRIREF allows none)
+_BACKSLASH_IN_IRI = re.compile(r'<[^\s<>"{}|^`\\]*\\(?![uU])')
+
+
 def set_aside_bad_escapes(text: str, filename: str) -> tuple[str, list[Rejected]]:
     """A document's text (TriG, Turtle) with each line that holds an escape naming no character
     (`\\uD800`, `\\U00110000`: `terms.bad_escapes`) blanked, so lines keep their numbers, and
@@ -335,6 +340,10 @@ def set_aside_bad_escapes(text: str, filename: str) -> tuple[str, list[Rejected]
     ('<a> <p> "x" .\\n\\n', ['d.ttl:2: \\\\uDC00 is not a character (half of a surrogate pair, alone) at column 10; set aside'])
     """
     found = list(bad_escapes(text))
+    if "\\" in text:  # an IRI holds no backslash but a \\u / \\U escape (rdflib reads `<a\\\\uD800>` as one)
+        found += [(hit.start(), "a backslash in an IRI that starts no \\u or \\U escape")
+                  for hit in _BACKSLASH_IN_IRI.finditer(text)]
+        found.sort()
     if not found:
         return text, []
     lines = text.split("\n")

@@ -155,7 +155,7 @@ def duration_ms(text: str) -> int:
             for number, unit in parts:
                 scale = _UNIT_MS.get(unit.lower())
                 if scale is None:
-                    raise ValueError(f"unknown time unit {clipped(unit)!r} in {clipped(text)} (ms, s, m, h, d)")
+                    raise ValueError(f"unknown time unit {clipped(str(unit))!r} in {clipped(text)} (ms, s, m, h, d)")
                 total += Decimal(number) * scale
         else:
             found = _ISO.match(text.upper())
@@ -719,7 +719,7 @@ class _Builder:
         if name in ("month", "months", "year", "years"):
             raise self.syntax_error(f"{unit}: months and years have no fixed length; write days", unit)
         if name not in _UNIT_MS or name == "ns":
-            raise self.syntax_error(f"unknown time unit {clipped(unit)!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
+            raise self.syntax_error(f"unknown time unit {clipped(str(unit))!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
                                     unit)
         try:
             value = Decimal(str(first)) * _UNIT_MS[name]
