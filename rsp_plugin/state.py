@@ -1,46 +1,60 @@
-"""Engine state stored and read back as plain, versioned data: never a pickle, never code.
+"""Engine state stored and read back as plain, versioned, authenticated data: never a pickle, never code.
 
 A checkpoint (the Spark driver's state, a partitioned key's engine) is written
 by one process and read by another, maybe by another version of rsp_plugin,
 from a directory someone else may write to. A pickle would run whatever code
-the file names; this codec reads data only:
+the file names; this codec reads data only, and only data it can authenticate:
 
-    data = dumps(engine)            # bytes: a JSON header line, then the JSON object graph
-    engine = loads(data)            # StateError for a foreign, torn, tampered or other-version file
+    key = checkpoint_key(directory)      # the key beside the checkpoint (made at the first write), or one given
+    data = dumps(engine, key=key)        # bytes: a JSON header line, then the JSON object graph
+    engine = loads(data, key=key)        # StateError for a foreign, torn, tampered or other-version file
 
-What is stored: the object graph of rsp_plugin's own classes (their
-`__getstate__`, as pickle would take it) over plain values: None, bool, int,
-float, str, bytes, Decimal, list, tuple, dict, set, frozenset, deque, enums of
-rsp_plugin, paths, rdflib terms and graphs (as N-Triples), Arrow tables (IPC).
-Shared objects and mutable containers keep their identity (a view read by two
-rule plans is one view again). Term ids are whatever ints the Dictionary uses,
-dense or not: the codec is generic over plain containers.
+Authentication: the header carries an HMAC-SHA256 of the format, its version and
+the payload under a secret key. Whoever changes a file without the key cannot
+make it pass (a plain checksum, which the editor computes again, would). The key
+is the user's (`--checkpoint-key FILE`, or the file named by $RSP_PLUGIN_CHECKPOINT_KEY)
+or else 32 random bytes (hex) made at the first write in `<checkpoint>/rsp-plugin.key`,
+created with mode 0600. A key file that group or others may read or write, or
+that belongs to another user, is refused with one line saying how to fix it.
+A state that does not authenticate is refused, never read.
 
-What is never stored: callables. Compiled rule plans drop their functions
-(`RulePlan.__getstate__`) and are compiled again on load
-(`IncrementalEngine.__setstate__`); a query is stored as its text and parsed
-again; subscribers are not state (`RSPEngine.__getstate__`): subscribe again.
-A value of any other type is refused when the state is written.
+What is stored: the object graph of the classes registered in `SCHEMA` (each with
+the fields it may have and the kinds of their values; their `__getstate__`, as
+pickle would take it) over plain values: None, bool, int, float, str, bytes,
+Decimal, list, tuple, dict, set, frozenset, deque, paths, rdflib terms and graphs
+(as N-Triples), Arrow tables (IPC), numeric numpy arrays. Shared objects and
+mutable containers keep their identity (a view read by two rule plans is one view
+again). Term ids are whatever ints the Dictionary uses, dense or not.
 
-What reading can do: create instances of rsp_plugin's classes (allow-listed by
-module, found by name, never imported from a name outside the package), fill
-their attributes and call their own `__setstate__`; call `reparse` for a
-query. Before a rule plan is compiled from a stored rule, the rule is vetted:
-its constants must be ints and its text and place printable, so no stored
-string can become code (`_vet_rule`). The header carries the format, its
-version and a SHA-256 of the payload: a file changed after it was written, or
-of another format or version, is refused with a message that says which.
+What is never stored: callables, and rules as structures. Compiled rule plans
+drop their functions and are compiled again on load; a rule is stored as the
+program text it was parsed from and its place in it, and is parsed again on load
+(`rsp_plugin.lars.program.Origin`); a query is stored as its text and parsed
+again; subscribers are not state (`RSPEngine.__getstate__`): subscribe again. A
+value of any other type, or an object of a class or with a field `SCHEMA` does not
+name, is refused when the state is written, and again when it is read.
+
+What reading can do, once the state authenticates: create instances of the
+registered classes, fill the registered fields and call their own
+`__setstate__`; parse a program or a query again from its text. No string read
+back becomes code: the rule plans' code is made of names, term ids and operators
+of the plan compiler's own (`rsp_plugin.lars.plan`).
 
 >>> from collections import deque
+>>> key = b"a key of at least 16 bytes"
 >>> shared = [1, 2]
 >>> value = {"a": (shared, shared), 3: deque([1.5, None], maxlen=4), "s": {frozenset({1})}}
->>> back = loads(dumps(value))
+>>> back = loads(dumps(value, key=key), key=key)
 >>> back == value and back["a"][0] is back["a"][1] and back[3].maxlen == 4
 True
->>> loads(b"\\x80\\x04K\\x01.")
+>>> loads(dumps(value, key=key), key=b"another key, as long as that", source="chk/state-3.json")
 Traceback (most recent call last):
 ...
-rsp_plugin.state.StateError: <state>: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1): it is never loaded, since unpickling runs code; this rsp-plugin reads state format 1 only: start from a new checkpoint directory
+rsp_plugin.state.StateError: chk/state-3.json: the state does not authenticate with this checkpoint's key (changed after it was written, written with another key, or cut short); refused
+>>> loads(b"\\x80\\x04K\\x01.", key=key)
+Traceback (most recent call last):
+...
+rsp_plugin.state.StateError: <state>: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1): it is never loaded, since unpickling runs code; this rsp-plugin reads state format 2 only: start from a new checkpoint directory
 """
 
 from __future__ import annotations
@@ -48,17 +62,27 @@ from __future__ import annotations
 import base64
 import enum
 import hashlib
+import hmac
 import json
 import math
+import os
+import secrets
 import sys
 from collections import Counter, OrderedDict, defaultdict, deque
 from decimal import Decimal
 from pathlib import Path, PurePath
 
 FORMAT = "rsp-plugin-state"
-#: 1: this JSON object graph. 0 was the pickle files (`state-N.pickle`) of rsp-plugin 0.1.0.
-VERSION = 1
+#: 2: this JSON object graph, authenticated (HMAC-SHA256). 1 was the same with a plain SHA-256 (anyone
+#: could write it again), 0 the pickle files (`state-N.pickle`) of rsp-plugin 0.1.0.
+VERSION = 2
 _PACKAGE = "rsp_plugin"
+#: the key file a checkpoint directory keeps when no key is given
+KEY_FILE = "rsp-plugin.key"
+#: names a key file to use instead (what `--checkpoint-key FILE` gives)
+KEY_ENV = "RSP_PLUGIN_CHECKPOINT_KEY"
+#: a shorter key is refused
+MIN_KEY_BYTES = 16
 
 
 class StateError(ValueError):
@@ -73,14 +97,25 @@ _CONTAINERS = (list, tuple, set, frozenset, deque, dict, bytearray, Counter, Ord
 _FACTORIES = {None: None, "list": list, "set": set, "dict": dict, "int": int}
 
 
-def dumps(root) -> bytes:
-    """`root` as bytes: one JSON header line, then the JSON payload."""
+def dumps(root, *, key: bytes) -> bytes:
+    """`root` as bytes: one JSON header line (with the payload's HMAC under `key`), then the JSON payload."""
     writer = _Writer()
     payload = json.dumps({"root": writer.encode(root), "objects": writer.table},
                          separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
     header = {"format": FORMAT, "version": VERSION, "written_by": f"rsp-plugin {_version()}",
-              "sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}
+              "hmac_sha256": _mac(_checked_key(key), payload), "bytes": len(payload)}
     return json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n" + payload
+
+
+def _mac(key: bytes, payload: bytes) -> str:
+    """HMAC-SHA256 of the format, its version and the payload: a state of another format cannot pass for this one."""
+    return hmac.new(key, f"{FORMAT} {VERSION}\n".encode("ascii") + payload, hashlib.sha256).hexdigest()
+
+
+def _checked_key(key) -> bytes:
+    if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
+        raise StateError(f"a state is authenticated with a key of at least {MIN_KEY_BYTES} bytes")
+    return bytes(key)
 
 
 def _version() -> str:
@@ -342,16 +377,23 @@ def _arrow_value(value):
 # Reading ---------------------------------------------------------------------------------------------------
 
 
-def loads(data: bytes, *, source: str = "<state>"):
-    """The value `dumps` wrote; `StateError` (naming `source`) for anything else."""
+def loads(data: bytes, *, key: bytes | None, source: str = "<state>"):
+    """The value `dumps` wrote with `key`; `StateError` (naming `source`, in one line) for anything
+    else. Nothing of the payload is read before it authenticates."""
     header, payload = _split(data, source)
     version = header.get("version")
     if version != VERSION:
-        raise StateError(f"{source}: state format {version} (written by {header.get('written_by', 'an unknown version')}); "
+        written = str(header.get("written_by", "an unknown version"))[:60]
+        unkeyed = ", not authenticated" if version == 1 else ""
+        raise StateError(f"{source}: state format {str(version)[:20]} (written by {written}{unkeyed}); "
                          f"this rsp-plugin reads state format {VERSION} only: start from a new checkpoint directory")
-    if header.get("bytes") != len(payload) or hashlib.sha256(payload).hexdigest() != header.get("sha256"):
-        raise StateError(f"{source}: the state was changed after it was written, or is incomplete "
-                         "(its SHA-256 does not match); refused")
+    if key is None:
+        raise StateError(f"{source}: no key to authenticate the state with (its checkpoint's {KEY_FILE} is missing, "
+                         f"and no --checkpoint-key or ${KEY_ENV} was given); refused")
+    mac = header.get("hmac_sha256")
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(_checked_key(key), payload)):
+        raise StateError(f"{source}: the state does not authenticate with this checkpoint's key (changed after "
+                         "it was written, written with another key, or cut short); refused")
     try:
         document = json.loads(payload)
         reader = _Reader(document["objects"], source)
@@ -372,7 +414,7 @@ def loads(data: bytes, *, source: str = "<state>"):
 def _split(data: bytes, source: str) -> tuple[dict, bytes]:
     data = bytes(data)
     if data[:1] == b"\x80":
-        raise StateError(f"{source}: a pickle (state format 0, written by rsp-plugin 0.1.0 before format {VERSION}): "
+        raise StateError(f"{source}: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1): "
                          f"it is never loaded, since unpickling runs code; this rsp-plugin reads state format "
                          f"{VERSION} only: start from a new checkpoint directory")
     line, newline, payload = data.partition(b"\n")
@@ -715,4 +757,59 @@ def _vet_node(node, reader: _Reader, depth: int) -> None:
 _VETTERS = {"rsp_plugin.lars.program:Rule": _vet_rule}
 
 
-__all__ = ["FORMAT", "VERSION", "StateError", "dumps", "loads"]
+# The key --------------------------------------------------------------------------------------------------
+
+
+def checkpoint_key(directory, given=None, *, create: bool) -> bytes | None:
+    """The key the states of the checkpoint `directory` are authenticated with.
+
+    `given` (a key file: `--checkpoint-key`), else the file $RSP_PLUGIN_CHECKPOINT_KEY names, else
+    `directory/rsp-plugin.key`: made (32 random bytes, hex, mode 0600) when it is missing and
+    `create` (a first write), else None. A key file must be private (`read_key`)."""
+    named = given if given is not None else os.environ.get(KEY_ENV) or None
+    if named is not None:
+        return read_key(Path(named))
+    path = Path(directory) / KEY_FILE
+    if os.path.lexists(path):
+        return read_key(path)
+    return _new_key(path) if create else None
+
+
+def read_key(path: Path) -> bytes:
+    """The key in file `path` (surrounding white space aside): refused when group or others may read
+    or write it, when it belongs to another user, or when it is shorter than 16 bytes."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise StateError(f"{path}: no such checkpoint key file") from None
+    except OSError as error:
+        raise StateError(f"{path}: the checkpoint key cannot be read ({error.strerror or error})") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if os.name == "posix":
+            if status.st_uid != os.getuid():
+                raise StateError(f"{path}: the checkpoint key belongs to another user (uid {status.st_uid}); "
+                                 "use a key file of your own (or remove it: a new one is made at the next first write)")
+            if status.st_mode & 0o077:
+                raise StateError(f"{path}: the checkpoint key may be read or written by group or others "
+                                 f"(mode {status.st_mode & 0o777:o}); make it private: chmod 600 {path}")
+        key = handle.read(1 << 16).strip()
+    if len(key) < MIN_KEY_BYTES:
+        raise StateError(f"{path}: a checkpoint key of {len(key)} bytes; it needs at least {MIN_KEY_BYTES} "
+                         f"(e.g. 32 random bytes in hex: python -c 'import secrets; print(secrets.token_hex(32))' > {path})")
+    return key
+
+
+def _new_key(path: Path) -> bytes:
+    """32 random bytes as hex in a new file `path`, mode 0600 from the start (never a moment readable by others)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32).encode("ascii")
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(key + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return key
+
+
+__all__ = ["FORMAT", "KEY_ENV", "KEY_FILE", "VERSION", "StateError", "checkpoint_key", "dumps", "loads", "read_key"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 import json
 import pickle
 import random
@@ -29,16 +30,35 @@ ROOT = Path(__file__).parent.parent
 CSRBENCH = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
 QUERIES = sorted((ROOT / "queries" / "csrbench").glob("*.rq"))
 EX = "http://ex.org/"
+KEY = b"the tests' key: 16 bytes or more"
 
 
-def rewrite(blob: bytes, change) -> bytes:
-    """A state changed by someone who knows the format: the payload edited, its SHA-256 written again."""
+def dumps(value) -> bytes:
+    return state.dumps(value, key=KEY)
+
+
+def loads(data: bytes, source: str = "<state>"):
+    return state.loads(data, key=KEY, source=source)
+
+
+def roundtrip(value):
+    return loads(dumps(value))
+
+
+def rewrite(blob: bytes, change, key: bytes | None = KEY) -> bytes:
+    """A state changed by someone who knows the format: the payload edited, then its MAC computed again with
+    `key` (as if the key had leaked: what the checks behind the MAC still refuse), or with no key, its
+    plain SHA-256 written where the MAC goes (all an editor without the key can do)."""
     header, payload = blob.split(b"\n", 1)
     document = json.loads(payload)
     change(document)
     payload = json.dumps(document).encode()
     header = json.loads(header)
-    header.update(sha256=hashlib.sha256(payload).hexdigest(), bytes=len(payload))
+    if key is None:
+        header.update(hmac_sha256=hashlib.sha256(payload).hexdigest(), bytes=len(payload))
+    else:
+        mac = hmac.new(key, f"{state.FORMAT} {state.VERSION}\n".encode() + payload, hashlib.sha256).hexdigest()
+        header.update(hmac_sha256=mac, bytes=len(payload))
     return json.dumps(header).encode() + b"\n" + payload
 
 
@@ -67,7 +87,7 @@ def test_a_query_engine_restored_mid_stream_goes_on_as_if_never_stopped(path, cu
     elements = list(read_tnt(CSRBENCH.open("rb"), first.terms, tick_ms=1, filename="s.tnt"))
     first.push("http://ex.org/csrbench", elements[:cut], source="s.tnt")
     before = [r.to_json() for r in first.advance_to(elements[cut // 2].time_point)]
-    restored = state.loads(state.dumps(first))
+    restored = roundtrip(first)
     restored.push("http://ex.org/csrbench", elements[cut:], source="s.tnt")
     after = [r.to_json() for r in restored.finish()]
     assert before + after == expected
@@ -93,7 +113,7 @@ def test_a_lars_engine_restored_mid_stream_goes_on_as_if_never_stopped(seed):
     program = parse_program(program_text)
     engine = IncrementalEngine(program, start=0)
     before = outputs(engine, range(0, last // 2 + 1), program)
-    restored = state.loads(state.dumps(engine))
+    restored = roundtrip(engine)
     assert all(plan.full is not None for stratum in restored.strata for plan in stratum.plans)
     after = outputs(restored, range(last // 2 + 1, last + 1), restored.program)
     assert {**before, **after} == uninterrupted
@@ -116,7 +136,7 @@ def test_an_owl_rl_materialization_restored_goes_on():
     expected = run(whole, steps)
     first = Materializer("owl-rl", window=3)
     before = run(first, steps[:2])
-    restored = state.loads(state.dumps(first))
+    restored = roundtrip(first)
     assert before + run(restored, steps[2:]) == expected and background
 
 
@@ -129,7 +149,7 @@ def test_subscribers_are_not_state_so_a_lambda_does_not_stop_a_checkpoint():
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         pickle.dumps(lambda: None)  # what used to stop it
     assert copy.deepcopy(engine)._callbacks == []  # in memory (a copy, Spark shipping it) too
-    restored = state.loads(state.dumps(engine))
+    restored = roundtrip(engine)
     assert restored._callbacks == [] and restored.queries[query.name]._callbacks == []
     seen = []
     restored.subscribe(seen.append)
@@ -144,12 +164,12 @@ def test_plain_containers_of_any_shape_come_back_with_their_sharing():
              "counts": Counter({"a": 2}), "lists": defaultdict(list, {1: [2]}), "decimal": Decimal("2.50"),
              "float": [float("inf"), -0.0, 1e-300], "bytes": b"\x00\xff", "frozen": frozenset({(1, "a")}),
              "terms": [URIRef(f"{EX}a"), Literal("x", lang="en"), Literal("5", datatype=URIRef(f"{EX}t"))]}
-    back = state.loads(state.dumps(value))
+    back = roundtrip(value)
     assert back == value and back["ids"] is back["again"] and back["order"].maxlen == 5
     assert isinstance(back["lists"], defaultdict) and back["lists"][7] == []
     dictionary = Dictionary()
     ids = [dictionary.intern(key) for key in ("a", "<http://ex/b>", '"2.5"^^<http://www.w3.org/2001/XMLSchema#decimal>')]
-    again = state.loads(state.dumps(dictionary))
+    again = roundtrip(dictionary)
     assert [again.key(i) for i in ids] == [dictionary.key(i) for i in ids] and again.number(ids[2]) == Decimal("2.5")
 
 
@@ -157,9 +177,9 @@ def test_a_callable_is_never_stored():
     engine = RSPEngine()
     engine.hook = print
     with pytest.raises(StateError, match="cannot store a callable"):
-        state.dumps(engine)
+        dumps(engine)
     with pytest.raises(StateError, match="not a type a state may hold"):
-        state.dumps({"file": open(__file__)})
+        dumps({"file": open(__file__)})
 
 
 # What is refused, and how it is said -------------------------------------------------------------------------
@@ -171,23 +191,55 @@ def blob() -> bytes:
     engine = IncrementalEngine(program)
     terms = program.terms
     engine.advance_to(0, [(terms.intern("temp"), (terms.intern("s1"), terms.intern("31")))])
-    return state.dumps(engine)
+    return dumps(engine)
+
+
+REFUSED = (r"^chk/state-3.json: the state does not authenticate with this checkpoint's key \(changed after it "
+           r"was written, written with another key, or cut short\); refused$")
 
 
 def test_a_state_changed_after_it_was_written_is_refused(blob):
     position = len(blob) - 20
     changed = blob[:position] + bytes([blob[position] ^ 1]) + blob[position + 1:]
-    with pytest.raises(StateError, match="changed after it was written, or is incomplete"):
-        state.loads(changed, source="chk/state-3.json")
-    with pytest.raises(StateError, match=r"^chk/state-3.json: the state was changed"):
-        state.loads(blob[:-5], source="chk/state-3.json")
+    with pytest.raises(StateError, match=REFUSED):
+        loads(changed, source="chk/state-3.json")
+    with pytest.raises(StateError, match=REFUSED):
+        loads(blob[:-5], source="chk/state-3.json")
+
+
+def test_a_state_edited_and_its_plain_sha256_written_again_is_refused(blob, tmp_path):
+    """What a checksum allowed (issue 32): edit the payload, compute its SHA-256 again. Without the key the
+    MAC cannot be made, whatever the edit."""
+    mark = tmp_path / "code-ran"
+
+    def harmless(document):
+        document["objects"].append(["l", 1])
+
+    def hostile(document):
+        for entry in document["objects"]:
+            if entry and entry[0] == "o" and entry[1] == "rsp_plugin.lars.program:Origin":
+                entry[2][1]["text"] += f"\n__import__('pathlib').Path({str(mark)!r}).touch()\n"
+
+    for change in (harmless, hostile, lambda document: None):
+        with pytest.raises(StateError, match=REFUSED):
+            loads(rewrite(blob, change, key=None), source="chk/state-3.json")
+    assert not mark.exists()
+
+
+def test_a_state_written_with_another_key_or_read_without_one_is_refused(blob):
+    with pytest.raises(StateError, match=REFUSED):
+        state.loads(blob, key=b"another key, 16 bytes or more", source="chk/state-3.json")
+    with pytest.raises(StateError, match=r"^chk/state-3.json: no key to authenticate the state with"):
+        state.loads(blob, key=None, source="chk/state-3.json")
+    with pytest.raises(StateError, match="at least 16 bytes"):
+        state.dumps({}, key=b"short")
 
 
 @pytest.mark.parametrize("data", [b"", b"hello", b'{"format": "something else"}\n{}', b"\x00" * 10,
                                   json.dumps({"root": 1}).encode()])
 def test_a_foreign_file_is_refused(data):
     with pytest.raises(StateError, match="not an rsp-plugin state"):
-        state.loads(data, source="x")
+        loads(data, source="x")
 
 
 class Boom:
@@ -208,17 +260,21 @@ def test_an_old_pickle_checkpoint_is_refused_naming_both_versions_and_never_unpi
     with pytest.raises(StateError) as refused:
         store.load()
     assert "state-4.pickle: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1)" in str(refused.value)
-    assert "reads state format 1 only" in str(refused.value)
+    assert "reads state format 2 only" in str(refused.value)
     assert not mark.exists()
 
 
 def test_a_state_of_another_format_version_is_refused_naming_both(blob):
     header, payload = blob.split(b"\n", 1)
     other = json.loads(header)
-    other.update(version=2, written_by="rsp-plugin 0.3.0")
-    with pytest.raises(StateError, match=r"state format 2 \(written by rsp-plugin 0.3.0\); this rsp-plugin reads "
-                                         r"state format 1 only"):
-        state.loads(json.dumps(other).encode() + b"\n" + payload)
+    other.update(version=3, written_by="rsp-plugin 0.3.0")
+    with pytest.raises(StateError, match=r"state format 3 \(written by rsp-plugin 0.3.0\); this rsp-plugin reads "
+                                         r"state format 2 only"):
+        loads(json.dumps(other).encode() + b"\n" + payload)
+    other.update(version=1, written_by="rsp-plugin 0.2.0", sha256=hashlib.sha256(payload).hexdigest())
+    with pytest.raises(StateError, match=r"state format 1 \(written by rsp-plugin 0.2.0, not authenticated\); "
+                                         r"this rsp-plugin reads state format 2 only: start from a new checkpoint"):
+        loads(json.dumps(other).encode() + b"\n" + payload)
 
 
 @pytest.mark.parametrize("name", ["os:system", "builtins:eval", "subprocess:Popen", "posix:system",
@@ -230,7 +286,7 @@ def test_a_state_naming_anything_but_rsp_plugin_classes_is_refused(blob, name):
         document["objects"][0][1] = name
 
     with pytest.raises(StateError, match="refused"):
-        state.loads(rewrite(blob, change))
+        loads(rewrite(blob, change))
 
 
 def test_a_reconstructor_that_is_not_allow_listed_is_refused(blob, tmp_path):
@@ -238,7 +294,7 @@ def test_a_reconstructor_that_is_not_allow_listed_is_refused(blob, tmp_path):
         document["objects"][0] = ["c", "rsp_plugin.spark.checkpoint:StateStore", [str(tmp_path)]]
 
     with pytest.raises(StateError, match="is not a function a state may call"):
-        state.loads(rewrite(blob, change))
+        loads(rewrite(blob, change))
 
 
 def test_a_stored_rule_cannot_become_code(blob, tmp_path):
@@ -263,9 +319,9 @@ def test_a_stored_rule_cannot_become_code(blob, tmp_path):
     for change, says in ((in_text, "not printable"), (in_a_constant, "where a term belongs"),
                          (in_the_place, "not printable")):
         with pytest.raises(StateError, match=says):
-            state.loads(rewrite(blob, change))
+            loads(rewrite(blob, change))
         assert not mark.exists()
-    assert state.loads(rewrite(blob, lambda document: None)).strata  # the rewrite itself is harmless
+    assert loads(rewrite(blob, lambda document: None)).strata  # the rewrite itself is harmless
 
 
 def test_a_malformed_payload_is_refused_not_a_traceback(blob):
@@ -275,7 +331,7 @@ def test_a_malformed_payload_is_refused_not_a_traceback(blob):
     for damage in (change, lambda d: d["objects"].append(["?"]) or d.update(root=["r", len(d["objects"]) - 1]),
                    lambda d: d.update(root={"not": "tagged"}), lambda d: d.update(root=["m", [1, 2]])):
         with pytest.raises(StateError, match="refused"):
-            state.loads(rewrite(blob, damage))
+            loads(rewrite(blob, damage))
 
 
 # The store in the checkpoint directory -----------------------------------------------------------------------
@@ -293,8 +349,44 @@ def test_the_store_keeps_two_states_falls_back_over_a_torn_one_and_stops_at_a_ta
     data = bytearray((store.directory / "state-2.json").read_bytes())
     data[-2] ^= 1
     (store.directory / "state-2.json").write_bytes(bytes(data))
-    with pytest.raises(StateError, match="state-2.json: the state was changed after it was written"):
+    with pytest.raises(StateError, match="state-2.json: the state does not authenticate"):
         store.load()
+
+
+def test_the_store_makes_a_private_key_at_the_first_write_and_refuses_states_without_it(tmp_path):
+    store = StateStore(tmp_path)
+    assert store.load() is None and not (tmp_path / state.KEY_FILE).exists()
+    store.save(0, {"batch": 0})
+    key_file = tmp_path / state.KEY_FILE
+    assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes().strip()) == 64
+    assert StateStore(tmp_path).load() == {"batch": 0}
+    key_file.unlink()
+    with pytest.raises(StateError, match=r"state-0.json: no key to authenticate the state with \(its checkpoint's "
+                                         r"rsp-plugin.key is missing"):
+        StateStore(tmp_path).load()
+
+
+def test_a_key_file_others_may_read_or_write_is_refused_saying_how_to_fix_it(tmp_path, monkeypatch):
+    given = tmp_path / "secret.key"
+    given.write_text("0123456789abcdef0123456789abcdef\n")
+    for mode in (0o644, 0o620, 0o604, 0o660):
+        given.chmod(mode)
+        with pytest.raises(StateError) as refused:
+            StateStore(tmp_path / "chk", given).load()
+        assert str(refused.value) == (f"{given}: the checkpoint key may be read or written by group or others "
+                                      f"(mode {mode:o}); make it private: chmod 600 {given}")
+    given.chmod(0o600)
+    store = StateStore(tmp_path / "chk", given)
+    store.save(1, {"batch": 1})
+    assert not (tmp_path / "chk" / state.KEY_FILE).exists(), "a key given: none is made"
+    assert StateStore(tmp_path / "chk", given).load() == {"batch": 1}
+    with pytest.raises(StateError, match="state-1.json: no key to authenticate the state with"):
+        StateStore(tmp_path / "chk").load()  # the key given is not kept in the checkpoint
+    monkeypatch.setenv(state.KEY_ENV, str(given))  # the environment names the key as --checkpoint-key does
+    assert StateStore(tmp_path / "chk").load() == {"batch": 1}
+    given.write_text("short\n")
+    with pytest.raises(StateError, match="a checkpoint key of 5 bytes; it needs at least 16"):
+        StateStore(tmp_path / "chk").load()
 
 
 def test_the_codec_is_fast_enough_for_a_checkpoint_per_micro_batch():
@@ -306,5 +398,5 @@ def test_the_codec_is_fast_enough_for_a_checkpoint_per_micro_batch():
     ids = [engine.terms.intern(f"<{EX}e{k}>") for k in range(2000)]
     engine.push_ids(f"{EX}s", [(t * 10, (draw.choice(ids), ids[0], draw.choice(ids))) for t in range(5000)])
     engine.advance_to(30_000)
-    data = state.dumps(engine)
-    assert state.loads(data).advance_to(40_000)[-1].to_json() == engine.advance_to(40_000)[-1].to_json()
+    data = dumps(engine)
+    assert loads(data).advance_to(40_000)[-1].to_json() == engine.advance_to(40_000)[-1].to_json()

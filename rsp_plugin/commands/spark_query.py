@@ -1,4 +1,4 @@
-"""`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR] [--mode driver|distributed] [--partition-by VAR]`.
+"""`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR [--checkpoint-key FILE]] [--mode driver|distributed] [--partition-by VAR]`.
 
 The stream files are read by the `rdf` source (parsed in the executors); then
 
@@ -12,7 +12,10 @@ The stream files are read by the `rdf` source (parsed in the executors); then
 
 The same JSON lines come out on stdout (partitioned mode: one line per key and
 instant, with its "key"). Lines set aside are reported on stderr as
-`FILE:LINE: reason`; a progress line per micro-batch goes to stderr too.
+`FILE:LINE: reason`; a progress line per micro-batch goes to stderr too. A
+checkpoint whose state is refused (`rsp_plugin.state`: it does not authenticate
+with the key, is of another version, or its key file is not private) is one
+line on stderr naming the file and what is wrong, and exit status 2.
 """
 
 from __future__ import annotations
@@ -30,7 +33,12 @@ BATCH_LINES = 50_000
 
 def cli_run(options, user_error) -> int:
     """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
-    return start(options, user_error).finish()
+    from ..state import StateError
+
+    try:
+        return start(options, user_error).finish()
+    except StateError as refused:  # a checkpoint refused: its one line, not a traceback
+        raise user_error(str(refused)) from None
 
 
 class Started:
@@ -84,17 +92,22 @@ def start(options, user_error, *, out=None) -> Started:
     quiet = getattr(options, "quiet", False)
     progress = None if quiet else Progress(total_rows=count_lines(p for _, p, _ in sources))
     checkpoint = getattr(options, "checkpoint", None)
+    checkpoint_key = getattr(options, "checkpoint_key", None)
+    if checkpoint_key is not None and checkpoint is None:
+        raise user_error("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
     sink = ConsoleSink(out, fmt=options.format)
     if key:
         from ..spark.partitioned import run_partitioned_engine
 
         state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
-                                       progress=progress)
+                                       checkpoint_key=checkpoint_key, progress=progress)
         return Started(lambda: state.set_aside)
     if plan is not None:
         from ..spark.distributed import run_distributed
 
-        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
+        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                              progress=progress)
     else:
-        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
+        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                        progress=progress)
     return Started(lambda: run.wait().state.set_aside)
