@@ -10,6 +10,7 @@ import hmac
 import json
 import pickle
 import random
+import re
 from collections import Counter, defaultdict, deque
 from decimal import Decimal
 from pathlib import Path
@@ -175,7 +176,7 @@ def test_plain_containers_of_any_shape_come_back_with_their_sharing():
 
 def test_a_callable_is_never_stored():
     engine = RSPEngine()
-    engine.hook = print
+    engine.term_roots.append(print)
     with pytest.raises(StateError, match="cannot store a callable"):
         dumps(engine)
     with pytest.raises(StateError, match="not a type a state may hold"):
@@ -185,9 +186,12 @@ def test_a_callable_is_never_stored():
 # What is refused, and how it is said -------------------------------------------------------------------------
 
 
+PROGRAM = "hot(X) :- [RANGE 3] DIAMOND temp(X, V), V > 30 .\nalarm :- hot(X), not ok .\n"
+
+
 @pytest.fixture
 def blob() -> bytes:
-    program = parse_program("hot(X) :- [RANGE 3] DIAMOND temp(X, V), V > 30 .\nalarm :- hot(X), not ok .\n")
+    program = parse_program(PROGRAM)
     engine = IncrementalEngine(program)
     terms = program.terms
     engine.advance_to(0, [(terms.intern("temp"), (terms.intern("s1"), terms.intern("31")))])
@@ -277,51 +281,185 @@ def test_a_state_of_another_format_version_is_refused_naming_both(blob):
         loads(json.dumps(other).encode() + b"\n" + payload)
 
 
+# What the checks behind the MAC refuse (a state written with the key, as if it had leaked) ----------------------
+
+
 @pytest.mark.parametrize("name", ["os:system", "builtins:eval", "subprocess:Popen", "posix:system",
                                   "rsp_plugin.cli:main", "rsp_plugin.errors:QuerySyntaxError", "rsp_plugin:__class__",
                                   "rsp_plugin.lars.engine:IncrementalEngine.__init__.__globals__",
-                                  "rsp_plugin.nowhere:Thing", "rsp_plugin.lars.engine:os"])
-def test_a_state_naming_anything_but_rsp_plugin_classes_is_refused(blob, name):
+                                  "rsp_plugin.nowhere:Thing", "rsp_plugin.lars.engine:os",
+                                  "rsp_plugin.spark.checkpoint:StateStore", "rsp_plugin.lars.program:Atom",
+                                  "rsp_plugin.lars.program:ExtendedAtom", "rsp_plugin.lars.plan:_Writer"])
+def test_a_class_the_schema_does_not_name_is_refused(blob, name):
+    """A class is stored because `state_schema` lists it, not because it can be found by name in the package."""
     def change(document):
-        document["objects"][0][1] = name
+        first = next(entry for entry in document["objects"] if entry and entry[0] == "o")
+        first[1] = name
 
-    with pytest.raises(StateError, match="refused"):
+    with pytest.raises(StateError, match=rf"^<state>: {re.escape(repr(name))} is not a class a state may hold "
+                                         r"\(rsp_plugin.state_schema\); refused$"):
         loads(rewrite(blob, change))
 
 
-def test_a_reconstructor_that_is_not_allow_listed_is_refused(blob, tmp_path):
-    def change(document):
-        document["objects"][0] = ["c", "rsp_plugin.spark.checkpoint:StateStore", [str(tmp_path)]]
+def test_a_class_the_schema_does_not_name_is_never_written():
+    from rsp_plugin.lars.program import Atom
 
-    with pytest.raises(StateError, match="is not a function a state may call"):
+    with pytest.raises(StateError, match="cannot store a rsp_plugin.lars.program:Atom: not a class a state may hold"):
+        dumps([Atom(1, (2, 3))])
+
+
+def test_an_unknown_field_or_a_value_of_another_kind_is_refused(blob):
+    def extra_field(document):
+        entries(document, "rsp_plugin.terms:Dictionary")[0][2][1]["hook"] = "os.system"
+
+    def other_kind(document):
+        entries(document, "rsp_plugin.terms:Dictionary")[0][2][1]["next"] = "__import__('os')"
+
+    def another_object(document):  # a plan's rule that is the dictionary
+        dictionary = next(index for index, entry in enumerate(document["objects"])
+                          if entry[:2] == ["o", "rsp_plugin.terms:Dictionary"])
+        entries(document, "rsp_plugin.lars.plan:RulePlan")[0][2][1]["rule"] = ["r", dictionary]
+
+    with pytest.raises(StateError, match=r"a rsp_plugin.terms:Dictionary has no field 'hook' "
+                                         r"\(rsp_plugin.state_schema\); refused$"):
+        loads(rewrite(blob, extra_field))
+    with pytest.raises(StateError, match=r"rsp_plugin.terms:Dictionary.next holds a str, not a kind "
+                                         r"rsp_plugin.state_schema names for it; refused$"):
+        loads(rewrite(blob, other_kind))
+    with pytest.raises(StateError, match=r"rsp_plugin.lars.plan:RulePlan.rule holds a rsp_plugin.terms:Dictionary, "
+                                         r"not a kind"):
+        loads(rewrite(blob, another_object))
+
+
+def test_a_field_the_schema_does_not_name_is_never_written():
+    engine = RSPEngine()
+    engine.note = "not state"
+    with pytest.raises(StateError, match=r"^cannot store the state: a rsp_plugin.runtime:RSPEngine has no field "
+                                         r"'note' \(rsp_plugin.state_schema\)$"):
+        dumps(engine)
+
+
+def test_a_reconstructor_entry_is_refused(blob, tmp_path):
+    def change(document):
+        document["objects"].append(["c", "rsp_plugin.query.syntax:reparse", ["SELECT * {}", "q", None, "auto"]])
+        document["root"] = ["r", len(document["objects"]) - 1]
+
+    with pytest.raises(StateError, match="an unknown entry tag 'c'"):
         loads(rewrite(blob, change))
 
 
-def test_a_stored_rule_cannot_become_code(blob, tmp_path):
-    """The rule plans are compiled from the stored rules: text or constants that would be code are refused."""
+def test_the_schema_names_classes_that_exist_and_stores_its_own_way_only_what_the_codec_knows():
+    import enum
+
+    from rsp_plugin.state_schema import CUSTOM, ENUM, SCHEMA
+
+    for name, spec in SCHEMA.items():
+        found = state._resolve(name)
+        assert isinstance(found, type) and f"{found.__module__}:{found.__qualname__}" == name
+        assert (spec is ENUM) == issubclass(found, enum.Enum), name
+    assert {name for name, spec in SCHEMA.items() if spec is CUSTOM} == set(state._CUSTOM)
+
+
+# Rules: parsed again from their program's text, never rebuilt from a stored structure --------------------------
+
+
+def test_a_rule_is_stored_as_its_programs_text_and_number_and_parsed_again(blob):
+    document = json.loads(blob.split(b"\n", 1)[1])
+    (origin,) = entries(document, "rsp_plugin.lars.program:Origin")
+    assert origin[2][1]["text"] == PROGRAM and origin[2][1]["kind"] == "lars"
+    rules = entries(document, "rsp_plugin.lars.program:Rule")
+    assert sorted((rule[2][1]["number"], rule[2][1]["text"], tuple(rule[2][1]["place"][2:])) for rule in rules) == [
+        (0, "hot(X) :- [RANGE 3] DIAMOND temp(X, V), V > 30 .", (1, 1)), (1, "alarm :- hot(X), not ok .", (2, 1))]
+    assert {rule[2][1]["place"][1] for rule in rules} == {"<program>"}  # (["l", file, line, column])
+    stored = {name for entry in document["objects"] if entry and entry[0] == "o" for name in [entry[1]]}
+    assert not stored & {f"rsp_plugin.lars.program:{name}" for name in
+                         ("Atom", "ExtendedAtom", "Comparison", "Arithmetic", "Var", "Location")}
+    engine = loads(blob)
+    (hot, alarm) = engine.program.rules
+    assert engine.strata[0].plans[0].rule is hot and hot.origin[1] == 0 and str(hot.location) == "<program>:1:1"
+
+
+def test_a_rule_stored_under_another_class_or_as_a_structure_is_refused(blob, tmp_path):
+    """Issue 32: the check on stored rules was keyed on the class name; a rule stored as a Program skipped it.
+    Now a Program has a Program's fields, and a rule is its program's text and number, whatever it claims."""
+    mark = tmp_path / "code-ran"
+    code = f"__import__('pathlib').Path({str(mark)!r}).touch()"
+
+    def as_a_program(document):
+        for entry in entries(document, "rsp_plugin.lars.program:Rule"):
+            entry[1] = "rsp_plugin.lars.program:Program"
+
+    def as_a_structure(document):  # the old form, with a text that was code in the plans' comment line
+        for entry in entries(document, "rsp_plugin.lars.program:Rule"):
+            entry[2] = ["m", {"head": ["r", 0], "body": ["t"], "head_time": None, "text": f"p .\n{code}\n",
+                              "location": None, "origin": None}]
+
+    with pytest.raises(StateError, match=r"a rsp_plugin.lars.program:Program has no field '(origin|number|text|place)'"):
+        loads(rewrite(blob, as_a_program))
+    with pytest.raises(StateError, match="a rule that is not its program's text, its number and place; refused$"):
+        loads(rewrite(blob, as_a_structure))
+    assert not mark.exists()
+
+
+@pytest.mark.parametrize("where", ["origin", "rule"])
+def test_code_in_a_rules_text_never_runs_it_is_parsed_again(blob, tmp_path, where):
     mark = tmp_path / "code-ran"
     injected = f"\n__import__('pathlib').Path({str(mark)!r}).touch()\n"
 
-    def in_text(document):
-        for entry in entries(document, "rsp_plugin.lars.program:Rule"):
-            entry[2][1]["text"] = entry[2][1]["text"] + injected
+    def change(document):
+        if where == "origin":
+            entries(document, "rsp_plugin.lars.program:Origin")[0][2][1]["text"] += injected
+        else:
+            for entry in entries(document, "rsp_plugin.lars.program:Rule"):
+                entry[2][1]["text"] += injected
 
-    def in_a_constant(document):
-        for entry in entries(document, "rsp_plugin.lars.program:Atom"):
-            args = entry[2][1]["args"]
-            if len(args) > 1:
-                args[1] = f"__import__('pathlib').Path({str(mark)!r}).touch()"
+    says = (r"the program <program> no longer parses as it did \(<program>:4:\d+: unexpected"
+            if where == "origin" else r"rule \d of <program> \(<program>:\d:1\) is not the one stored")
+    with pytest.raises(StateError, match=says):
+        loads(rewrite(blob, change))
+    assert not mark.exists()
 
-    def in_the_place(document):
-        for entry in entries(document, "rsp_plugin.lars.program:Location"):
-            entry[2][1]["filename"] = injected
 
-    for change, says in ((in_text, "not printable"), (in_a_constant, "where a term belongs"),
-                         (in_the_place, "not printable")):
-        with pytest.raises(StateError, match=says):
-            loads(rewrite(blob, change))
-        assert not mark.exists()
-    assert loads(rewrite(blob, lambda document: None)).strata  # the rewrite itself is harmless
+def test_a_rule_of_another_program_text_is_refused(blob):
+    def change(document):
+        entries(document, "rsp_plugin.lars.program:Origin")[0][2][1]["text"] = "hot(X) :- temp(X, V) .\n"
+
+    with pytest.raises(StateError, match=r"rule 0 of <program> \(<program>:1:1\) is not the one stored: the program "
+                                         r"parses to other rules now; refused$"):
+        loads(rewrite(blob, change))
+
+
+def test_a_rules_text_is_never_compiled(tmp_path):
+    """Plans are code: made of generated names, term ids and operators of the compiler's, never of a rule's text,
+    variable names or constants. A program's text with Python in a comment, a hand-made rule whose text is code,
+    and one whose constant is text: nothing runs."""
+    from rsp_plugin.lars.plan import PlanError, compile_rule
+    from rsp_plugin.lars.program import Atom, ExtendedAtom, Rule, Var
+
+    mark = tmp_path / "code-ran"
+    code = f"__import__('pathlib').Path({str(mark)!r}).touch()"
+    program = parse_program(f"hot(X) :- temp(X, V) % {code}\n  , V > 30 .\n")
+    engine = IncrementalEngine(program)
+    terms = program.terms
+    engine.advance_to(0, [(terms.intern("temp"), (terms.intern("s1"), terms.intern("31")))])
+    plan = engine.strata[0].plans[0]
+    assert code in plan.sources["full"].splitlines()[0] and plan.sources["full"].startswith("# <program>:1:1  hot(X)")
+    assert all(code not in line for source in plan.sources.values() for line in source.splitlines()[1:])
+    assert {format_fact(f, terms) for f in engine.holding()} == {"hot(s1)"}
+
+    x = Var("X\n" + code)  # a variable's name is never written either
+    temp, hot = terms.intern("temp"), terms.intern("hot")
+    rule = Rule(Atom(hot, (x,)), (ExtendedAtom(Atom(temp, (x, Var("V"))), "plain"),), text=f"hot .\n{code}\n")
+    views = IncrementalEngine(parse_program("hot(X) :- temp(X, V) .", terms=terms)).views
+    made = compile_rule(rule, views, terms)
+    assert "v0" in made.sources["full"] and code not in made.sources["full"].split("\n", 1)[1]
+    with pytest.raises(PlanError, match="a rule plan takes term ids"):
+        compile_rule(Rule(Atom(hot, (code,)), rule.body, text="hot"), views, terms)
+    with pytest.raises(PlanError, match="is not an operator a rule plan knows"):
+        from rsp_plugin.lars.program import Comparison
+
+        compile_rule(Rule(Atom(hot, (x,)), (*rule.body, Comparison(f"<{code}#", x, 1)), text="hot"), views, terms)
+    assert not mark.exists()
 
 
 def test_a_malformed_payload_is_refused_not_a_traceback(blob):

@@ -76,11 +76,16 @@ class RulePlan:
         return f"<RulePlan {self.rule.text!r}>"
 
     def __getstate__(self) -> dict:
-        """Compiled functions do not pickle: `IncrementalEngine.__setstate__` compiles them again."""
-        state = self.__dict__.copy()
-        state["on_delta"] = [(position, view, None) for position, view, _ in self.on_delta]
-        state["full"] = None
-        return state
+        """The rule and when it is switched off: all else is made from the rule again, the code compiled
+        and the views looked up by `IncrementalEngine.__setstate__` (a checkpoint holds no code, and no
+        rule's structure: `rsp_plugin.state`)."""
+        return {"rule": self.rule, "disabled_until": self.disabled_until, "trigger_until": self.trigger_until}
+
+    def compiled_again(self, compiled: "RulePlan") -> None:
+        """Take the plan `compile_rule` made again of this one's rule (keeping when it is switched off)."""
+        disabled_until, trigger_until = self.disabled_until, self.trigger_until
+        self.__dict__.update(compiled.__dict__)
+        self.disabled_until, self.trigger_until = disabled_until, trigger_until
 
 
 class PlanError(TypeError):
