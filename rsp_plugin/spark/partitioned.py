@@ -417,7 +417,7 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     state_location = str(location / "spark")
     state_key = _state_key(location, checkpoint_key) if checkpoint is not None else secrets.token_hex(32).encode()
     evaluate = _key_function(plan.text, plan.streams, query_name, "\n".join(plan.background), plan.graphs,
-                             filename, state_key)
+                             filename, state_key, state_location)
     results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
                                                           GroupStateTimeout.EventTimeTimeout)
     target = sink_for(sink, spark)
@@ -501,7 +501,7 @@ def _state_error_in(error: Exception):
 
 
 def _key_function(text: str, streams: tuple[str, ...], query_name: str, background: str = "", graphs=(),
-                  filename: str = "<query>", state_key: bytes = b""):
+                  filename: str = "<query>", state_key: bytes = b"", state_location: str = "the state store"):
     """The function Spark calls per key: feed the key's engine, report, keep the engine in the state."""
 
     def evaluate(key, frames, state):
@@ -511,7 +511,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
 
         (value,) = key
         if state.hasTimedOut:
-            engine, collector = _load_key(state.get[0], state_key)
+            engine, collector = _load_key(state.get[0], state_key, state_location, value)
             if engine.gap_problem(state.getCurrentWatermarkMs()) is None:
                 engine.advance_to(state.getCurrentWatermarkMs())
             rows = _rows(value, collector.take())
@@ -523,7 +523,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
             yield pd.DataFrame({"key": None, "t": None, "kind": "rejected",
                                 "payload": data["rejected"].astype(str)})
             return
-        engine, collector = (_load_key(state.get[0], state_key) if state.exists
+        engine, collector = (_load_key(state.get[0], state_key, state_location, value) if state.exists
                              else _new_engine(text, streams, query_name, background, graphs, filename))
         data = data.sort_values(["ts", "lane"], kind="stable")
         intern = engine.terms.intern
@@ -583,11 +583,11 @@ def _rows(key: str, results) -> list[tuple]:
     return rows
 
 
-def _load_key(blob, state_key: bytes):
+def _load_key(blob, state_key: bytes, state_location: str, key_value):
     """A key's engine and collector from the state store (plain data), the collector subscribed again."""
     from ..state import loads
 
-    engine, collector = loads(bytes(blob), key=state_key, source="the partitioned state store")
+    engine, collector = loads(bytes(blob), key=state_key, source=f"{state_location} (the state of key {key_value})")
     engine.subscribe(collector)
     return engine, collector
 
@@ -618,7 +618,7 @@ def _finish_keys(spark, state_location: str, query_name: str, state_key: bytes) 
             for key, blob in zip(frame["key"], frame["engine"]):
                 if blob is None:
                     continue
-                engine, collector = _load_key(blob, state_key)
+                engine, collector = _load_key(blob, state_key, state_location, key)
                 engine.finish()
                 rows.extend(_rows(key, collector.take()))
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
