@@ -66,6 +66,7 @@ import json
 import math
 import os
 import secrets
+import stat
 import sys
 from collections import Counter, OrderedDict, defaultdict, deque
 from decimal import Decimal
@@ -802,17 +803,19 @@ def read_key(path: Path) -> bytes:
     """The key in file `path` (surrounding white space aside): refused when group or others may read
     or write it, when it belongs to another user, or when it is shorter than 16 bytes."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise StateError(f"{path}: no such checkpoint key file") from None
     except OSError as error:
         raise StateError(f"{path}: the checkpoint key cannot be read ({error.strerror or error})") from None
     with os.fdopen(descriptor, "rb") as handle:
         status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise StateError(f"{path}: the checkpoint key is not a regular file")
         if os.name == "posix":
             if status.st_uid != os.getuid():
                 raise StateError(f"{path}: the checkpoint key belongs to another user (uid {status.st_uid}); "
-                                 "use a key file of your own (or remove it: a new one is made at the next first write)")
+                                 "use a key file of your own (--checkpoint-key FILE)")
             if status.st_mode & 0o077:
                 raise StateError(f"{path}: the checkpoint key may be read or written by group or others "
                                  f"(mode {status.st_mode & 0o777:o}); make it private: chmod 600 {path}")

@@ -527,6 +527,21 @@ def test_a_key_file_others_may_read_or_write_is_refused_saying_how_to_fix_it(tmp
         StateStore(tmp_path / "chk").load()
 
 
+def test_a_key_file_of_another_user_or_behind_a_link_is_refused(tmp_path, monkeypatch):
+    given = tmp_path / "secret.key"
+    given.write_text("0123456789abcdef0123456789abcdef\n")
+    given.chmod(0o600)
+    link = tmp_path / "link.key"
+    link.symlink_to(given)
+    with pytest.raises(StateError, match=rf"^{re.escape(str(link))}: the checkpoint key cannot be read"):
+        StateStore(tmp_path / "chk", link).load()
+    owner = given.stat().st_uid
+    monkeypatch.setattr("os.getuid", lambda: owner + 1)  # as another user would run it
+    with pytest.raises(StateError, match=rf"^{re.escape(str(given))}: the checkpoint key belongs to another user "
+                                         rf"\(uid {owner}\); use a key file of your own"):
+        StateStore(tmp_path / "chk", given).load()
+
+
 def test_the_codec_is_fast_enough_for_a_checkpoint_per_micro_batch():
     draw = random.Random(1)
     engine = RSPEngine()
