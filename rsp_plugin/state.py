@@ -405,20 +405,7 @@ def _arrow_value(value):
 def loads(data: bytes, *, key: bytes | None, source: str = "<state>"):
     """The value `dumps` wrote with `key`; `StateError` (naming `source`, in one line) for anything
     else. Nothing of the payload is read before it authenticates."""
-    header, payload = _split(data, source)
-    version = header.get("version")
-    if version != VERSION:
-        written = str(header.get("written_by", "an unknown version"))[:60]
-        unkeyed = ", not authenticated" if version == 1 else ""
-        raise StateError(f"{source}: state format {str(version)[:20]} (written by {written}{unkeyed}); "
-                         f"this rsp-plugin reads state format {VERSION} only: start from a new checkpoint directory")
-    if key is None:
-        raise StateError(f"{source}: no key to authenticate the state with (its checkpoint's {KEY_FILE} is missing, "
-                         f"and no --checkpoint-key or ${KEY_ENV} was given); refused")
-    mac = header.get("hmac_sha256")
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(_checked_key(key), payload)):
-        raise StateError(f"{source}: the state does not authenticate with this checkpoint's key (changed after "
-                         "it was written, written with another key, or cut short); refused")
+    payload = authenticated(data, key=key, source=source)
     try:
         document = json.loads(payload)
         reader = _Reader(document["objects"], source)
@@ -434,6 +421,26 @@ def loads(data: bytes, *, key: bytes | None, source: str = "<state>"):
         raise StateError(f"{source}: the state is nested too deeply; refused") from None
     except Exception as error:  # a well-formed header over a malformed payload
         raise StateError(f"{source}: not a readable state ({type(error).__name__}: {error}); refused") from None
+
+
+def authenticated(data: bytes, *, key: bytes | None, source: str = "<state>") -> bytes:
+    """The payload of a state `dumps` wrote with `key`, not read yet; `StateError` (naming `source`, in
+    one line) for a foreign file, a pickle, another format, or a state that does not authenticate."""
+    header, payload = _split(data, source)
+    version = header.get("version")
+    if version != VERSION:
+        written = str(header.get("written_by", "an unknown version"))[:60]
+        unkeyed = ", not authenticated" if version == 1 else ""
+        raise StateError(f"{source}: state format {str(version)[:20]} (written by {written}{unkeyed}); "
+                         f"this rsp-plugin reads state format {VERSION} only: start from a new checkpoint directory")
+    if key is None:
+        raise StateError(f"{source}: no key to authenticate the state with (its checkpoint's {KEY_FILE} is missing, "
+                         f"and no --checkpoint-key or ${KEY_ENV} was given); refused")
+    mac = header.get("hmac_sha256")
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(_checked_key(key), payload)):
+        raise StateError(f"{source}: the state does not authenticate with this checkpoint's key (changed after "
+                         "it was written, written with another key, or cut short); refused")
+    return payload
 
 
 def _split(data: bytes, source: str) -> tuple[dict, bytes]:
@@ -838,4 +845,5 @@ def _new_key(path: Path) -> bytes:
     return key
 
 
-__all__ = ["FORMAT", "KEY_ENV", "KEY_FILE", "VERSION", "StateError", "checkpoint_key", "dumps", "loads", "read_key"]
+__all__ = ["FORMAT", "KEY_ENV", "KEY_FILE", "VERSION", "StateError", "authenticated", "checkpoint_key", "dumps",
+           "loads", "read_key"]

@@ -17,7 +17,8 @@ in its state store (`applyInPandasWithState`) as plain, versioned data
 authenticated with the checkpoint's key (`--checkpoint-key FILE`, else
 `<checkpoint>/rsp-plugin.key`, made at the first run; a replay without a
 checkpoint, a random key of its own) that travels to the executors with the
-function Spark calls per key; a key's state that does not authenticate stops the
+function Spark calls per key; on a restart every key's state is checked on the
+executors before the stream starts, and one that does not authenticate stops the
 run with one line naming it. Spark runs them
 on the executors, and calls a key's engine when its data arrive or when the
 event-time watermark passes the key's next report (a timeout), as the
@@ -416,6 +417,8 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
     state_location = str(location / "spark")
     state_key = _state_key(location, checkpoint_key) if checkpoint is not None else secrets.token_hex(32).encode()
+    if checkpoint is not None and (location / "spark").exists():
+        _check_stored_engines(spark, state_location, state_key)
     evaluate = _key_function(plan.text, plan.streams, query_name, "\n".join(plan.background), plan.graphs,
                              filename, state_key, state_location)
     results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
@@ -603,14 +606,54 @@ def _keep(engine, collector, state, state_key: bytes) -> None:
         state.setTimeoutTimestamp(max(min(upcoming), state.getCurrentWatermarkMs() + 1))
 
 
+def _stored_engines(spark, state_location: str):
+    """The state store's (key, engine) rows, or None when it holds none."""
+    states = spark.read.format("statestore").load(state_location)
+    if not states.columns:
+        return None
+    return states.select(states["key"]["key"].alias("key"), states["value"]["groupState"]["engine"].alias("engine"))
+
+
+def _check_stored_engines(spark, state_location: str, state_key: bytes) -> None:
+    """A restart: every key's state in the store authenticates with the checkpoint's key, checked on the
+    executors before the stream starts (a state that does not is the first one's one line, raised here,
+    not an executor's failure in the middle of a batch, logged with its trace by Spark)."""
+    import pandas as pd
+
+    from ..state import StateError, authenticated
+
+    try:
+        flat = _stored_engines(spark, state_location)
+    except Exception:  # nothing committed yet that Spark can read: nothing to check
+        return
+    if flat is None:
+        return
+
+    def check(frames):
+        for frame in frames:
+            problems = []
+            for key, blob in zip(frame["key"], frame["engine"]):
+                if blob is None:
+                    continue
+                try:
+                    authenticated(bytes(blob), key=state_key, source=f"{state_location} (the state of key {key})")
+                except StateError as refused:
+                    problems.append(str(refused))
+                    break
+            yield pd.DataFrame({"problem": problems}, dtype=object)
+
+    refused = flat.mapInPandas(check, "problem STRING").limit(1).collect()
+    if refused:
+        raise StateError(refused[0]["problem"])
+
+
 def _finish_keys(spark, state_location: str, query_name: str, state_key: bytes) -> list[dict]:
     """The end of a replay: every key's engine read back from the state store, finished on the executors."""
     import pandas as pd
 
-    states = spark.read.format("statestore").load(state_location)
-    if not states.columns:
+    flat = _stored_engines(spark, state_location)
+    if flat is None:
         return []
-    flat = states.select(states["key"]["key"].alias("key"), states["value"]["groupState"]["engine"].alias("engine"))
 
     def finish(frames):
         for frame in frames:
