@@ -142,6 +142,10 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--master", help="--engine spark: the Spark master URL (default local[2])")
     query.add_argument("--checkpoint", metavar="DIR",
                        help="--engine spark: offsets and engine state; a restarted run goes on from there")
+    query.add_argument("--checkpoint-key", metavar="FILE",
+                       help="--checkpoint: the key file (mode 0600, at least 16 bytes) the engine states are "
+                            "authenticated with (HMAC-SHA256); default $RSP_PLUGIN_CHECKPOINT_KEY, else "
+                            "DIR/rsp-plugin.key, made at the first run; a state that does not authenticate is refused")
     query.add_argument("--batch-lines", type=int, metavar="N",
                        help="--engine spark: stream lines per micro-batch (default 50000)")
     query.add_argument("--mode", choices=["driver", "distributed"], default=None,

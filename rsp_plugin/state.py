@@ -1,64 +1,90 @@
-"""Engine state stored and read back as plain, versioned data: never a pickle, never code.
+"""Engine state stored and read back as plain, versioned, authenticated data: never a pickle, never code.
 
 A checkpoint (the Spark driver's state, a partitioned key's engine) is written
 by one process and read by another, maybe by another version of rsp_plugin,
 from a directory someone else may write to. A pickle would run whatever code
-the file names; this codec reads data only:
+the file names; this codec reads data only, and only data it can authenticate:
 
-    data = dumps(engine)            # bytes: a JSON header line, then the JSON object graph
-    engine = loads(data)            # StateError for a foreign, torn, tampered or other-version file
+    key = checkpoint_key(directory)      # the key beside the checkpoint (made at the first write), or one given
+    data = dumps(engine, key=key)        # bytes: a JSON header line, then the JSON object graph
+    engine = loads(data, key=key)        # StateError for a foreign, torn, tampered or other-version file
 
-What is stored: the object graph of rsp_plugin's own classes (their
-`__getstate__`, as pickle would take it) over plain values: None, bool, int,
-float, str, bytes, Decimal, list, tuple, dict, set, frozenset, deque, enums of
-rsp_plugin, paths, rdflib terms and graphs (as N-Triples), Arrow tables (IPC).
-Shared objects and mutable containers keep their identity (a view read by two
-rule plans is one view again). Term ids are whatever ints the Dictionary uses,
-dense or not: the codec is generic over plain containers.
+Authentication: the header carries an HMAC-SHA256 of the format, its version and
+the payload under a secret key. Whoever changes a file without the key cannot
+make it pass (a plain checksum, which the editor computes again, would). The key
+is the user's (`--checkpoint-key FILE`, or the file named by $RSP_PLUGIN_CHECKPOINT_KEY)
+or else 32 random bytes (hex) made at the first write in `<checkpoint>/rsp-plugin.key`,
+created with mode 0600. A key file that group or others may read or write, or
+that belongs to another user, is refused with one line saying how to fix it.
+A state that does not authenticate is refused, never read.
 
-What is never stored: callables. Compiled rule plans drop their functions
-(`RulePlan.__getstate__`) and are compiled again on load
-(`IncrementalEngine.__setstate__`); a query is stored as its text and parsed
-again; subscribers are not state (`RSPEngine.__getstate__`): subscribe again.
-A value of any other type is refused when the state is written.
+What is stored: the object graph of the classes registered in `SCHEMA` (each with
+the fields it may have and the kinds of their values; their `__getstate__`, as
+pickle would take it) over plain values: None, bool, int, float, str, bytes,
+Decimal, list, tuple, dict, set, frozenset, deque, paths, rdflib terms and graphs
+(as N-Triples), Arrow tables (IPC), numeric numpy arrays. Shared objects and
+mutable containers keep their identity (a view read by two rule plans is one view
+again). Term ids are whatever ints the Dictionary uses, dense or not.
 
-What reading can do: create instances of rsp_plugin's classes (allow-listed by
-module, found by name, never imported from a name outside the package), fill
-their attributes and call their own `__setstate__`; call `reparse` for a
-query. Before a rule plan is compiled from a stored rule, the rule is vetted:
-its constants must be ints and its text and place printable, so no stored
-string can become code (`_vet_rule`). The header carries the format, its
-version and a SHA-256 of the payload: a file changed after it was written, or
-of another format or version, is refused with a message that says which.
+What is never stored: callables, and rules as structures. Compiled rule plans
+drop their functions and are compiled again on load; a rule is stored as the
+program text it was parsed from and its place in it, and is parsed again on load
+(`rsp_plugin.lars.program.Origin`); a query is stored as its text and parsed
+again; subscribers are not state (`RSPEngine.__getstate__`): subscribe again. A
+value of any other type, or an object of a class or with a field `SCHEMA` does not
+name, is refused when the state is written, and again when it is read.
+
+What reading can do, once the state authenticates: create instances of the
+registered classes, fill the registered fields and call their own
+`__setstate__`; parse a program or a query again from its text. No string read
+back becomes code: the rule plans' code is made of names, term ids and operators
+of the plan compiler's own (`rsp_plugin.lars.plan`).
 
 >>> from collections import deque
+>>> key = b"a key of at least 16 bytes"
 >>> shared = [1, 2]
 >>> value = {"a": (shared, shared), 3: deque([1.5, None], maxlen=4), "s": {frozenset({1})}}
->>> back = loads(dumps(value))
+>>> back = loads(dumps(value, key=key), key=key)
 >>> back == value and back["a"][0] is back["a"][1] and back[3].maxlen == 4
 True
->>> loads(b"\\x80\\x04K\\x01.")
+>>> loads(dumps(value, key=key), key=b"another key, as long as that", source="chk/state-3.json")
 Traceback (most recent call last):
 ...
-rsp_plugin.state.StateError: <state>: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1): it is never loaded, since unpickling runs code; this rsp-plugin reads state format 1 only: start from a new checkpoint directory
+rsp_plugin.state.StateError: chk/state-3.json: the state does not authenticate with this checkpoint's key (changed after it was written, written with another key, or cut short); refused
+>>> loads(b"\\x80\\x04K\\x01.", key=key)
+Traceback (most recent call last):
+...
+rsp_plugin.state.StateError: <state>: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1): it is never loaded, since unpickling runs code; this rsp-plugin reads state format 2 only: start from a new checkpoint directory
 """
 
 from __future__ import annotations
 
 import base64
-import enum
 import hashlib
+import hmac
 import json
 import math
+import os
+import secrets
+import stat
 import sys
 from collections import Counter, OrderedDict, defaultdict, deque
 from decimal import Decimal
 from pathlib import Path, PurePath
 
+from .state_schema import ANY, CUSTOM, ENUM, SCHEMA
+
 FORMAT = "rsp-plugin-state"
-#: 1: this JSON object graph. 0 was the pickle files (`state-N.pickle`) of rsp-plugin 0.1.0.
-VERSION = 1
+#: 2: this JSON object graph, authenticated (HMAC-SHA256). 1 was the same with a plain SHA-256 (anyone
+#: could write it again), 0 the pickle files (`state-N.pickle`) of rsp-plugin 0.1.0.
+VERSION = 2
 _PACKAGE = "rsp_plugin"
+#: the key file a checkpoint directory keeps when no key is given
+KEY_FILE = "rsp-plugin.key"
+#: names a key file to use instead (what `--checkpoint-key FILE` gives)
+KEY_ENV = "RSP_PLUGIN_CHECKPOINT_KEY"
+#: a shorter key is refused
+MIN_KEY_BYTES = 16
 
 
 class StateError(ValueError):
@@ -73,14 +99,25 @@ _CONTAINERS = (list, tuple, set, frozenset, deque, dict, bytearray, Counter, Ord
 _FACTORIES = {None: None, "list": list, "set": set, "dict": dict, "int": int}
 
 
-def dumps(root) -> bytes:
-    """`root` as bytes: one JSON header line, then the JSON payload."""
+def dumps(root, *, key: bytes) -> bytes:
+    """`root` as bytes: one JSON header line (with the payload's HMAC under `key`), then the JSON payload."""
     writer = _Writer()
     payload = json.dumps({"root": writer.encode(root), "objects": writer.table},
                          separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
     header = {"format": FORMAT, "version": VERSION, "written_by": f"rsp-plugin {_version()}",
-              "sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}
+              "hmac_sha256": _mac(_checked_key(key), payload), "bytes": len(payload)}
     return json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n" + payload
+
+
+def _mac(key: bytes, payload: bytes) -> str:
+    """HMAC-SHA256 of the format, its version and the payload: a state of another format cannot pass for this one."""
+    return hmac.new(key, f"{FORMAT} {VERSION}\n".encode("ascii") + payload, hashlib.sha256).hexdigest()
+
+
+def _checked_key(key) -> bytes:
+    if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
+        raise StateError(f"a state is authenticated with a key of at least {MIN_KEY_BYTES} bytes")
+    return bytes(key)
 
 
 def _version() -> str:
@@ -134,27 +171,23 @@ class _Writer:
                 stack.append(form[2])
 
     def _form(self, value) -> tuple:
-        """("o", class name, state) or ("c", callable name, args): how an object is stored."""
+        """("o", class name, state) or ("e", enumeration name, value): how an object is stored."""
         key = id(value)
         found = self._states.get(key)
         if found is not None:
             return found
-        cls = type(value)
-        custom = _CUSTOM.get(_name(cls))
-        if custom is not None:
-            form = ("o", _name(cls), custom[0](value))
-        elif isinstance(value, enum.Enum):
-            form = ("e", _name(cls), value.value)
-        elif "__reduce__" in _own(cls):
-            reduced = value.__reduce__()
-            if not (isinstance(reduced, tuple) and len(reduced) == 2 and callable(reduced[0])):
-                raise StateError(f"cannot store a {_name(cls)}: its __reduce__ is not (callable, args)")
-            name = _name(reduced[0])
-            if name not in _RECONSTRUCTORS:
-                raise StateError(f"cannot store a {_name(cls)}: it is rebuilt by {name}, which a state may not call")
-            form = ("c", name, tuple(reduced[1]))
+        name = _name(type(value))
+        spec = SCHEMA.get(name)
+        if spec is None:
+            raise StateError(f"cannot store a {name}: not a class a state may hold (rsp_plugin.state_schema)")
+        if spec is CUSTOM:
+            form = ("o", name, _CUSTOM[name][0](value))
+        elif spec is ENUM:
+            form = ("e", name, value.value)
         else:
-            form = ("o", _name(cls), value.__getstate__())
+            state = value.__getstate__()
+            _check_fields(name, spec, state, _refuse_to_store)
+            form = ("o", name, state)
         self._keep.append(form)
         self._states[key] = form
         return form
@@ -202,8 +235,6 @@ class _Writer:
             tag, name, state = self._form(value)
             if tag == "e":
                 self.table[index] = ["e", name, self._value(state)]
-            elif tag == "c":
-                self.table[index] = ["c", name, [self._value(arg) for arg in state]]
             else:
                 self.table[index] = ["o", name, self._value(state)]
         else:
@@ -291,18 +322,47 @@ def _is_object(value) -> bool:
     return found
 
 
-def _is_object_type(kind: type) -> bool:
-    module = kind.__module__
-    return module == _PACKAGE or module.startswith(_PACKAGE + ".")
+def _fields(state) -> dict | None:
+    """The fields of an object's state as `__getstate__` gives it: a mapping, (mapping, slots), or None."""
+    if state is None:
+        return {}
+    if type(state) is dict:
+        return state
+    if type(state) is tuple and len(state) == 2 and all(part is None or type(part) is dict for part in state):
+        return {**(state[0] or {}), **(state[1] or {})}
+    return None
 
 
-def _own(cls) -> set:
-    names: set = set()
-    for klass in cls.__mro__:
-        if klass is object:
-            break
-        names.update(vars(klass))
-    return names
+def _check_fields(name: str, spec: dict, state, fail) -> None:
+    """Every field of `state` is one `SCHEMA` names for the class `name`, holding a value of a kind it names."""
+    fields = _fields(state)
+    if fields is None:
+        fail(f"the state of a {name} is not a mapping of its fields")
+    for field, value in fields.items():
+        kinds = spec.get(field) if type(field) is str else None
+        if kinds is None:
+            fail(f"a {name} has no field {str(field)[:40]!r} (rsp_plugin.state_schema)")
+        if kinds is ANY or _is_kind(value, kinds):
+            continue
+        fail(f"{name}.{field} holds a {_name(type(value)) if _is_object(value) else type(value).__name__}, "
+             "not a kind rsp_plugin.state_schema names for it")
+
+
+def _is_kind(value, kinds: tuple) -> bool:
+    for kind in kinds:
+        if kind is None:
+            if value is None:
+                return True
+        elif type(kind) is str:
+            if _is_object(value) and _name(type(value)) == kind:
+                return True
+        elif isinstance(value, kind):
+            return True
+    return False
+
+
+def _refuse_to_store(message: str):
+    raise StateError(f"cannot store the state: {message}")
 
 
 def _name(thing) -> str:
@@ -342,16 +402,10 @@ def _arrow_value(value):
 # Reading ---------------------------------------------------------------------------------------------------
 
 
-def loads(data: bytes, *, source: str = "<state>"):
-    """The value `dumps` wrote; `StateError` (naming `source`) for anything else."""
-    header, payload = _split(data, source)
-    version = header.get("version")
-    if version != VERSION:
-        raise StateError(f"{source}: state format {version} (written by {header.get('written_by', 'an unknown version')}); "
-                         f"this rsp-plugin reads state format {VERSION} only: start from a new checkpoint directory")
-    if header.get("bytes") != len(payload) or hashlib.sha256(payload).hexdigest() != header.get("sha256"):
-        raise StateError(f"{source}: the state was changed after it was written, or is incomplete "
-                         "(its SHA-256 does not match); refused")
+def loads(data: bytes, *, key: bytes | None, source: str = "<state>"):
+    """The value `dumps` wrote with `key`; `StateError` (naming `source`, in one line) for anything
+    else. Nothing of the payload is read before it authenticates."""
+    payload = authenticated(data, key=key, source=source)
     try:
         document = json.loads(payload)
         reader = _Reader(document["objects"], source)
@@ -369,10 +423,30 @@ def loads(data: bytes, *, source: str = "<state>"):
         raise StateError(f"{source}: not a readable state ({type(error).__name__}: {error}); refused") from None
 
 
+def authenticated(data: bytes, *, key: bytes | None, source: str = "<state>") -> bytes:
+    """The payload of a state `dumps` wrote with `key`, not read yet; `StateError` (naming `source`, in
+    one line) for a foreign file, a pickle, another format, or a state that does not authenticate."""
+    header, payload = _split(data, source)
+    version = header.get("version")
+    if version != VERSION:
+        written = str(header.get("written_by", "an unknown version"))[:60]
+        unkeyed = ", not authenticated" if version == 1 else ""
+        raise StateError(f"{source}: state format {str(version)[:20]} (written by {written}{unkeyed}); "
+                         f"this rsp-plugin reads state format {VERSION} only: start from a new checkpoint directory")
+    if key is None:
+        raise StateError(f"{source}: no key to authenticate the state with (its checkpoint's {KEY_FILE} is missing, "
+                         f"and no --checkpoint-key or ${KEY_ENV} was given); refused")
+    mac = header.get("hmac_sha256")
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(_checked_key(key), payload)):
+        raise StateError(f"{source}: the state does not authenticate with this checkpoint's key (changed after "
+                         "it was written, written with another key, or cut short); refused")
+    return payload
+
+
 def _split(data: bytes, source: str) -> tuple[dict, bytes]:
     data = bytes(data)
     if data[:1] == b"\x80":
-        raise StateError(f"{source}: a pickle (state format 0, written by rsp-plugin 0.1.0 before format {VERSION}): "
+        raise StateError(f"{source}: a pickle (state format 0, written by rsp-plugin 0.1.0 before format 1): "
                          f"it is never loaded, since unpickling runs code; this rsp-plugin reads state format "
                          f"{VERSION} only: start from a new checkpoint directory")
     line, newline, payload = data.partition(b"\n")
@@ -392,6 +466,8 @@ class _Reader:
         self.made: dict[int, object] = {}
         self.making: set[int] = set()
         self.tuples: dict = {}
+        #: id(Origin) -> the rules its text parses to (each program is parsed once per load)
+        self.parsed: dict[int, list] = {}
 
     def fail(self, message: str):
         raise StateError(f"{self.source}: {message}; refused")
@@ -489,7 +565,7 @@ class _Reader:
             return _arrow_back(item[1], item[2])
         if tag == "N" and len(item) == 4:
             return _numpy_back(item[1], item[2], item[3], self.fail)
-        if tag in ("o", "e", "c"):
+        if tag in ("o", "e") and len(item) == 3:
             return self.instance(item, index)
         self.fail(f"an unknown entry tag {tag!r}")
 
@@ -514,35 +590,35 @@ class _Reader:
         return made
 
     def instance(self, item, index):
+        """An object of a class `SCHEMA` names, with the fields it names for it (checked before they are set)."""
         tag, name = item[0], item[1]
-        if tag == "c":
-            function = _RECONSTRUCTORS.get(name)
-            if function is None:
-                self.fail(f"{name} is not a function a state may call")
-            return _resolve(function, self)(*[self.value(arg) for arg in item[2]])
-        cls = _resolve(name, self)
-        if tag == "e":
-            if not issubclass(cls, enum.Enum):
-                self.fail(f"{name} is not an enumeration")
-            return cls(self.value(item[2]))
-        custom = _CUSTOM.get(name)
-        if custom is not None:
-            obj = custom[1](self.value(item[2]))
+        spec = SCHEMA.get(name) if type(name) is str else None
+        if spec is None:
+            self.fail(f"{str(name)[:80]!r} is not a class a state may hold (rsp_plugin.state_schema)")
+        if tag == "e" or spec is ENUM:
+            if not (tag == "e" and spec is ENUM):
+                self.fail(f"{name} stored as {'an enumeration' if tag == 'e' else 'an object'}, which it is not")
+            value = self.value(item[2])
+            if type(value) not in (str, int):
+                self.fail(f"a {name} of a {type(value).__name__}")
+            try:
+                return _resolve(name)(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a {name}")
+        if spec is CUSTOM:
+            obj = _CUSTOM[name][1](self.value(item[2]), self)
             self._remember(index, obj)
             return obj
+        cls = _resolve(name)
         obj = cls.__new__(cls)
         self._remember(index, obj)
         state = self.value(item[2])
+        _check_fields(name, spec, state, self.fail)
         setter = getattr(cls, "__setstate__", None)
-        vet = _VETTERS.get(name)
         if setter is not None:
-            if vet is not None:
-                vet(state, self)
             obj.__setstate__(state)
         else:
             _fill(obj, state, self)
-            if vet is not None:
-                vet(obj, self)
         return obj
 
 
@@ -562,36 +638,15 @@ def _fill(obj, state, reader: _Reader) -> None:
             object.__setattr__(obj, key, value)
 
 
-def _resolve(name: str, reader: _Reader):
-    """A class (or function) of rsp_plugin by its stored name: only from the package's own modules."""
-    module_name, _, qualname = str(name).partition(":")
-    if not (module_name == _PACKAGE or module_name.startswith(_PACKAGE + ".")) or not qualname:
-        reader.fail(f"{name} is not a class of rsp_plugin (a state holds nothing else)")
-    if not all(part.isidentifier() for part in module_name.split(".") + qualname.split(".")):
-        reader.fail(f"{name!r} is not a name")
-    module = sys.modules.get(module_name)
-    if module is None:
-        from importlib import import_module
-        from importlib.util import find_spec
+def _resolve(name: str):
+    """The class `SCHEMA` names `name` (module:qualname): its module imported, the class looked up in it."""
+    from importlib import import_module
 
-        if find_spec(module_name) is None:
-            reader.fail(f"{name}: no such module in this rsp_plugin")
-        module = import_module(module_name)
-    found = module
+    module_name, _, qualname = name.partition(":")
+    found = import_module(module_name)
     for part in qualname.split("."):
-        if part.startswith("__"):
-            reader.fail(f"{name}: no such class in this rsp_plugin")
-        found = vars(found).get(part) if hasattr(found, "__dict__") else None
-        if found is None:
-            reader.fail(f"{name}: no such class in this rsp_plugin")
-    if isinstance(found, type) and _is_object_type(found):
-        if issubclass(found, BaseException):
-            reader.fail(f"{name} is an exception, not state")
-        return found
-    if callable(found) and f"{getattr(found, '__module__', '')}:{getattr(found, '__qualname__', '')}" \
-            in _RECONSTRUCTORS:
-        return found
-    reader.fail(f"{name} is not a class of rsp_plugin")
+        found = vars(found)[part]
+    return found
 
 
 #: numpy dtypes a state may hold (numbers and booleans, in either byte order): no objects, no strings
@@ -640,19 +695,16 @@ def _arrow_back(kind: str, text: str):
 
 # What a state may call, and what is checked before it is used ----------------------------------------------
 
-#: functions a stored object may be rebuilt by (its `__reduce__`): the query parser, from the query's text
-_RECONSTRUCTORS = {"rsp_plugin.query.syntax:reparse": "rsp_plugin.query.syntax:reparse"}
-
-
 def _term_cache_state(cache) -> dict:
     return {"terms": cache.terms}
 
 
-def _term_cache_back(state):
+def _term_cache_back(state, reader: _Reader):
     from .rdfterms import TermCache
+    from .terms import Dictionary
 
-    if not isinstance(state, dict) or "terms" not in state:
-        raise StateError("a term cache without its dictionary; refused")
+    if not isinstance(state, dict) or not isinstance(state.get("terms"), Dictionary):
+        reader.fail("a term cache without its dictionary")
     return TermCache(state["terms"])
 
 
@@ -660,59 +712,138 @@ def _query_state(query) -> dict:
     return {"text": query.text, "filename": query.filename, "base": query.base, "dialect": query.read_as}
 
 
-def _query_back(state):
+def _query_back(state, reader: _Reader):
     from .query.syntax import reparse
 
-    if not (isinstance(state, dict) and isinstance(state.get("text"), str) and isinstance(state.get("filename"), str)
-            and isinstance(state.get("base"), (str, type(None))) and isinstance(state.get("dialect"), str)):
-        raise StateError("a continuous query without its text; refused")
+    if not (isinstance(state, dict) and set(state) == {"text", "filename", "base", "dialect"}
+            and isinstance(state["text"], str) and isinstance(state["filename"], str)
+            and isinstance(state["base"], (str, type(None))) and isinstance(state["dialect"], str)):
+        reader.fail("a continuous query without its text")
     return reparse(state["text"], state["filename"], state["base"], state["dialect"])
 
 
-#: classes stored their own way: (state of, instance from state). The rdflib term cache is a
-#: cache: only its dictionary is stored, and it fills again. A continuous query is its text
-#: (rdflib's algebra is made again by parsing it, as it was registered).
+def _origin_state(origin) -> dict:
+    return {"kind": origin.kind, "text": origin.text, "filename": origin.filename, "terms": origin.terms,
+            "semantics": origin.semantics}
+
+
+def _origin_back(state, reader: _Reader):
+    from .lars.program import DATALOGMTL_TEXT, LARS_TEXT, RULESET, Origin
+    from .lars.syntax import SEMANTICS
+    from .terms import Dictionary
+
+    if not (isinstance(state, dict) and set(state) == {"kind", "text", "filename", "terms", "semantics"}
+            and state["kind"] in (LARS_TEXT, DATALOGMTL_TEXT, RULESET) and isinstance(state["text"], str)
+            and isinstance(state["filename"], str) and isinstance(state["terms"], Dictionary)
+            and state["semantics"] in SEMANTICS):
+        reader.fail("a program's origin that is not its text, file name, dictionary and semantics")
+    return Origin(state["kind"], state["text"], state["filename"], state["terms"], state["semantics"])
+
+
+def _rule_state(rule) -> dict:
+    if rule.origin is None:
+        raise StateError(f"cannot store the rule {rule.text[:80]!r}: it was not parsed from a program's text, "
+                         "and a state holds a rule only as that text")
+    origin, number = rule.origin
+    place = rule.location
+    return {"origin": origin, "number": number, "text": rule.text,
+            "place": None if place is None else [place.filename, place.line, place.column]}
+
+
+def _rule_back(state, reader: _Reader):
+    """The rule parsed again from its origin's text (once per origin), checked to be the one stored."""
+    from .errors import LocatedError
+    from .lars.program import Origin
+    from .lars.syntax import parse_again
+
+    if not (isinstance(state, dict) and set(state) == {"origin", "number", "text", "place"}
+            and isinstance(state["origin"], Origin) and type(state["number"]) is int and isinstance(state["text"], str)
+            and (state["place"] is None or isinstance(state["place"], list) and len(state["place"]) == 3)):
+        reader.fail("a rule that is not its program's text, its number and place")
+    origin = state["origin"]
+    rules = reader.parsed.get(id(origin))
+    if rules is None:
+        try:
+            rules = reader.parsed[id(origin)] = parse_again(origin)
+        except (LocatedError, ValueError) as error:
+            reader.fail(f"the program {origin.filename} no longer parses as it did ({error})")
+    number = state["number"]
+    rule = rules[number] if 0 <= number < len(rules) else None
+    place = None if rule is None or rule.location is None else [rule.location.filename, rule.location.line,
+                                                                 rule.location.column]
+    if rule is None or rule.text != state["text"] or place != state["place"]:
+        where = ":".join(str(part) for part in state["place"]) if state["place"] else origin.filename
+        reader.fail(f"rule {number} of {origin.filename} ({where}) is not the one stored: the program parses to "
+                    "other rules now")
+    return rule
+
+
+#: classes stored their own way: (state of, instance from (state, reader)). The rdflib term cache
+#: is a cache: only its dictionary is stored, and it fills again. A continuous query is its text
+#: (rdflib's algebra is made again by parsing it, as it was registered). A rule is its program's
+#: text and its number in it: parsed again, never rebuilt from a stored structure.
 _CUSTOM = {"rsp_plugin.rdfterms:TermCache": (_term_cache_state, _term_cache_back),
-           "rsp_plugin.query.model:ContinuousQuery": (_query_state, _query_back)}
-
-_TERM_FIELDS = ("args", "time", "head_time", "left", "right")
-
-
-def _vet_rule(rule, reader: _Reader) -> None:
-    """A stored rule is compiled into Python on load: nothing in it may become code.
-
-    The code generator writes the rule's text and place in a comment, and its
-    constants as they are: so every string in the rule must be printable (no line
-    break ends the comment), and every term (atom arguments, times, operands) an
-    int, a variable or arithmetic over them."""
-    _vet_node(rule, reader, depth=0)
+           "rsp_plugin.query.model:ContinuousQuery": (_query_state, _query_back),
+           "rsp_plugin.lars.program:Origin": (_origin_state, _origin_back),
+           "rsp_plugin.lars.program:Rule": (_rule_state, _rule_back)}
 
 
-def _vet_node(node, reader: _Reader, depth: int) -> None:
-    if depth > 50:
-        reader.fail("a rule nested too deeply")
-    if isinstance(node, str):
-        if not node.isprintable():
-            reader.fail(f"a stored rule holds text that is not printable ({node[:40]!r})")
-        return
-    if node is None or type(node) in (bool, int, float, Decimal):
-        return
-    if isinstance(node, (tuple, list, frozenset, set)):
-        for item in node:
-            _vet_node(item, reader, depth + 1)
-        return
-    if not _is_object(node):
-        reader.fail(f"a stored rule holds a {type(node).__qualname__}")
-    fields = getattr(node, "__dict__", {})
-    for name, value in fields.items():
-        if name in _TERM_FIELDS:
-            for term in (value if isinstance(value, tuple) else (value,)):
-                if term is not None and type(term) is not int and type(term).__name__ not in ("Var", "Arithmetic"):
-                    reader.fail(f"a stored rule has a {type(term).__qualname__} where a term belongs")
-        _vet_node(value, reader, depth + 1)
+# The key --------------------------------------------------------------------------------------------------
 
 
-_VETTERS = {"rsp_plugin.lars.program:Rule": _vet_rule}
+def checkpoint_key(directory, given=None, *, create: bool) -> bytes | None:
+    """The key the states of the checkpoint `directory` are authenticated with.
+
+    `given` (a key file: `--checkpoint-key`), else the file $RSP_PLUGIN_CHECKPOINT_KEY names, else
+    `directory/rsp-plugin.key`: made (32 random bytes, hex, mode 0600) when it is missing and
+    `create` (a first write), else None. A key file must be private (`read_key`)."""
+    named = given if given is not None else os.environ.get(KEY_ENV) or None
+    if named is not None:
+        return read_key(Path(named))
+    path = Path(directory) / KEY_FILE
+    if os.path.lexists(path):
+        return read_key(path)
+    return _new_key(path) if create else None
 
 
-__all__ = ["FORMAT", "VERSION", "StateError", "dumps", "loads"]
+def read_key(path: Path) -> bytes:
+    """The key in file `path` (surrounding white space aside): refused when group or others may read
+    or write it, when it belongs to another user, or when it is shorter than 16 bytes."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise StateError(f"{path}: no such checkpoint key file") from None
+    except OSError as error:
+        raise StateError(f"{path}: the checkpoint key cannot be read ({error.strerror or error})") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise StateError(f"{path}: the checkpoint key is not a regular file")
+        if os.name == "posix":
+            if status.st_uid != os.getuid():
+                raise StateError(f"{path}: the checkpoint key belongs to another user (uid {status.st_uid}); "
+                                 "use a key file of your own (--checkpoint-key FILE)")
+            if status.st_mode & 0o077:
+                raise StateError(f"{path}: the checkpoint key may be read or written by group or others "
+                                 f"(mode {status.st_mode & 0o777:o}); make it private: chmod 600 {path}")
+        key = handle.read(1 << 16).strip()
+    if len(key) < MIN_KEY_BYTES:
+        raise StateError(f"{path}: a checkpoint key of {len(key)} bytes; it needs at least {MIN_KEY_BYTES} "
+                         f"(e.g. 32 random bytes in hex: python -c 'import secrets; print(secrets.token_hex(32))' > {path})")
+    return key
+
+
+def _new_key(path: Path) -> bytes:
+    """32 random bytes as hex in a new file `path`, mode 0600 from the start (never a moment readable by others)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32).encode("ascii")
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(key + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return key
+
+
+__all__ = ["FORMAT", "KEY_ENV", "KEY_FILE", "VERSION", "StateError", "authenticated", "checkpoint_key", "dumps",
+           "loads", "read_key"]

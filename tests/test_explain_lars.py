@@ -136,7 +136,8 @@ def test_an_engine_that_explains_goes_on_explaining_after_a_checkpoint():
     engine = IncrementalEngine(program, start=1, explain=True)
     for t in (1, 2, 3):
         engine.advance_to(t, _facts(program, ALARM_STREAM[t], t))
-    engine = loads(dumps(engine))                    # the plain state codec; rules compiled again
+    key = b"a test key of 16+ bytes"
+    engine = loads(dumps(engine, key=key), key=key)  # the plain state codec; rules parsed and compiled again
     engine.advance_to(4, _facts(engine.program, ALARM_STREAM[4], 4))
     terms = engine.terms
     tree = engine.explain((terms.find("notify"), (terms.find("s7"),)))

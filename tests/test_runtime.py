@@ -142,7 +142,8 @@ def test_the_engine_state_is_stored_as_plain_data_and_goes_on_where_it_stopped()
     engine.subscribe(lambda result: None)
     engine.push(S, [(EX.a, EX.p, EX.o)], timestamp=100)
     engine.advance_to(1000)
-    restored = state.loads(state.dumps(engine))
+    key = b"a test key of 16+ bytes"
+    restored = state.loads(state.dumps(engine, key=key), key=key)
     assert restored._callbacks == [] and restored.queries[registered.name]._callbacks == []
     for run in (engine, restored):
         run.push(S, [(EX.b, EX.p, EX.o)], timestamp=1500)

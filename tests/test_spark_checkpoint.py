@@ -7,12 +7,20 @@ again with the same arguments: Spark replays the batch that was in flight, the
 driver restores the engine's state (windows, RDFS materialization, the ISTREAM
 memory) from the last committed batch and cuts what the killed run had written
 after it. No result is lost or written twice.
+
+A checkpoint is data someone else may write: the states are authenticated with
+the checkpoint's key (`rsp_plugin.state`). A state changed the way issue 32 did
+it (code in a rule's text, its plain SHA-256 written again) stops the restart in
+one line naming the file, and none of its code runs; so does a key file that
+others may read.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import json
 import os
 import signal
 import subprocess
@@ -113,3 +121,54 @@ def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_not
     assert out.read_text().splitlines() == expected
     log = err.read_text()
     assert "replay finished" in log and "Traceback" not in log and "not distributed yet" not in log
+
+
+def test_a_tampered_checkpoint_is_refused_in_one_line_and_its_code_never_runs(tmp_path):
+    """Issue 32, on a real `--engine spark --checkpoint` restart: the latest state's rules given Python after a
+    line break (in the program text they are parsed again from, and in the rule's own text, and a rule stored
+    as a Program, the class whose check it skipped), the payload's plain SHA-256 written again."""
+    checkpoint, out, err = tmp_path / "chk", tmp_path / "out.jsonl", tmp_path / "err.txt"
+    job = start_job(checkpoint, out, err)
+    assert job.wait(timeout=300) == 0, err.read_text()
+    latest = checkpoint / "rsp-state" / f"state-{committed(checkpoint)}.json"
+    mark = tmp_path / "code-ran"
+    code = f"\n__import__('pathlib').Path({str(mark)!r}).touch()\n"
+
+    header, payload = latest.read_bytes().split(b"\n", 1)
+    document = json.loads(payload)
+    changed = 0
+    for entry in document["objects"]:
+        if entry and entry[0] == "o" and entry[1] == "rsp_plugin.lars.program:Origin":
+            entry[2][1]["text"] += code
+            changed += 1
+        elif entry and entry[0] == "o" and entry[1] == "rsp_plugin.lars.program:Rule":
+            entry[2][1]["text"] += code
+            entry[1] = "rsp_plugin.lars.program:Program"
+            changed += 1
+    assert changed > 10, "the RDFS materialization's rules are in the state"
+    payload = json.dumps(document).encode()
+    header = json.loads(header)
+    digest = hashlib.sha256(payload).hexdigest()
+    header.update(sha256=digest, hmac_sha256=digest, bytes=len(payload))
+    latest.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+    def restart() -> tuple[int, list[str]]:
+        err.write_text("")
+        again = start_job(checkpoint, out, err)
+        code = again.wait(timeout=300)
+        return code, [line for line in err.read_text().splitlines() if line.startswith("rsp-plugin:")]
+
+    status, said = restart()
+    assert status == 2 and said == [
+        f"rsp-plugin: {latest}: the state does not authenticate with this checkpoint's key (changed after it was "
+        "written, written with another key, or cut short); refused"], err.read_text()
+    assert "Traceback" not in err.read_text()
+    assert not mark.exists(), "the tampered state's code ran"
+
+    key = checkpoint / "rsp-plugin.key"
+    key.chmod(0o644)
+    status, said = restart()
+    assert status == 2 and said == [
+        f"rsp-plugin: {key}: the checkpoint key may be read or written by group or others (mode 644); make it "
+        f"private: chmod 600 {key}"], err.read_text()
+    assert "Traceback" not in err.read_text() and not mark.exists()

@@ -76,6 +76,33 @@ def test_per_key_engines_in_the_state_store_give_the_driver_side_answers(tmp_pat
         (line["t"], line["key"]) for line in lines)
 
 
+@pytest.mark.spark
+def test_a_state_store_written_with_another_key_is_refused_in_one_line(tmp_path):
+    """The keys' engines in Spark's state store are authenticated with the checkpoint's key, checked on the
+    executors: states the key does not authenticate stop the run with the executor's one line, not Spark's trace."""
+    from rsp_plugin.spark import spark_session
+    from rsp_plugin.spark.partitioned import run_partitioned
+    from rsp_plugin.state import KEY_FILE, StateError
+
+    spark = spark_session("local[2]")
+    stream = tmp_path / "s.tnt"
+    stream.write_text(sensor_stream(5, lines=120))
+    query = tmp_path / "q.rq"
+    query.write_text(PER_SENSOR)
+    checkpoint = tmp_path / "chk"
+    first = run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:keyed", checkpoint=checkpoint)
+    assert len(first) > 0
+    key = checkpoint / KEY_FILE
+    assert key.stat().st_mode & 0o777 == 0o600
+    key.write_text("another key of the checkpoint, 16 bytes or more\n")
+    with pytest.raises(StateError) as refused:
+        run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:keyed", checkpoint=checkpoint)
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith(f"{checkpoint / 'spark'} (the state of key <{EX}sensor")
+    assert said.endswith("the state does not authenticate with this checkpoint's key (changed after it was written, "
+                         "written with another key, or cut short); refused")
+
+
 @pytest.mark.parametrize("where, reason", [
     (f"?sensor <{EX}temperature> ?v . ?obs <{EX}by> ?other",
      f"the pattern ?obs <{EX}by> ?other does not mention ?sensor"),

@@ -108,6 +108,15 @@ def _empty(arity: int) -> pl.DataFrame:
     return pl.DataFrame(schema={**{name: pl.Int64 for name in _columns(arity)}, "h": pl.Int64})
 
 
+def _readers(plans: list[_Plan]) -> dict[int, list[tuple[_Plan, int]]]:
+    """predicate -> (plan, body position) of each body atom that reads it."""
+    readers: dict[int, list[tuple[_Plan, int]]] = {}
+    for plan in plans:
+        for position, atom in enumerate(plan.atoms):
+            readers.setdefault(atom.predicate, []).append((plan, position))
+    return readers
+
+
 def compile_plans(program, terms: Dictionary) -> list[_Plan]:
     """The rules of a materialization program as join plans (the lifting rules left out)."""
     lifted = {terms.intern(WINDOW_TRIPLE), terms.intern(BACKGROUND_TRIPLE)}
@@ -177,10 +186,7 @@ class BatchMaterializer:
         for plan in self.plans:
             for atom in (*plan.atoms, plan.head):
                 self.arity.setdefault(atom.predicate, len(atom.args))
-        self._readers: dict[int, list[tuple[_Plan, int]]] = {}
-        for plan in self.plans:
-            for position, atom in enumerate(plan.atoms):
-                self._readers.setdefault(atom.predicate, []).append((plan, position))
+        self._readers = _readers(self.plans)
         #: relations other than triples -> their table
         self.tables: dict[int, pl.DataFrame] = {}
         #: the triples, per predicate (columns c0, c1, c2, h)
@@ -194,6 +200,18 @@ class BatchMaterializer:
         delta = {self._triple: self._triple_frame(given, NEVER_EXPIRES)}
         self._add_literals(given, delta)
         self._fixpoint(delta, None)
+
+    def __getstate__(self) -> dict:
+        """All but the rule plans and who reads them: made again from the program by `__setstate__` (a
+        checkpoint holds no rule's structure: its rules are parsed again from their text, `rsp_plugin.state`)."""
+        state = dict(self.__dict__)
+        del state["plans"], state["_readers"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.plans = compile_plans(self.program, self.terms)
+        self._readers = _readers(self.plans)
 
     def __repr__(self) -> str:
         return (f"<BatchMaterializer profile={self.profile} window={self.window} now={self.now} "

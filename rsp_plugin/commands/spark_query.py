@@ -1,4 +1,4 @@
-"""`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR] [--mode driver|distributed] [--partition-by VAR]`.
+"""`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR [--checkpoint-key FILE]] [--mode driver|distributed] [--partition-by VAR]`.
 
 The stream files are read by the `rdf` source (parsed in the executors), a broker's topic
 (`--stream IRI=mqtt://...`) by the `rdf-mqtt` source (`rsp_plugin.spark.mqtt`; driver mode, a
@@ -14,7 +14,10 @@ micro-batch every half second, ended by `--mqtt-idle`); then
 
 The same JSON lines come out on stdout (partitioned mode: one line per key and
 instant, with its "key"). Lines set aside are reported on stderr as
-`FILE:LINE: reason`; a progress line per micro-batch goes to stderr too.
+`FILE:LINE: reason`; a progress line per micro-batch goes to stderr too. A
+checkpoint whose state is refused (`rsp_plugin.state`: it does not authenticate
+with the key, is of another version, or its key file is not private) is one
+line on stderr naming the file and what is wrong, and exit status 2.
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ BATCH_LINES = 50_000
 
 def cli_run(options, user_error) -> int:
     """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
-    return start(options, user_error).finish()
+    from ..state import StateError
+
+    try:
+        return start(options, user_error).finish()
+    except StateError as refused:  # a checkpoint refused: its one line, not a traceback
+        raise user_error(str(refused)) from None
 
 
 class Started:
@@ -67,6 +75,9 @@ def start(options, user_error, *, out=None) -> Started:
     if brokers and (getattr(options, "mode", None) == "distributed" or getattr(options, "partition_by", None)):
         raise user_error("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
     checkpoint = getattr(options, "checkpoint", None)
+    checkpoint_key = getattr(options, "checkpoint_key", None)
+    if checkpoint_key is not None and checkpoint is None:
+        raise user_error("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
     for lane, source in enumerate(sources):
         if source.kind == "mqtt":
             _check_broker(source, user_error, _broker_log(source, lane, checkpoint)[1])
@@ -108,18 +119,20 @@ def start(options, user_error, *, out=None) -> Started:
         from ..spark.partitioned import run_partitioned_engine
 
         state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
-                                       progress=progress)
+                                       checkpoint_key=checkpoint_key, progress=progress)
         return Started(lambda: state.set_aside, sink)
     if plan is not None:
         from ..spark.distributed import run_distributed
 
-        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
+        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                              progress=progress)
     elif brokers:  # a live stream: a micro-batch every half second, until the brokers go quiet (--mqtt-idle)
-        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress,
-                        trigger={"processingTime": "0.5 seconds"})
+        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                        progress=progress, trigger={"processingTime": "0.5 seconds"})
         return Started(lambda: _until_idle(run, brokers[0].mqtt.idle), sink)
     else:
-        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, progress=progress)
+        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                        progress=progress)
     return Started(lambda: run.wait().state.set_aside, sink)
 
 

@@ -170,17 +170,20 @@ class IncrementalEngine:
         return f"<IncrementalEngine rules={len(self.program.rules)} now={self.now} holding={len(self.output)}>"
 
     def __setstate__(self, state: dict) -> None:
-        """An engine pickles whole (a checkpoint); only its rules' compiled joins are made again."""
+        """An engine is stored whole (a checkpoint) but for its rule plans: each is compiled again from its
+        rule (parsed again from its program's text, `rsp_plugin.state`), and the switching reads them again."""
         self.__dict__.update(state)
         for view in self.views.values():  # made again by the plans, in this version's form
             view.indexes = {}
+        provenance = getattr(self, "provenance", None)
+        if provenance is not None:  # the dictionary's numbers, as they grow (a copy was stored)
+            provenance.numbers = self.terms.numbers
         for stratum in self.strata:
             for plan in stratum.plans:
-                provenance = getattr(self, "provenance", None)
-                compiled = compile_rule(plan.rule, self.views, self.terms,
-                                        provenance=None if provenance is None else provenance.bodies)
-                plan.on_delta = compiled.on_delta
-                plan.full = compiled.full
+                plan.compiled_again(compile_rule(plan.rule, self.views, self.terms,
+                                                 provenance=None if provenance is None else provenance.bodies))
+        if self.pruning is not None:
+            self.pruning.link()
 
     # set-up --------------------------------------------------------------------------
 

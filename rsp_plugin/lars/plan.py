@@ -8,23 +8,30 @@ from everything that holds (used for rules that must be re-evaluated at every
 time point: those with `not` or a tuple window, whose body can start to hold
 with nothing new, and when sSNE is switched off).
 
-The compiled source keeps the rule over its code, e.g. for
-`q(X,Z) :- [RANGE 3] DIAMOND p(X,Y), [RANGE 3] DIAMOND p(Y,Z)`, plan 0 is
+E.g. for `q(X,Z) :- [RANGE 3] DIAMOND p(X,Y), [RANGE 3] DIAMOND p(Y,Z)`, plan 0 is
 
-    # prog.lars:1:1  q(X,Z) :- [RANGE 3] DIAMOND p(X,Y), [RANGE 3] DIAMOND p(Y,Z) .
     def fire(delta, out, now):
         if not (hz_1): return
-        for a0, h0 in delta:
-            v_X = a0[0]; v_Y = a0[1]
-            m0 = h0
-            for a1 in ix_1.get(v_Y, ()):
-                h1 = hz_1[a1]
-                v_Z = a1[1]
-                m1 = h1 if h1 < m0 else m0
-                out.append(((v_X, v_Z,), m1))
+        for _ in (0,):
+            for a0, h0 in delta:
+                v0 = a0[0]
+                v1 = a0[1]
+                m0 = h0
+                for a1 in ix_1.get(v1, ()):
+                    h1 = hz_1[a1]
+                    v2 = a1[1]
+                    m1 = h1 if h1 < m0 else m0
+                    out.append(((v0, v2,), m1))
 
 Each emitted pair is (head arguments, horizon), or (head arguments, T) for an
 `@T` head. `fire` never changes a view: derivations are applied after it ran.
+
+The source that is compiled holds nothing a program, a checkpoint or a client
+wrote: its names are made here (variables are `v0, v1, ...` in the order they are
+bound, not the rule's names), its constants are term ids checked to be ints, its
+operators tokens of a fixed set (`_COMPARISONS`, `_ARITHMETIC`); anything else is
+refused (`PlanError`) before any code is made. The rule's text and place are shown
+over the code in `RulePlan.sources` (what one reads), which is never compiled.
 """
 
 from __future__ import annotations
@@ -69,20 +76,59 @@ class RulePlan:
         return f"<RulePlan {self.rule.text!r}>"
 
     def __getstate__(self) -> dict:
-        """Compiled functions do not pickle: `IncrementalEngine.__setstate__` compiles them again."""
-        state = self.__dict__.copy()
-        state["on_delta"] = [(position, view, None) for position, view, _ in self.on_delta]
-        state["full"] = None
-        return state
+        """The rule and when it is switched off: all else is made from the rule again, the code compiled
+        and the views looked up by `IncrementalEngine.__setstate__` (a checkpoint holds no code, and no
+        rule's structure: `rsp_plugin.state`)."""
+        return {"rule": self.rule, "disabled_until": self.disabled_until, "trigger_until": self.trigger_until}
+
+    def compiled_again(self, compiled: "RulePlan") -> None:
+        """Take the plan `compile_rule` made again of this one's rule (keeping when it is switched off)."""
+        disabled_until, trigger_until = self.disabled_until, self.trigger_until
+        self.__dict__.update(compiled.__dict__)
+        self.disabled_until, self.trigger_until = disabled_until, trigger_until
+
+
+class PlanError(TypeError):
+    """A rule that holds what a plan cannot be made of (a constant that is not a term id, an
+    unknown operator): never turned into code."""
+
+
+#: the operators a plan writes, each as the literal that goes into its source
+_COMPARISONS = {op: repr(op) for op in ("=", "!=", "<", "<=", ">", ">=")}
+_ARITHMETIC = {op: repr(op) for op in ("+", "-", "*", "/")}
 
 
 class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.depth = 1
+        #: each variable of the rule -> its name in the code, `v0, v1, ...` in the order first seen
+        self.variables: dict[Var, str] = {}
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
+
+    def var(self, variable: Var) -> str:
+        name = self.variables.get(variable)
+        if name is None:
+            if not isinstance(variable, Var):
+                raise PlanError(f"a rule plan binds variables, not {type(variable).__name__}")
+            name = self.variables[variable] = f"v{len(self.variables)}"
+        return name
+
+
+def _constant(value) -> str:
+    """A term id as it is written in the code: only an int (a checkpoint or a bug cannot put text there)."""
+    if type(value) is not int:
+        raise PlanError(f"a rule plan takes term ids (ints) as constants, not {type(value).__name__}")
+    return str(value)
+
+
+def _operator(op, known: dict) -> str:
+    found = known.get(op) if type(op) is str else None
+    if found is None:
+        raise PlanError(f"{op!r} is not an operator a rule plan knows")
+    return found
 
 
 def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provenance: list | None = None) -> RulePlan:
@@ -105,13 +151,20 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
     for position, literal in enumerate(positives):
         source, fire = _compile(rule, positives, position, views, terms, plan.looked_up, provenance)
         if copies:  # each new grounding is a derivation as it stands
-            source, fire = f"# {rule.text}\ndef fire(delta, out, now):\n    out.extend(delta)\n", _copy
+            source, fire = "def fire(delta, out, now):\n    out.extend(delta)\n", _copy
         plan.on_delta.append((position, views[literal.view_key], fire))
-        plan.sources[f"delta {position}"] = source
+        plan.sources[f"delta {position}"] = _shown(rule, source)
     source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full, provenance)
     plan.full = fire
-    plan.sources["full"] = source
+    plan.sources["full"] = _shown(rule, source)
     return plan
+
+
+def _shown(rule: Rule, source: str) -> str:
+    """A plan's code for a reader: the rule's place and text over it (made for display only: the
+    code compiled is `source` alone)."""
+    location = f"{' '.join(str(rule.location).split())}  " if rule.location else ""
+    return f"# {location}{' '.join(rule.text.split())}\n{source}"  # one comment line, whatever the text holds
 
 
 def _copies(rule: Rule, positives: list[ExtendedAtom]) -> bool:
@@ -153,8 +206,7 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
     }
     bound: set[Var] = set()
     writer = _Writer()
-    location = f"{rule.location}  " if rule.location else ""
-    header = [f"# {location}{rule.text}", "def fire(delta, out, now):"]
+    header = ["def fire(delta, out, now):"]
     writer.line("for _ in (0,):")  # so that every filter can `continue`
     writer.depth += 1
 
@@ -178,7 +230,7 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
             looked_up.append(view)
         if literal.time is not None and not isinstance(literal.time, Var):
             # `@3 p(X)`: the view holds p at every time point; the constant picks one
-            writer.line(f"if a{tag}[{len(literal.atom.args)}] != {literal.time}: continue")
+            writer.line(f"if a{tag}[{len(literal.atom.args)}] != {_constant(literal.time)}: continue")
         if (SKIP_DERIVED_TWICE and start is not None and step > 0 and index < start and provenance is None
                 and view is views[positives[start].view_key]):
             # an earlier body atom over the same view, new too: the plan of that atom (fired on the
@@ -195,9 +247,9 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
 
     if rule.negative:  # `not` holds now, with no promise for later
         horizon = "now"
-    head_args = ", ".join(_expr(a, names, terms) for a in rule.head.args)
+    head_args = ", ".join(_expr(a, writer) for a in rule.head.args)
     head_tuple = f"({head_args},)" if rule.head.args else "()"
-    placed = _expr(rule.head_time, names, terms) if rule.head_time is not None else horizon
+    placed = _expr(rule.head_time, writer) if rule.head_time is not None else horizon
     writer.line(f"out.append(({head_tuple}, {placed}))")
     if provenance is not None:  # the body too: each positive atom's grounding and horizon, in written order
         names["_body"] = provenance.append
@@ -209,7 +261,7 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
     namespace = dict(names)
     code = _COMPILED.get(source)
     if code is None:
-        code = _COMPILED[source] = compile(source, f"<rule {rule.location or rule.text}>", "exec")
+        code = _COMPILED[source] = compile(source, "<rule plan>", "exec")
     exec(code, namespace)  # noqa: S102
     return source, namespace["fire"]
 
@@ -241,10 +293,6 @@ def _join_order(positives: list[ExtendedAtom], start: int | None) -> list[int]:
     return order
 
 
-def _var(variable: Var) -> str:
-    return "v_" + "".join(c if c.isalnum() else "_" for c in variable.name)
-
-
 def _bind(writer: _Writer, tag: str, args: list, bound: set[Var], check_constants: bool,
           keyed: tuple[int, ...] = ()) -> None:
     """Bind the variables of a grounding `a{tag}`; check repeated ones (not those at the `keyed`
@@ -254,12 +302,12 @@ def _bind(writer: _Writer, tag: str, args: list, bound: set[Var], check_constant
             continue
         if isinstance(arg, Var):
             if arg in bound:
-                writer.line(f"if a{tag}[{position}] != {_var(arg)}: continue")
+                writer.line(f"if a{tag}[{position}] != {writer.var(arg)}: continue")
             else:
-                writer.line(f"{_var(arg)} = a{tag}[{position}]")
+                writer.line(f"{writer.var(arg)} = a{tag}[{position}]")
                 bound.add(arg)
         elif check_constants:
-            writer.line(f"if a{tag}[{position}] != {arg}: continue")
+            writer.line(f"if a{tag}[{position}] != {_constant(arg)}: continue")
 
 
 def _match(writer: _Writer, names: dict, view, tag: str, args: list, bound: set[Var]) -> None:
@@ -269,14 +317,14 @@ def _match(writer: _Writer, names: dict, view, tag: str, args: list, bound: set[
     )
     free = [a for a in args if isinstance(a, Var) and a not in bound]
     if not free:
-        full = ", ".join(str(a) if not isinstance(a, Var) else _var(a) for a in args)
+        full = ", ".join(_constant(a) if not isinstance(a, Var) else writer.var(a) for a in args)
         writer.line(f"a{tag} = ({full},)" if args else f"a{tag} = ()")
         writer.line(f"h{tag} = hz_{tag}.get(a{tag})")
         writer.line(f"if h{tag} is None: continue")
         return
     if key_positions:
         names[f"ix_{tag}"] = view.index_for(key_positions)
-        key = ", ".join(_var(args[i]) for i in key_positions)
+        key = ", ".join(writer.var(args[i]) for i in key_positions)
         if len(key_positions) > 1:  # (one position: the key is the term itself, `View.indexes`)
             key = f"({key},)"
         writer.line(f"for a{tag} in ix_{tag}.get({key}, ()):")
@@ -317,23 +365,23 @@ def _emit_literal(writer, names, literal, bound, views, terms) -> None:
         tag = f"n{len([k for k in names if k.startswith('neg_')])}"
         names[f"neg_{tag}"] = view.horizon
         args = list(literal.atom.args) + ([literal.time] if literal.time is not None else [])
-        full = ", ".join(_expr(a, names, terms) for a in args)
+        full = ", ".join(_expr(a, writer) for a in args)
         writer.line(f"if ({full},) in neg_{tag}: continue" if args else f"if () in neg_{tag}: continue")
         return
     free = literal.variables() - bound
     if free:  # X = expression binds X
         (variable,) = free
         other = literal.right if literal.left == variable else literal.left
-        writer.line(f"{_var(variable)} = {_expr(other, names, terms)}")
-        writer.line(f"if {_var(variable)} is None: continue")
+        writer.line(f"{writer.var(variable)} = {_expr(other, writer)}")
+        writer.line(f"if {writer.var(variable)} is None: continue")
         bound.add(variable)
         return
-    left, right = _expr(literal.left, names, terms), _expr(literal.right, names, terms)
+    left, right = _expr(literal.left, writer), _expr(literal.right, writer)
     if isinstance(literal.left, Arithmetic) or isinstance(literal.right, Arithmetic):
         writer.line(f"_l = {left}; _r = {right}")
         writer.line("if _l is None or _r is None: continue")
         left, right = "_l", "_r"
-    writer.line(f"if not _compare({literal.op!r}, {left}, {right}, numbers): continue")
+    writer.line(f"if not _compare({_operator(literal.op, _COMPARISONS)}, {left}, {right}, numbers): continue")
 
 
 def _arith_with(terms):
@@ -345,11 +393,11 @@ def _arith_with(terms):
     return _arith
 
 
-def _expr(expression, names, terms) -> str:
+def _expr(expression, writer: _Writer) -> str:
     if isinstance(expression, Var):
-        return _var(expression)
+        return writer.var(expression)
     if isinstance(expression, Arithmetic):
-        left = _expr(expression.left, names, terms)
-        right = _expr(expression.right, names, terms)
-        return f"_arith({expression.op!r}, {left}, {right})"
-    return str(expression)
+        left = _expr(expression.left, writer)
+        right = _expr(expression.right, writer)
+        return f"_arith({_operator(expression.op, _ARITHMETIC)}, {left}, {right})"
+    return _constant(expression)

@@ -136,6 +136,30 @@ class Comparison:
 Literal = Union[ExtendedAtom, Comparison]
 
 
+#: the kinds of text an `Origin` holds: a LARS program, a DatalogMTL program, or the name of a rule
+#: file shipped in `rsp_plugin.reasoning` (`rulesets.rules_of`)
+LARS_TEXT = "lars"
+DATALOGMTL_TEXT = "datalogmtl"
+RULESET = "ruleset"
+
+
+@dataclass(eq=False)
+class Origin:
+    """The text a program's rules were parsed from, all it takes to parse them again.
+
+    A checkpoint stores a rule as its origin, its number among the origin's rules,
+    its text and its place (`rsp_plugin.state`), never its structure: on load the
+    origin's text is parsed again, with the same dictionary, and each rule is the
+    one at its number (`rsp_plugin.lars.syntax.parse_again`)."""
+
+    kind: str
+    #: the program's text (a ruleset: the shipped file's name)
+    text: str
+    filename: str
+    terms: Dictionary
+    semantics: str = "stream"
+
+
 @dataclass(frozen=True)
 class Rule:
     head: Atom
@@ -143,6 +167,8 @@ class Rule:
     head_time: Term | None = None
     text: str = ""
     location: Location | None = field(default=None, compare=False)
+    #: (the Origin it was parsed from, its number among the origin's rules); None: made by hand, never stored
+    origin: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def positive(self) -> list[ExtendedAtom]:
@@ -184,6 +210,13 @@ class Program:
 
     def __repr__(self) -> str:
         return f"<Program {self.filename!r} rules={len(self.rules)} strata={len(self.strata)}>"
+
+
+def from_origin(rules: list[Rule], origin: Origin) -> list[Rule]:
+    """`rules`, in the order the origin's text gives them, each told where it comes from."""
+    for number, rule in enumerate(rules):
+        object.__setattr__(rule, "origin", (origin, number))  # (just made: nobody holds it yet)
+    return rules
 
 
 def may_unify(head: Atom, body: Atom) -> bool:

@@ -39,6 +39,19 @@ class Pruning:
     def __init__(self, plans: list, relations: list, threshold: int = DEFAULT_THRESHOLD):
         self.plans = plans
         self.threshold = threshold
+        #: relations that may sleep while all their readers are off
+        self.sleepers = [r for r in relations if r.readers and r.history >= 0]
+        self.cascaded: list = []
+        self.link()
+
+    def __getstate__(self) -> dict:
+        """What switching learnt; what it reads of the rules is linked again (`link`) once they are compiled."""
+        return {"plans": self.plans, "threshold": self.threshold, "sleepers": self.sleepers,
+                "cascaded": self.cascaded}
+
+    def link(self) -> None:
+        """Read the plans: the BOX atoms that switch rules off, and who reads whose heads."""
+        plans, threshold = self.plans, self.threshold
         at_heads = [plan.rule.head for plan in plans if plan.rule.head_time is not None]
         #: (view, window size, plans with that BOX atom)
         self.triggers: list[tuple[object, int, list]] = []
@@ -66,9 +79,6 @@ class Pruning:
                 reader.quiet_sources.append((literal, view, producers))
                 for producer in producers:
                     producer.head_readers.append((reader, literal, view, producers))
-        #: relations that may sleep while all their readers are off
-        self.sleepers = [r for r in relations if r.readers and r.history >= 0]
-        self.cascaded: list = []
 
     def begin(self, now: int) -> None:
         """Put to sleep the relations nobody reads at `now`, wake the others (replaying their buffer)."""

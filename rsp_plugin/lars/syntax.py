@@ -37,19 +37,24 @@ from .program import (
     AT,
     BOX,
     COUNT,
+    DATALOGMTL_TEXT,
     DIAMOND,
+    LARS_TEXT,
     PLAIN,
     RANGE,
+    RULESET,
     Arithmetic,
     Atom,
     Comparison,
     ExtendedAtom,
     Location,
+    Origin,
     Program,
     Rule,
     Var,
     Window,
     expression_variables,
+    from_origin,
     may_unify,
     stratify,
 )
@@ -205,6 +210,10 @@ def parse_program(
         from ..mtl import load_program
 
         return load_program(text, filename, terms).program
+    return _parse_lars(text, filename, terms, semantics)
+
+
+def _parse_lars(text: str, filename: str, terms: Dictionary | None, semantics: str) -> Program:
     for offset, reason in surrogates(text):
         raise RuleSyntaxError(reason, filename, *position(text, offset))
     try:
@@ -218,6 +227,7 @@ def parse_program(
         from ..mtl.larsform import lower_metric_rules
 
         lower_metric_rules(program)
+    from_origin(program.rules, Origin(LARS_TEXT, text, filename, program.terms, semantics))
     _check(program, builder.error)
     if semantics == "stream":
         program.strata = stratify(program.rules, builder.error)
@@ -227,6 +237,22 @@ def parse_program(
     program.stratified = not loops
     program.strata = strata if not loops else []
     return program
+
+
+def parse_again(origin: Origin) -> list[Rule]:
+    """The rules `origin`'s text gives, parsed as when they were first (a checkpoint's rules are made
+    again so: `rsp_plugin.state`); `RuleSyntaxError` if the text no longer parses."""
+    if origin.kind == LARS_TEXT:
+        return _parse_lars(origin.text, origin.filename, origin.terms, origin.semantics).rules
+    if origin.kind == DATALOGMTL_TEXT:
+        from ..mtl import load_program
+
+        return load_program(origin.text, origin.filename, origin.terms).program.rules
+    if origin.kind == RULESET:
+        from ..reasoning.rulesets import rules_of
+
+        return rules_of(origin.text, origin.terms)
+    raise ValueError(f"unknown kind of program text {origin.kind!r}")
 
 
 def parse_program_file(path: str | Path, terms: Dictionary | None = None, *, semantics: str = "stream") -> Program:

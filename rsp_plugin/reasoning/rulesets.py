@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from importlib import resources
 
-from ..lars.program import Arithmetic, Atom, Comparison, ExtendedAtom, Program, Rule, Var
+from ..lars.program import RULESET, Arithmetic, Atom, Comparison, ExtendedAtom, Origin, Program, Rule, Var
 from ..lars.syntax import parse_program
 from ..terms import TRIPLE, Dictionary
 
@@ -41,8 +41,15 @@ def template(name: str) -> Program:
     return found
 
 
+def shipped() -> list[str]:
+    """The names of the rule files shipped in this package (a checkpoint names one to have its rules made again)."""
+    return sorted(entry.name for entry in resources.files(__package__).iterdir() if entry.name.endswith(".lars"))
+
+
 def rules_of(name: str, terms: Dictionary) -> list[Rule]:
     """The rules of the shipped file `name`, their constants interned in `terms`."""
+    if name not in _TEMPLATES and name not in shipped():
+        raise ValueError(f"{name!r} is not a rule file of rsp_plugin.reasoning ({', '.join(shipped())})")
     source = template(name)
     keys = source.terms.keys
     cache: dict[int, int] = {}
@@ -67,7 +74,9 @@ def rules_of(name: str, terms: Dictionary) -> list[Rule]:
             return replace(given, left=term(given.left), right=term(given.right))
         raise TypeError(f"unexpected body literal {given!r}")  # pragma: no cover
 
+    origin = Origin(RULESET, name, name, terms)
     return [
-        replace(rule, head=atom(rule.head), body=tuple(literal(b) for b in rule.body), head_time=term(rule.head_time))
-        for rule in source.rules
+        replace(rule, head=atom(rule.head), body=tuple(literal(b) for b in rule.body), head_time=term(rule.head_time),
+                origin=(origin, number))
+        for number, rule in enumerate(source.rules)
     ]

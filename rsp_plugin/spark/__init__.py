@@ -55,7 +55,7 @@ class SparkRun:
 
 
 def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path | None = None,
-              background: Iterable = (), graphs: dict | None = None, report: str = "on-window-close",
+              checkpoint_key: str | Path | None = None, background: Iterable = (), graphs: dict | None = None, report: str = "on-window-close",
               trigger: str | dict = "availableNow", delay_ms: int = 0, dead_letters: str | Path | None = None,
               progress=None, max_lines_per_trigger: int | None = None, options: dict | None = None) -> SparkRun:
     """Run a continuous query on Spark: `sources` in, `sink` out; returns a `SparkRun` (call `.wait()`).
@@ -67,6 +67,8 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
     trigger  "availableNow" (a replay: read what is there, then `wait()` reports the last windows),
              "once", or {"processingTime": "1 second"} for a live stream
     checkpoint  a directory: Spark's offsets and the driver's state; a restarted run goes on from there
+    checkpoint_key  a key file (private: mode 0600) the driver's states are authenticated with; default
+             $RSP_PLUGIN_CHECKPOINT_KEY, else `checkpoint`/rsp-plugin.key, made at the first write
     """
     from ..lines import count_lines
     from ..query.model import ReportPolicy
@@ -104,7 +106,7 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
         progress = Progress(total_rows=total)
     elif progress is False:
         progress = None
-    store = StateStore(checkpoint) if checkpoint is not None else None
+    store = StateStore(checkpoint, checkpoint_key) if checkpoint is not None else None
     lanes = [str(iri) for iri, _ in pairs]  # one per source, merged by time as the local replay merges files
     driver = MicroBatchDriver(engine, sink_for(sink, spark), streams=lanes, delay_ms=delay_ms, store=store,
                               dead_letters=DeadLetters(dead_letters), progress=progress)

@@ -8,9 +8,12 @@ renamed into place (a crash leaves the previous one intact). The two latest
 are kept.
 
 The files are plain, versioned data (`rsp_plugin.state`: a JSON object graph
-with a SHA-256), never pickles: whoever can write to the checkpoint directory
-cannot make the driver run code. A file that is torn falls back to the one
-before; a file that is foreign, tampered with, or of another state format
+authenticated with HMAC-SHA256), never pickles: whoever can write to the
+checkpoint directory, without the key, cannot make the driver read anything
+they wrote. The key is the user's (`key_file`: `--checkpoint-key FILE`, or
+$RSP_PLUGIN_CHECKPOINT_KEY) or else `<checkpoint>/rsp-plugin.key`, made at the
+first write with mode 0600. A file that is torn falls back to the one before; a
+file that is foreign, does not authenticate, or is of another state format
 stops the restart with a message that says which (a checkpoint of rsp-plugin
 0.1.0, `state-N.pickle`, is named as such and never loaded).
 """
@@ -21,7 +24,7 @@ import os
 import re
 from pathlib import Path
 
-from ..state import StateError, dumps, loads
+from ..state import StateError, checkpoint_key, dumps, loads
 
 _STATE = re.compile(r"state-(\d+)\.json\Z")
 _OLD_STATE = re.compile(r"state-(\d+)\.pickle\Z")
@@ -33,15 +36,24 @@ __all__ = ["KEEP", "StateError", "StateStore", "dumps", "loads"]
 class StateStore:
     """Driver states by batch id in a directory: save after a batch, load the latest on restart."""
 
-    def __init__(self, checkpoint: str | os.PathLike):
-        self.directory = Path(checkpoint) / "rsp-state"
+    def __init__(self, checkpoint: str | os.PathLike, key_file: str | os.PathLike | None = None):
+        self.root = Path(checkpoint)
+        self.directory = self.root / "rsp-state"
+        self.key_file = key_file
+        self._key: bytes | None = None
+
+    def key(self, *, create: bool) -> bytes | None:
+        """The key the states are authenticated with (made at the first write when none is given)."""
+        if self._key is None:
+            self._key = checkpoint_key(self.root, self.key_file, create=create)
+        return self._key
 
     def __repr__(self) -> str:
         return f"<StateStore {self.directory}>"
 
     def save(self, batch_id: int, state) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        data = dumps(state)
+        data = dumps(state, key=self.key(create=True))
         final = self.directory / f"state-{batch_id}.json"
         partial = self.directory / f".state-{batch_id}.json.tmp"
         with partial.open("wb") as handle:
@@ -55,16 +67,17 @@ class StateStore:
     def load(self):
         """The latest saved state, or None on a first run; `StateError` if the directory holds a
         state this version must not or cannot read (say which, never guess)."""
+        key = self.key(create=False)  # (a key file given is checked now, not at the first write)
         saved = self._saved()
         if not saved:
             old = self._saved(_OLD_STATE)
             if old:
-                loads(old[-1][1].read_bytes(), source=str(old[-1][1]))  # raises, naming both versions
+                loads(old[-1][1].read_bytes(), key=None, source=str(old[-1][1]))  # raises, naming both versions
             return None
         problem = None
         for _, path in reversed(saved):
             try:
-                return loads(path.read_bytes(), source=str(path))
+                return loads(path.read_bytes(), key=key, source=str(path))
             except StateError as error:
                 if not _torn(path):
                     raise

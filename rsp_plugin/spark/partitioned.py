@@ -13,7 +13,13 @@ stream can be split by key (each triple routed by its predicate to its subject
 or object), and a key's triples evaluated by an engine of its own: the answer
 at tau is the union over keys of their answers. Spark keeps each key's engine
 in its state store (`applyInPandasWithState`) as plain, versioned data
-(`rsp_plugin.state`, never a pickle: the state store holds no code), runs them
+(`rsp_plugin.state`, never a pickle: the state store holds no code),
+authenticated with the checkpoint's key (`--checkpoint-key FILE`, else
+`<checkpoint>/rsp-plugin.key`, made at the first run; a replay without a
+checkpoint, a random key of its own) that travels to the executors with the
+function Spark calls per key; on a restart every key's state is checked on the
+executors before the stream starts, and one that does not authenticate stops the
+run with one line naming it. Spark runs them
 on the executors, and calls a key's engine when its data arrive or when the
 event-time watermark passes the key's next report (a timeout), as the
 driver-side engine would report it. A replay ends with each key's last
@@ -348,7 +354,7 @@ class PartitionedRun:
 
 
 def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: str | None = None,
-                    checkpoint: str | Path | None = None, max_lines_per_trigger: int | None = None,
+                    checkpoint: str | Path | None = None, checkpoint_key: str | Path | None = None, max_lines_per_trigger: int | None = None,
                     dead_letters=None, query_name: str = "partitioned", background=(), graphs: dict | None = None,
                     background_text: list[str] | None = None, progress=None,
                     filename: str | None = None) -> PartitionedRun:
@@ -359,6 +365,7 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     `background` (files) / `graphs` ({IRI: file}): the ontology of an ENTAILMENT query, read once on the
     driver and given to every key's engine as N-Triples (`background_text`: those lines already read).
     """
+    import secrets
     import tempfile
 
     from pyspark.sql import functions as F
@@ -408,8 +415,13 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
              # batch): shifted by 1 ms and watermarked 1 ms late, a row at the latest time still counts
              .withColumn("event_time", F.timestamp_millis(F.coalesce("ts", F.lit(0)) + 1))
              .withWatermark("event_time", "1 millisecond"))
+    location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
+    state_location = str(location / "spark")
+    state_key = _state_key(location, checkpoint_key) if checkpoint is not None else secrets.token_hex(32).encode()
+    if checkpoint is not None and (location / "spark").exists():
+        _check_stored_engines(spark, state_location, state_key)
     evaluate = _key_function(plan.text, plan.streams, query_name, "\n".join(plan.background), plan.graphs,
-                             filename)
+                             filename, state_key, state_location)
     results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
                                                           GroupStateTimeout.EventTimeTimeout)
     target = sink_for(sink, spark)
@@ -435,14 +447,18 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
         if progress is not None:
             progress.note(f"batch {batch_id}: {len(out)} keyed results, {len(refused)} set aside")
 
-    location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
-    state_location = str(location / "spark")
     stream_query = (results.writeStream.outputMode("append")
                     .foreachBatch(lambda batch, batch_id: deliver(batch_id, [r.asDict() for r in batch.collect()]))
                     .option("checkpointLocation", state_location).trigger(availableNow=True).start())
     try:
-        stream_query.awaitTermination()
-        final = _finish_keys(spark, state_location, query_name)
+        try:
+            stream_query.awaitTermination()
+            final = _finish_keys(spark, state_location, query_name, state_key)
+        except Exception as error:  # a key's state refused on an executor: its one line, not Spark's trace
+            refused = _state_error_in(error)
+            if refused is None:
+                raise
+            raise refused from None
         deliver(-1, final)
     finally:
         if checkpoint is None:  # a scratch state store, made for this replay
@@ -452,8 +468,8 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     return run
 
 
-def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=None, progress=None,
-                           dead_letters=None) -> PartitionedRun:
+def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=None, checkpoint_key=None,
+                           progress=None, dead_letters=None) -> PartitionedRun:
     """`rsp-plugin query ... --engine spark --partition-by VAR`: the query registered on `engine` (its
     background and graphs as the command line read them), split by ?VAR."""
     queries = list(engine.queries.values())
@@ -463,12 +479,33 @@ def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=
     query = registered.query
     lines = _engine_background(engine, query.text, query.filename)
     return run_partitioned(spark, query.text, list(frames), sink, key=key, checkpoint=checkpoint,
-                           query_name=registered.name, background_text=lines, progress=progress,
+                           checkpoint_key=checkpoint_key, query_name=registered.name, background_text=lines, progress=progress,
                            dead_letters=dead_letters, filename=query.filename)
 
 
+def _state_key(location: Path, given) -> bytes:
+    """The checkpoint's key, made at the first run; refused when a state store is there without it."""
+    from ..state import KEY_FILE, StateError, checkpoint_key
+
+    found = checkpoint_key(location, given, create=not (location / "spark").exists())
+    if found is None:
+        raise StateError(f"{location}: its state store is authenticated with a key, and {location / KEY_FILE} is "
+                         "missing: give the key with --checkpoint-key FILE, or start from a new checkpoint directory")
+    return found
+
+
+def _state_error_in(error: Exception):
+    """The `StateError` an executor raised, in its own words, from the exception Spark made of it (or None)."""
+    import re
+
+    from ..state import StateError
+
+    found = re.search(r"rsp_plugin\.state\.StateError: ([^\n]+)", str(error))
+    return StateError(found.group(1)) if found else None
+
+
 def _key_function(text: str, streams: tuple[str, ...], query_name: str, background: str = "", graphs=(),
-                  filename: str = "<query>"):
+                  filename: str = "<query>", state_key: bytes = b"", state_location: str = "the state store"):
     """The function Spark calls per key: feed the key's engine, report, keep the engine in the state."""
 
     def evaluate(key, frames, state):
@@ -478,11 +515,11 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
 
         (value,) = key
         if state.hasTimedOut:
-            engine, collector = _load_key(state.get[0])
+            engine, collector = _load_key(state.get[0], state_key, state_location, value)
             if engine.gap_problem(state.getCurrentWatermarkMs()) is None:
                 engine.advance_to(state.getCurrentWatermarkMs())
             rows = _rows(value, collector.take())
-            _keep(engine, collector, state)
+            _keep(engine, collector, state, state_key)
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
             return
         data = pd.concat(list(frames), ignore_index=True)
@@ -490,7 +527,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
             yield pd.DataFrame({"key": None, "t": None, "kind": "rejected",
                                 "payload": data["rejected"].astype(str)})
             return
-        engine, collector = (_load_key(state.get[0]) if state.exists
+        engine, collector = (_load_key(state.get[0], state_key, state_location, value) if state.exists
                              else _new_engine(text, streams, query_name, background, graphs, filename))
         data = data.sort_values(["ts", "lane"], kind="stable")
         intern = engine.terms.intern
@@ -502,7 +539,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
             engine.push_ids(stream, [(stamp, (intern(s), intern(p), intern(o)))
                                      for s, p, o in zip(group["s"], group["p"], group["o"])])
         rows = _rows(value, collector.take())
-        _keep(engine, collector, state)
+        _keep(engine, collector, state, state_key)
         yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
 
     return evaluate
@@ -550,34 +587,74 @@ def _rows(key: str, results) -> list[tuple]:
     return rows
 
 
-def _load_key(blob):
+def _load_key(blob, state_key: bytes, state_location: str, key_value):
     """A key's engine and collector from the state store (plain data), the collector subscribed again."""
     from ..state import loads
 
-    engine, collector = loads(bytes(blob), source="the partitioned state store")
+    engine, collector = loads(bytes(blob), key=state_key, source=f"{state_location} (the state of key {key_value})")
     engine.subscribe(collector)
     return engine, collector
 
 
-def _keep(engine, collector, state) -> None:
+def _keep(engine, collector, state, state_key: bytes) -> None:
     """The key's engine and collector back into the state store; wake it at its next report."""
     from ..state import dumps
 
-    state.update((dumps((engine, collector)),))
+    state.update((dumps((engine, collector), key=state_key),))
     upcoming = [q.next_instant() for q in engine.queries.values()]
     upcoming = [tau for tau in upcoming if tau is not None]
     if upcoming:
         state.setTimeoutTimestamp(max(min(upcoming), state.getCurrentWatermarkMs() + 1))
 
 
-def _finish_keys(spark, state_location: str, query_name: str) -> list[dict]:
+def _stored_engines(spark, state_location: str):
+    """The state store's (key, engine) rows, or None when it holds none."""
+    states = spark.read.format("statestore").load(state_location)
+    if not states.columns:
+        return None
+    return states.select(states["key"]["key"].alias("key"), states["value"]["groupState"]["engine"].alias("engine"))
+
+
+def _check_stored_engines(spark, state_location: str, state_key: bytes) -> None:
+    """A restart: every key's state in the store authenticates with the checkpoint's key, checked on the
+    executors before the stream starts (a state that does not is the first one's one line, raised here,
+    not an executor's failure in the middle of a batch, logged with its trace by Spark)."""
+    import pandas as pd
+
+    from ..state import StateError, authenticated
+
+    try:
+        flat = _stored_engines(spark, state_location)
+    except Exception:  # nothing committed yet that Spark can read: nothing to check
+        return
+    if flat is None:
+        return
+
+    def check(frames):
+        for frame in frames:
+            problems = []
+            for key, blob in zip(frame["key"], frame["engine"]):
+                if blob is None:
+                    continue
+                try:
+                    authenticated(bytes(blob), key=state_key, source=f"{state_location} (the state of key {key})")
+                except StateError as refused:
+                    problems.append(str(refused))
+                    break
+            yield pd.DataFrame({"problem": problems}, dtype=object)
+
+    refused = flat.mapInPandas(check, "problem STRING").limit(1).collect()
+    if refused:
+        raise StateError(refused[0]["problem"])
+
+
+def _finish_keys(spark, state_location: str, query_name: str, state_key: bytes) -> list[dict]:
     """The end of a replay: every key's engine read back from the state store, finished on the executors."""
     import pandas as pd
 
-    states = spark.read.format("statestore").load(state_location)
-    if not states.columns:
+    flat = _stored_engines(spark, state_location)
+    if flat is None:
         return []
-    flat = states.select(states["key"]["key"].alias("key"), states["value"]["groupState"]["engine"].alias("engine"))
 
     def finish(frames):
         for frame in frames:
@@ -585,7 +662,7 @@ def _finish_keys(spark, state_location: str, query_name: str) -> list[dict]:
             for key, blob in zip(frame["key"], frame["engine"]):
                 if blob is None:
                     continue
-                engine, collector = _load_key(blob)
+                engine, collector = _load_key(blob, state_key, state_location, key)
                 engine.finish()
                 rows.extend(_rows(key, collector.take()))
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])

@@ -67,7 +67,7 @@ class DistributedRun:
 
 
 def run_distributed(spark, query, sources, sink="console", *, checkpoint: str | Path | None = None,
-                    background=(), graphs: dict | None = None, trigger: str | dict = "availableNow",
+                    checkpoint_key: str | Path | None = None, background=(), graphs: dict | None = None, trigger: str | dict = "availableNow",
                     delay_ms: int = 0, dead_letters=None, progress=None, max_lines_per_trigger: int | None = None,
                     options: dict | None = None, name: str | None = None) -> DistributedRun:
     """Run a continuous query in distributed mode; arguments as `rsp_plugin.spark.run_query`'s.
@@ -113,7 +113,7 @@ def run_distributed(spark, query, sources, sink="console", *, checkpoint: str | 
     scratch = None
     if checkpoint is not None:
         root = Path(checkpoint)
-        states = _DistributedStates(root)
+        states = _DistributedStates(root, checkpoint_key)
         store = FactStore(root / "rsp-distributed" / "facts")
     else:
         scratch = tempfile.mkdtemp(prefix="rsp-distributed-")
@@ -130,9 +130,9 @@ def run_distributed(spark, query, sources, sink="console", *, checkpoint: str | 
 class _DistributedStates:
     """The distributed driver's saved states: `<checkpoint>/rsp-distributed/state-N.json` (the two latest)."""
 
-    def __new__(cls, checkpoint):
+    def __new__(cls, checkpoint, key_file=None):
         from ..checkpoint import StateStore
 
-        store = StateStore(checkpoint)
+        store = StateStore(checkpoint, key_file)
         store.directory = Path(checkpoint) / "rsp-distributed"
         return store
