@@ -14,7 +14,7 @@ anything, a remote `@context` (a URL, or `@import`) is refused.
 >>> len(read.elements), [str(r) for r in read.rejected]
 (1, ['push-1:2: not an N-Triples triple after the timestamp: expected <s> <p> <o> .'])
 >>> read_body(b'{"@context": "http://schema.org/", "name": "x"}', "jsonld", Dictionary(), 0, "push-2").rejected[0].reason
-'the JSON-LD context <http://schema.org/> is not fetched (map it to a local file: --jsonld-context http://schema.org/=FILE); refused'
+'the JSON-LD context <http://schema.org/> is not fetched (map it to a local file: --jsonld-context http://schema.org/=FILE); the document is set aside'
 """
 
 from __future__ import annotations
