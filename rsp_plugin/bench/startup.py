@@ -86,12 +86,13 @@ def process(command: list[str], env: dict[str, str]) -> tuple[float, float, byte
         return usage.ru_utime + usage.ru_stime, wall, sink.read()
 
 
-def measure(repeat: int, folder: Path) -> dict[str, dict]:
-    """Every row once to fill the bytecode cache, then `repeat` rounds: medians, and what each printed."""
+def measure(repeat: int, folder: Path, *, warm: bool = True) -> dict[str, dict]:
+    """Every row once to fill the bytecode cache, then `repeat` rounds: medians, and what each
+    printed. Not `warm`: the rounds alone, in this process's environment."""
     rows = commands(folder)
-    env = child_environment(folder)
+    env = child_environment(folder) if warm else dict(os.environ)
     runs: dict[str, list[tuple[float, float, bytes]]] = {name: [] for name in rows}
-    for name, command in rows.items():
+    for command in rows.values() if warm else ():
         process(command, env)
     for _ in range(repeat):
         for name, command in rows.items():
@@ -104,13 +105,14 @@ def measure(repeat: int, folder: Path) -> dict[str, dict]:
 def run(options, out=print) -> int:
     repeat = 1 if options.quick else max(1, options.repeat)
     out(f"Whole processes, CPU s (user + sys) and wall s, median of {repeat} (rows alternate); "
-        f"ratio = CPU / baseline CPU; target: query <= {TARGET:g}x.")
+        f"ratio = CPU / baseline CPU; target: query <= {TARGET:g}x."
+        + (" --quick: one cold run each, to see that it runs." if options.quick else ""))
     with tempfile.TemporaryDirectory(prefix="rsp-bench-startup-") as scratch:
         folder = Path(scratch)
-        if child_environment(folder).get("PYTHONPYCACHEPREFIX"):
+        if not options.quick and child_environment(folder).get("PYTHONPYCACHEPREFIX"):
             out("(this interpreter writes no bytecode: the children cache theirs in a temporary folder, "
                 "as an installed package has it)")
-        figures = measure(repeat, folder)
+        figures = measure(repeat, folder, warm=not options.quick)
     baseline = figures["baseline"]["cpu"]
     header = f"{'row':<9} {'CPU s':>6} {'wall s':>7} {'ratio':>6}  what"
     out(header)
