@@ -220,7 +220,7 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", allow_abbrev=False, help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
-                                         "throughput", "soak", "reason", "mqtt"],
+                                         "throughput", "soak", "reason", "mqtt", "startup"],
                        help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
@@ -228,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
                                                    "offered per second, e.g. 1000,10000,100000")
     bench.add_argument("--time-points", type=int, default=300)
     bench.add_argument("--repeat", type=int, default=None,
-                       help="runs per setting; the median is reported (default 3; spark: 1)")
+                       help="runs per setting; the median is reported (default 3; spark: 1; startup: 5)")
     bench.add_argument("--quick", action="store_true", help="small settings, to see that it runs")
     bench.add_argument("--sizes", type=_ints, help="materialize: materialization sizes in triples, e.g. 10000,100000")
     bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")

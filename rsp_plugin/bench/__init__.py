@@ -5,7 +5,8 @@ from __future__ import annotations
 
 def run_suite(options) -> int:
     if getattr(options, "repeat", None) is None:  # (not given: each suite's own default; the Spark modes' one run each)
-        options.repeat = 1 if options.suite == "spark" and not getattr(options, "overhead", False) else 3
+        options.repeat = (1 if options.suite == "spark" and not getattr(options, "overhead", False)
+                          else 5 if options.suite == "startup" else 3)
     if getattr(options, "explain", False):  # what explanations cost (rsp_plugin/explain/bench.py)
         from ..explain.bench import run
 
@@ -56,6 +57,10 @@ def run_suite(options) -> int:
         return run(options)
     if options.suite == "soak":
         from .soak import run
+
+        return run(options)
+    if options.suite == "startup":
+        from .startup import run
 
         return run(options)
     raise ValueError(f"unknown benchmark suite {options.suite!r}")

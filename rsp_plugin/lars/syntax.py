@@ -23,13 +23,14 @@ import itertools
 import re
 from pathlib import Path
 
-from lark import Lark, Token, Tree
+from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import limits
 from ..errors import RuleSyntaxError, clipped, position
 from ..lines import decode_text
 from ..nesting import check_tree
+from ..parser_tables import ShippedGrammar
 from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key, surrogates
 from ..timeline import parse_duration_ms
 from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
@@ -67,114 +68,12 @@ STANDARD_PREFIXES = {
     "owl": "http://www.w3.org/2002/07/owl#",
 }
 
-_GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
-#: the parser's options (the tables in `grammar_tables.json` are built with these)
-_OPTIONS = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False}
-#: lark's LALR tables of `grammar.lark`, shipped as JSON so that a start skips the grammar's
-#: analysis (`python -m rsp_plugin.lars.syntax` writes them again; a test says they are current)
-_TABLES = Path(__file__).with_name("grammar_tables.json")
-#: the way `_tagged` writes them
-_TABLES_FORMAT = 2
+#: the rule grammar, its parser's options, and its LALR tables shipped as JSON so that a start
+#: skips the grammar's analysis (`python -m rsp_plugin.parser_tables` writes them again)
+GRAMMAR = ShippedGrammar(Path(__file__).with_name("grammar.lark"), Path(__file__).with_name("grammar_tables.json"),
+                         {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False})
 
-
-def build_parser() -> Lark:
-    """The parser, built from the grammar (lark's analysis: a few tens of milliseconds)."""
-    return Lark(_GRAMMAR, **_OPTIONS)
-
-
-def parser_tables(parser: Lark) -> dict:
-    """A built parser as plain JSON data: lark's own serialization (`memo_serialize`, what its
-    standalone generator writes) with its tuples and int-keyed mappings tagged, next to the
-    grammar and lark version it was built from."""
-    from lark import __version__
-    from lark.grammar import Rule
-    from lark.lexer import TerminalDef
-
-    _number_states_canonically(parser)
-    data, memo = parser.memo_serialize([TerminalDef, Rule])
-    return {"format": _TABLES_FORMAT, "grammar": _GRAMMAR, "lark": __version__, "options": _OPTIONS,
-            "parser": _tagged({"data": data, "memo": memo})}
-
-
-def _number_states_canonically(parser: Lark) -> None:
-    """Number the LALR states of a built parser in one order whatever the run (lark's numbers
-    follow set iteration, so string hashing): breadth first from the start states, each
-    state's actions by terminal name. The same automaton, so the tables one grammar gives are
-    the same file every time."""
-    from lark.parsers.lalr_analysis import IntParseTable, Shift
-
-    frontend = parser.parser.parser  # the LALR parser
-    table = frontend._parse_table
-    numbers: dict[int, int] = {}
-    queue = [table.start_states[name] for name in sorted(table.start_states)]
-    queue += [table.end_states[name] for name in sorted(table.end_states)]
-    for state in queue:  # (grows as it goes)
-        if state not in numbers:
-            numbers[state] = len(numbers)
-            queue += [arg for name, (action, arg) in sorted(table.states[state].items()) if action is Shift]
-    for state in sorted(table.states):  # (any state no shift reaches, last)
-        numbers.setdefault(state, len(numbers))
-    states = {numbers[state]: {name: (action, numbers[arg] if action is Shift else arg)
-                               for name, (action, arg) in sorted(table.states[state].items())}
-              for state in sorted(numbers, key=numbers.__getitem__)}
-    renumbered = IntParseTable(states, {name: numbers[state] for name, state in table.start_states.items()},
-                               {name: numbers[state] for name, state in table.end_states.items()})
-    frontend._parse_table = frontend.parser.parse_table = renumbered
-
-
-def _tagged(value):
-    """lark's data in JSON: a tuple as {"t": [...]}, a mapping as {"m": [[key, value], ...]}
-    (its keys may be ints); lists and scalars as they are. Every JSON object of the parser's
-    data is one of these two, so a reader tells them apart by their one key (`_untag`)."""
-    if isinstance(value, tuple):
-        return {"t": [_tagged(item) for item in value]}
-    if isinstance(value, list):
-        return [_tagged(item) for item in value]
-    if isinstance(value, dict):
-        return {"m": [[key, _tagged(item)] for key, item in value.items()]}
-    if value is None or type(value) in (str, int, bool, float):
-        return value
-    raise TypeError(f"cannot store {type(value).__name__} in the parser tables")
-
-
-def _untag(pairs: list):
-    """`json.loads`'s object_pairs_hook for the tables: a tagged tuple or mapping back as it was
-    (any other object, the file's own header, as a dict)."""
-    if len(pairs) == 1:
-        tag, content = pairs[0]
-        if tag == "t":
-            return tuple(content)
-        if tag == "m":
-            return dict(content)
-    return dict(pairs)
-
-
-def _load_parser() -> Lark:
-    """The parser from the shipped tables if they were built from this grammar, with this lark
-    and these options; else built from the grammar."""
-    import json
-
-    from lark import __version__
-
-    try:
-        tables = json.loads(_TABLES.read_text(encoding="utf-8"), object_pairs_hook=_untag)
-    except (OSError, ValueError):
-        return build_parser()
-    if (tables.get("format") != _TABLES_FORMAT or tables.get("grammar") != _GRAMMAR
-            or tables.get("lark") != __version__ or tables.get("options") != _OPTIONS):
-        return build_parser()
-    stored = tables["parser"]
-    return Lark._load_from_dict(stored["data"], stored["memo"])
-
-
-def write_parser_tables(path: Path = _TABLES) -> None:
-    """Build the parser from the grammar and store its tables (after the grammar changes)."""
-    import json
-
-    path.write_text(json.dumps(parser_tables(build_parser()), separators=(",", ":")) + "\n", encoding="utf-8")
-
-
-_PARSER = _load_parser()
+_PARSER = GRAMMAR.load()
 
 _TOKEN_NAMES = {
     "DOT": "'.'", "COMMA": "','", "LPAR": "'('", "RPAR": "')'", "RSQB": "']'", "LSQB": "'['",
@@ -688,7 +587,3 @@ def _check_safety(rule: Rule, error) -> None:
         error(f"unsafe variable {', '.join(free)} in the head: bind it in a positive body atom", rule.location)
 
 
-
-if __name__ == "__main__":  # python -m rsp_plugin.lars.syntax: the parser tables written again
-    write_parser_tables()
-    print(f"wrote {_TABLES}")

@@ -23,17 +23,20 @@ from typing import Callable
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from ..parser_tables import ShippedGrammar
 from .messages import anonymous_patterns, not_closed, phrase_list, word_at
 
+#: the W3C grammar, its parser's options and its shipped LALR tables (`rsp_plugin.parser_tables`)
+GRAMMAR = ShippedGrammar(Path(__file__).with_name("sparql.lark"), Path(__file__).with_name("sparql_tables.json"),
+                         {"parser": "lalr", "maybe_placeholders": False})
 _PARSER: Lark | None = None
 _PATTERNS: dict[str, str] = {}
 
 
 def _parser() -> Lark:
     global _PARSER, _PATTERNS
-    if _PARSER is None:  # built on the first error only: reading queries never needs it
-        grammar = (Path(__file__).parent / "sparql.lark").read_text(encoding="utf-8")
-        _PARSER = Lark(grammar, parser="lalr", maybe_placeholders=False)
+    if _PARSER is None:  # loaded on the first error only: reading queries never needs it
+        _PARSER = GRAMMAR.load()
         _PATTERNS = anonymous_patterns(_PARSER)
     return _PARSER
 

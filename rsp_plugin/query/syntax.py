@@ -43,7 +43,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from urllib.parse import urljoin
 
-from lark import Lark, Token, Tree
+from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import limits
@@ -51,6 +51,7 @@ from ..errors import QuerySyntaxError, clipped
 from ..iris import file_iri
 from ..lines import decode_text
 from ..nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets, deepest
+from ..parser_tables import ShippedGrammar
 from ..terms import bad_escapes
 from . import dialects
 from .checker import locate
@@ -69,8 +70,11 @@ from .model import (
 )
 from .prefixes import WELL_KNOWN, undeclared_note
 
-_GRAMMAR = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-_PARSER = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+#: the query grammar, its parser's options, and its LALR tables shipped as JSON so that a start
+#: skips the grammar's analysis (`python -m rsp_plugin.parser_tables` writes them again)
+GRAMMAR = ShippedGrammar(Path(__file__).with_name("grammar.lark"), Path(__file__).with_name("grammar_tables.json"),
+                         {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False})
+_PARSER = GRAMMAR.load()
 _PATTERNS = anonymous_patterns(_PARSER)
 
 #: the name a CQELS `STREAM <s> [...] { }` block's window gets (it has none in the text)
