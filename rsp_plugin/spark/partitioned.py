@@ -479,7 +479,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
         if state.hasTimedOut:
             engine, collector = _load_key(state.get[0])
             if engine.gap_problem(state.getCurrentWatermarkMs()) is None:
-                engine.advance_to(state.getCurrentWatermarkMs())
+                engine.advance_to(state.getCurrentWatermarkMs(), collect=False)
             rows = _rows(value, collector.take())
             _keep(engine, collector, state)
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
@@ -496,7 +496,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
         for (stamp, lane), group in data.groupby(["ts", "lane"], sort=False):
             stamp = int(stamp)
             if (engine.watermark is None or stamp > engine.watermark) and engine.gap_problem(stamp) is None:
-                engine.advance_to(stamp)
+                engine.advance_to(stamp, collect=False)
             stream = group["stream"].iloc[0]
             engine.push_ids(stream, [(stamp, (intern(s), intern(p), intern(o)))
                                      for s, p, o in zip(group["s"], group["p"], group["o"])])
@@ -585,7 +585,7 @@ def _finish_keys(spark, state_location: str, query_name: str) -> list[dict]:
                 if blob is None:
                     continue
                 engine, collector = _load_key(blob)
-                engine.finish()
+                engine.finish(collect=False)
                 rows.extend(_rows(key, collector.take()))
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
 
