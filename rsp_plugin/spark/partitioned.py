@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import limits
 from ..errors import QuerySyntaxError
 
 OUTPUT = "key STRING, t BIGINT, kind STRING, payload STRING"
@@ -350,13 +351,15 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
                     checkpoint: str | Path | None = None, max_lines_per_trigger: int | None = None,
                     dead_letters=None, query_name: str = "partitioned", background=(), graphs: dict | None = None,
                     background_text: list[str] | None = None, progress=None,
-                    filename: str | None = None) -> PartitionedRun:
+                    filename: str | None = None,
+                    bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)) -> PartitionedRun:
     """Run a key-local query with one engine per key on the executors; returns the results written (a replay).
 
     `sources`: {stream IRI: path or DataFrame of the `rdf` columns}. The replay
     reads everything there is (Trigger.AvailableNow), then each key's last windows.
     `background` (files) / `graphs` ({IRI: file}): the ontology of an ENTAILMENT query, read once on the
     driver and given to every key's engine as N-Triples (`background_text`: those lines already read).
+    `bounds`: each key's engine's (max_eval_ms, max_solutions) (`rsp_plugin.limits`).
     """
     import tempfile
 
@@ -408,7 +411,7 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
              .withColumn("event_time", F.timestamp_millis(F.coalesce("ts", F.lit(0)) + 1))
              .withWatermark("event_time", "1 millisecond"))
     evaluate = _key_function(plan.text, plan.streams, query_name, "\n".join(plan.background), plan.graphs,
-                             filename)
+                             filename, bounds)
     results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
                                                           GroupStateTimeout.EventTimeTimeout)
     target = sink_for(sink, spark)
@@ -463,11 +466,12 @@ def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=
     lines = _engine_background(engine, query.text, query.filename)
     return run_partitioned(spark, query.text, list(frames), sink, key=key, checkpoint=checkpoint,
                            query_name=registered.name, background_text=lines, progress=progress,
-                           dead_letters=dead_letters, filename=query.filename)
+                           dead_letters=dead_letters, filename=query.filename,
+                           bounds=(engine.max_eval_ms, engine.max_solutions))
 
 
 def _key_function(text: str, streams: tuple[str, ...], query_name: str, background: str = "", graphs=(),
-                  filename: str = "<query>"):
+                  filename: str = "<query>", bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)):
     """The function Spark calls per key: feed the key's engine, report, keep the engine in the state."""
 
     def evaluate(key, frames, state):
@@ -490,7 +494,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
                                 "payload": data["rejected"].astype(str)})
             return
         engine, collector = (_load_key(state.get[0]) if state.exists
-                             else _new_engine(text, streams, query_name, background, graphs, filename))
+                             else _new_engine(text, streams, query_name, background, graphs, filename, bounds))
         data = data.sort_values(["ts", "lane"], kind="stable")
         intern = engine.terms.intern
         for (stamp, lane), group in data.groupby(["ts", "lane"], sort=False):
@@ -519,12 +523,14 @@ class _KeyCollector:
         return taken
 
 
-def _new_engine(text: str, streams, query_name: str, background: str = "", graphs=(), filename: str = "<query>"):
+def _new_engine(text: str, streams, query_name: str, background: str = "", graphs=(), filename: str = "<query>",
+                bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)):
     """A key's engine; under ENTAILMENT its background is the driver's lines (the FROM graphs' triples are
     among them: the graphs are registered empty, so no executor reads a file)."""
     from ..runtime import RSPEngine
 
-    engine = RSPEngine()
+    max_eval_ms, max_solutions = bounds
+    engine = RSPEngine(max_eval_ms=max_eval_ms, max_solutions=max_solutions)
     for iri in streams:
         engine.register_stream(iri)
     if background:
