@@ -302,8 +302,7 @@ class ColumnarEvaluation(FastEvaluation):
             return product
         if not shared:
             return None
-        per_key = table.group_by(shared).len()["len"].max()  # the most rows of the table per key
-        bound = most * int(per_key or 0)
+        bound = most * _most_per_key(table, shared)
         return bound if bound <= limit else None
 
     def solutions(self) -> tuple[dict[str, int], list[tuple]]:
@@ -653,6 +652,19 @@ class ColumnarEvaluation(FastEvaluation):
         kinds, integers = self._value_columns(ids)
         return pl.DataFrame({f"__id_{name}": ids, f"__kind_{name}": kinds, f"__int_{name}": integers},
                             schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8, f"__int_{name}": pl.Int64})
+
+
+def _most_per_key(table: pl.DataFrame, shared: list[str]) -> int:
+    """The most rows of `table` that agree on the `shared` columns (one id column: by numpy, a
+    pattern's subjects often come sorted and distinct; several: grouped by polars)."""
+    if len(shared) > 1:
+        return int(table.group_by(shared).len()["len"].max() or 0)
+    keys = table[shared[0]].to_numpy()
+    if len(keys) < 2 or _strictly_increasing(keys):
+        return min(len(keys), 1)
+    keys = np.sort(keys)
+    ends = np.flatnonzero(keys[1:] != keys[:-1])
+    return int(np.diff(np.concatenate(([-1], ends, [len(keys) - 1]))).max())
 
 
 def _join_size(frame: pl.DataFrame, table: pl.DataFrame, shared: list[str]) -> int:
