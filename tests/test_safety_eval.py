@@ -257,3 +257,15 @@ def test_advance_to_still_returns_the_list():
     reports = engine.advance_to(20_000)
     assert [r.t for r in reports[:3]] == [1, 2, 3] and len(reports) == 20_000
     assert [r.to_json() for r in engine.finishing()] == [{"t": 20_001, "bindings": [{"s": f"<{EX}a>"}]}]
+
+
+def test_a_lone_surrogate_is_an_error_of_the_expression_not_of_the_evaluation():
+    # RE2 reads UTF-8: such a value fails the FILTER (a type error), the others are matched
+    engine = RSPEngine()
+    engine.register_stream(f"{EX}s")
+    engine.register_query(f'SELECT ?a ?b FROM STREAM <{EX}s> [RANGE 1s STEP 1s] WHERE {{ ?a <{EX}p> ?o '
+                          f'FILTER(regex(?o, "a")) BIND(REPLACE(?o, "a", "b") AS ?b) }}', name="q")
+    engine.push(f"{EX}s", [(URIRef(f"{EX}odd"), P, Literal("a\ud800")), (URIRef(f"{EX}fine"), P, Literal("xa"))],
+                timestamp=5)
+    (result,) = engine.advance_to(1000)
+    assert result.to_json() == {"t": 1000, "bindings": [{"a": f"<{EX}fine>", "b": '"xb"'}]}

@@ -70,7 +70,10 @@ class Pattern:
 
     def search(self, text: str, budget: Budget = UNBOUNDED) -> bool:
         if self.linear is not None:
-            return self.linear.search(text) is not None
+            try:
+                return self.linear.search(text) is not None
+            except UnicodeEncodeError:  # RE2 reads UTF-8: a lone surrogate is no text it can read
+                raise SparqlError("a string with a lone surrogate code point is not matched") from None
         return self._bounded(budget, self.fallback.search, text) is not None
 
     def matches_empty(self) -> bool:
@@ -83,6 +86,8 @@ class Pattern:
             if self.linear is not None:
                 return self.linear.sub(template, text)
             return self._bounded(budget, self.fallback.sub, template, text)
+        except UnicodeEncodeError:
+            raise SparqlError("a string with a lone surrogate code point is not matched") from None
         except (IndexError, ValueError, backtracking.error) as error:
             raise SparqlError(f"REPLACE: {error}") from None
 
