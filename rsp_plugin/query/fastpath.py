@@ -398,22 +398,24 @@ class FastEvaluation:
                                     continue
                             for subj in subjects:
                                 append(row + (subj, obj))
+                    within_budget(len(out))
                     checks = row_checks
         else:
-            for chunk in chunks(rows, out):
-                for row in chunk:
-                    bound = [value if kind == "c" else row[value] if kind == "b" else None
-                             for kind, value in positions]
-                    for triple in content.match(*bound):
-                        new = [None] * len(new_vars)
-                        consistent = True
-                        for (kind, value), found in zip(positions, triple):
-                            if kind == "n":
-                                new[value] = found
-                            elif kind == "r" and new[value] != found:
-                                consistent = False
-                        if consistent:
-                            append(row + tuple(new))
+            within_budget = self.budget.check
+            for row in rows:  # (a row may match the whole window: the budget checked per row)
+                within_budget(len(out))
+                bound = [value if kind == "c" else row[value] if kind == "b" else None for kind, value in positions]
+                for triple in content.match(*bound):
+                    new = [None] * len(new_vars)
+                    consistent = True
+                    for (kind, value), found in zip(positions, triple):
+                        if kind == "n":
+                            new[value] = found
+                        elif kind == "r" and new[value] != found:
+                            consistent = False
+                    if consistent:
+                        append(row + tuple(new))
+            within_budget(len(out))
         if checks:
             out = self.budget.kept(out, lambda row: all(check(row) for check in checks))
         return out
