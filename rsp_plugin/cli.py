@@ -176,6 +176,12 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
                        help="set aside an element more than N windows (of the smallest STEP) ahead of the stream "
                             f"(default {limits.MAX_GAP_WINDOWS:,}; 'none': no bound)")
+    query.add_argument("--max-eval-ms", type=_bound, default=limits.MAX_EVAL_MS, metavar="MS",
+                       help="stop an evaluation that takes longer, its report marked \"cut\"; the stream goes on "
+                            f"(default {limits.MAX_EVAL_MS:,}; 'none': no bound)")
+    query.add_argument("--max-solutions", type=_bound, default=limits.MAX_SOLUTIONS, metavar="N",
+                       help="stop an evaluation once a step of it holds more rows, its report marked \"cut\" "
+                            f"(default {limits.MAX_SOLUTIONS:,}; 'none': no bound)")
     _line_bound(query)
     query.add_argument("--allow-service", action="extend", nargs="+", default=[], metavar="URL",
                        help="SERVICE endpoints the query may send requests to (an IRI, or a prefix ending in *); "

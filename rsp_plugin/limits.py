@@ -67,6 +67,28 @@ MAX_NESTING = 64 levels; MAX_QUERY_NESTING = 16 levels
     about 8, its JSON-LD reader 3. A program or a document nests a few levels,
     rarely ten.
 
+MAX_EVAL_MS = 10,000 ms
+    How long one evaluation of a query (one report) may take. A query is text
+    from whoever registered it: a cartesian product of five patterns over a
+    10k-triple window would never end, and holds every other query and the
+    stream meanwhile. Past the bound the evaluation stops, its report is marked
+    as cut (`{"t": T, "cut": "max-eval-ms", "error": ...}`, no results: a part
+    of a join is an arbitrary part, and an aggregate over it a wrong number),
+    one line says so with the query and the time, and the next windows are
+    evaluated as usual (`rsp_plugin.query.bounds`). Why 10 s: the joins the
+    benchmarks run take milliseconds to a second over 100k-triple windows, and
+    a report ten seconds late is already useless to most streams. Options:
+    `query --max-eval-ms N`, `RSPEngine(max_eval_ms=N)`.
+
+MAX_SOLUTIONS = 1,000,000
+    How many rows one step of an evaluation may hold (the solutions of a
+    partial join, of the pattern, of a group): the same cut, named
+    `"max-solutions"`. It bounds memory where time alone would not (a product
+    fills gigabytes within the ten seconds). Why a million: a row of the
+    per-fact path is a tuple of ids (~100 bytes), so a step holds ~100 MB at
+    most; windows of 100k triples joined on keys stay far below it. Options:
+    `query --max-solutions N`, `RSPEngine(max_solutions=N)`.
+
 Not bounds but refusals, for the same reason (no input makes the process open
 a URL or a file it was not given): SPARQL `SERVICE`, remote `FROM` graphs and
 remote JSON-LD `@context`s are refused unless the user allows them (see
@@ -84,6 +106,8 @@ MAX_REMOTE_GRAPH_BYTES: int = 64 * 1024 * 1024
 FETCH_TIMEOUT_S: float = 30.0
 MAX_NESTING: int = 64
 MAX_QUERY_NESTING: int = 16
+MAX_EVAL_MS: int | None = 10_000
+MAX_SOLUTIONS: int | None = 1_000_000
 
 
 def xml_expansion_bound(document_bytes: int) -> int:

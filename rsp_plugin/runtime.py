@@ -6,6 +6,7 @@
     q.subscribe(print)                                # QueryResult(t, bindings | triples | boolean)
     rt.push("http://ex/sensors", triples, timestamp=10_000)   # rdflib triples or a Graph
     rt.advance_to(20_000)      # the watermark: every report with tau <= 20_000 happens now
+    for result in rt.advance(30_000): ...   # the same, each report handed out as it is made
     rt.finish()                # a replay ends: the last windows that still reach the data
     rt.rejected                # late or malformed input, each with where and why
 
@@ -19,6 +20,15 @@ at tau come first, since the window of tau holds only what is older than tau.
 An element pushed with a timestamp older than the watermark is still accepted
 when a window that is not reported yet would hold it; otherwise it is late and
 set aside in `rejected`.
+
+Reports go to the subscribers as they are made. `advance_to` also returns them
+as a list; `advance` (and `finishing`) hand them out one by one instead, and
+`advance_to(w, collect=False)` keeps none: a watermark that moves far over a
+1 ms STEP makes a million reports, which must not all be held at once.
+
+Each evaluation is bounded (`max_eval_ms`, `max_solutions`; `rsp_plugin.limits`,
+`query/bounds.py`): past a bound, its report is marked as cut, one line in
+`errors` names the query and the time, and the next windows go on.
 
 >>> rt = RSPEngine()
 >>> _ = rt.register_stream("http://ex/s")
@@ -55,6 +65,7 @@ from .query.model import (
     WindowClause,
 )
 from .rdfterms import TermCache
+from .query.bounds import Budget
 from .query.results import Answer, QueryResult, ResultStream
 from .query.safety import allowed, check_query, fetch_graph, is_remote
 from .query.syntax import parse_query
@@ -238,7 +249,8 @@ class RSPEngine:
                  max_gap: int | None = limits.MAX_GAP_WINDOWS, allow_service: Iterable[str] = (),
                  allow_graphs: Iterable[str] = (), jsonld_contexts: dict[str, str] | None = None,
                  allow_files: bool = True, explain: bool = False, forget_terms: bool = True,
-                 batch: bool = True):
+                 batch: bool = True, max_eval_ms: int | None = limits.MAX_EVAL_MS,
+                 max_solutions: int | None = limits.MAX_SOLUTIONS):
         """`max_gap`: how many windows (of the smallest STEP) an element may jump ahead of the
         current time before it is set aside (None: no bound; `rsp_plugin.limits`).
         `allow_service`, `allow_graphs`: SERVICE endpoints and remote FROM graphs a query may
@@ -249,7 +261,8 @@ class RSPEngine:
         such an engine keeps every term (the explanations hold them) and runs the per-fact path.
         `forget_terms`: the dictionary forgets the terms nothing can reach any more (bounded
         memory on streams of fresh IRIs). `batch`: queries the fast path covers run on column
-        windows (`rsp_plugin.batch`)."""
+        windows (`rsp_plugin.batch`). `max_eval_ms`, `max_solutions`: the bounds of one
+        evaluation (None: no bound; `rsp_plugin.limits`, `query/bounds.py`)."""
         self.terms = terms if terms is not None else Dictionary()
         #: when to make the dictionary forget the terms nothing can reach (None: never)
         self.forgetting = Forgetting(self.terms) if forget_terms and not explain else None
@@ -263,6 +276,9 @@ class RSPEngine:
         #: per stream, elements pushed as columns and not taken yet: [(t, s, p, o), ...]
         self._column_pending: dict[str, list] = {}
         self.max_gap = max_gap
+        #: the bounds of one evaluation (a report past one is marked as cut)
+        self.max_eval_ms = max_eval_ms
+        self.max_solutions = max_solutions
         self.allow_service = tuple(allow_service)
         self.allow_graphs = tuple(allow_graphs)
         self.jsonld_contexts = dict(jsonld_contexts or {})
@@ -852,15 +868,27 @@ class RSPEngine:
 
     # time -------------------------------------------------------------------------------------
 
-    def advance_to(self, watermark: int) -> list[QueryResult]:
+    def advance_to(self, watermark: int, *, collect: bool = True) -> list[QueryResult]:
         """Move the watermark: take the elements older than it and make every report with tau <= it.
 
         Returns every report made since the last call, those a `push` made too (tuple
-        windows report as their n-th element arrives, a late element may complete one)."""
+        windows report as their n-th element arrives, a late element may complete one);
+        `collect=False`: none (they went to the subscribers; nothing is held meanwhile)."""
+        reports = self.advance(watermark)
+        if collect:
+            return list(reports)
+        for _ in reports:
+            pass
+        return []
+
+    def advance(self, watermark: int) -> Iterator[QueryResult]:
+        """`advance_to`, each report handed out as it is made (go through to the end: the
+        watermark moves when the last report is made)."""
         if self._column_pending:
             self._take_columns(watermark)
         pending = self._pending
         instant, due = self._next_instant(watermark)
+        yield from self._handed_out()
         while True:
             if pending and pending[0][0] < watermark and (instant is None or pending[0][0] < instant):
                 timestamp, _, iri, triple = heapq.heappop(pending)
@@ -872,10 +900,13 @@ class RSPEngine:
                         self._offer(shared, timestamp, triple)
                     if fresh or self._reports_on_change():  # a query may start (or need to) report earlier
                         instant, due = self._next_instant(watermark)
+                if self._emitted:  # (a tuple window reported)
+                    yield from self._handed_out()
                 continue
             if instant is not None and instant <= watermark:
                 for query in due:
                     self._report(query, instant)
+                yield from self._handed_out()
                 instant, due = self._next_instant(watermark)
                 continue
             break
@@ -883,8 +914,13 @@ class RSPEngine:
             self.watermark = watermark
         if self.forgetting is not None and self.forgetting.due():
             self.forget_unreachable()
-        emitted, self._emitted = self._emitted, []
-        return emitted
+        yield from self._handed_out()
+
+    def _handed_out(self) -> Iterator[QueryResult]:
+        """The reports made and not handed out yet (then none are held here)."""
+        while self._emitted:
+            emitted, self._emitted = self._emitted, []
+            yield from emitted
 
     # memory ---------------------------------------------------------------------------------------
 
@@ -968,15 +1004,23 @@ class RSPEngine:
             shared.view.advance(end)
         return query.next_instant()
 
-    def finish(self, *, max_rounds: int = 1000) -> list[QueryResult]:
+    def finish(self, *, max_rounds: int = 1000, collect: bool = True) -> list[QueryResult]:
         """End a replay: every element is taken, and each query reports up to the last tau whose
         windows still reach the last element of their streams (DESIGN.md, "Time").
 
         Streams made by REGISTER STREAM queries grow while this runs; it goes on until
         nothing is left to take or report (at most `max_rounds` rounds, against a query
-        that feeds itself).
+        that feeds itself). Returns the reports (`collect=False`: none, as `advance_to`).
         """
-        emitted: list[QueryResult] = []
+        reports = self.finishing(max_rounds=max_rounds)
+        if collect:
+            return list(reports)
+        for _ in reports:
+            pass
+        return []
+
+    def finishing(self, *, max_rounds: int = 1000) -> Iterator[QueryResult]:
+        """`finish`, each report handed out as it is made (go through to the end)."""
 
         def last_of(iri):
             stream = self._streams.get(iri)
@@ -992,7 +1036,7 @@ class RSPEngine:
                 targets.append(max(int(chunk[0].max()) for chunk in chunks) + 1)
             if not targets:
                 break
-            emitted.extend(self.advance_to(max(targets)))
+            yield from self.advance(max(targets))
             if not self._pending and not self._column_pending and \
                     all(q.next_instant() is None for q in self._queries.values()):
                 for query in self._queries.values():  # a derived stream may have moved an end
@@ -1000,7 +1044,6 @@ class RSPEngine:
                 if all(q.next_instant() is None for q in self._queries.values()):
                     break
         self.finished = True
-        return emitted
 
     # evaluation -----------------------------------------------------------------------------------
 
@@ -1017,10 +1060,14 @@ class RSPEngine:
                 return
             query.seen_versions = versions
         try:
-            answer = query.evaluator.evaluate(query.snapshot(), tau)
+            budget = Budget(self.max_eval_ms, self.max_solutions)
+            answer = query.evaluator.evaluate(query.snapshot(), tau, budget)
         except Exception as error:  # the evaluator reports its own failures; anything else too
             answer = Answer(query.query.form, error=f"{type(error).__name__}: {error}")
-        if answer.error is not None:  # reported at this window (a result with "error"); the next go on
+        if answer.cut is not None:  # reported at this window (a result with "cut"); the next go on
+            self.errors.append(f"{query.query.filename}: query {query.name} at t={tau}: {answer.error}; "
+                               f"its report is marked \"cut\" and the stream goes on")
+        elif answer.error is not None:  # reported at this window (a result with "error"); the next go on
             self.errors.append(f"query {query.name} at t={tau}: evaluation failed: {answer.error}")
         query.evaluations += 1
         answer = query.stream.report(answer)
@@ -1078,7 +1125,8 @@ class RSPEngine:
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name, default in (("max_gap", limits.MAX_GAP_WINDOWS), ("allow_service", ()), ("allow_graphs", ()),
-                              ("jsonld_contexts", {}), ("_latest", None), ("allow_files", True)):
+                              ("jsonld_contexts", {}), ("_latest", None), ("allow_files", True),
+                              ("max_eval_ms", limits.MAX_EVAL_MS), ("max_solutions", limits.MAX_SOLUTIONS)):
             self.__dict__.setdefault(name, default)
         if "_gap_unit" not in self.__dict__:
             self._gap_unit = self._smallest_step()

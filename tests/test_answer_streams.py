@@ -7,13 +7,16 @@ semantics too. Outputs are {t: every answer at t, sorted}.
 """
 
 import itertools
+import time
 
 import pytest
 
 from lars_cases import CornerGenerator, LoopGenerator, ProgramGenerator, answer_streams, run
 from rsp_plugin.asp.engine import AnswerStreamEngine, agrees_with_stream_semantics, answer_stream_engine
 from rsp_plugin.errors import RuleSyntaxError
+from rsp_plugin.formats import format_fact
 from rsp_plugin.lars.engine import IncrementalEngine
+from rsp_plugin.lars.limits import LimitError
 from rsp_plugin.lars.syntax import parse_program
 
 SOLVERS = ["solver", "check"]
@@ -226,3 +229,33 @@ def test_an_answer_stream_engine_pickles_and_goes_on():
     engine.advance_to(0, [p_x])
     copy = pickle.loads(pickle.dumps(engine))
     assert [len(step.models) for step in (engine.advance_to(1, [p_x]), copy.advance_to(1, [p_x]))] == [2, 2]
+
+
+# Bounds: grounding under the time-out, products stopped while they join ----------------------
+
+LOOP_OVER_A_PRODUCT = "b :- not c .\nc :- a(X), a(Y), a(Z), not b ."
+
+
+def test_grounding_honours_the_time_out_and_the_next_time_point_goes_on():
+    # 150^3 bindings: grounding alone took 37 s past a 1 s time-out; now the time-out covers it
+    program = parse_program(LOOP_OVER_A_PRODUCT, semantics="answer-stream")
+    terms = program.terms
+    a = terms.intern("a")
+    engine = AnswerStreamEngine(program, timeout=0.3)
+    started = time.monotonic()
+    step = engine.advance_to(0, [(a, (terms.intern_int(i),)) for i in range(150)])
+    assert time.monotonic() - started < 5
+    assert step.models is None and step.timed_out == "grounding took longer than 0.3 s"
+    assert [[format_fact(f, terms) for f in model] for model in engine.advance_to(1).models] == [["b"]]
+
+
+def test_a_product_in_grounding_stops_at_the_join_bound_with_its_place():
+    program = parse_program(LOOP_OVER_A_PRODUCT, "loop.lars", semantics="answer-stream")
+    terms = program.terms
+    a = terms.intern("a")
+    engine = AnswerStreamEngine(program, max_derivations=1000)
+    with pytest.raises(LimitError) as raised:
+        engine.advance_to(0, [(a, (terms.intern_int(i),)) for i in range(30)])  # 27,000 bindings
+    assert str(raised.value).startswith("loop.lars:2:1: more than 4000 derivations of one rule at time point 0: "
+                                        "the rule 'c :- a(X), a(Y), a(Z), not b .' joins more than can be held")
+

@@ -96,3 +96,38 @@ def test_a_window_too_large_on_the_command_line(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (f"rsp-plugin: {program}:1:6: [COUNT 99999999999999999999] is more than "
                                    "a tuple window can hold (at most 2147483647 atoms)")
+
+
+PRODUCT = "q(X,Y,Z,W) :- a(X), a(Y), a(Z), a(W), X != Y ."
+
+
+@pytest.mark.parametrize("semi_naive", [True, False])
+def test_a_product_stops_while_it_joins_not_when_memory_ends(semi_naive):
+    # 100 facts make 10^8 derivations; counted while the join runs, it stops at 4 x the bound
+    # (before, derivations were counted after the join: MemoryError past 6 GB)
+    with pytest.raises(LimitError) as raised:
+        run(PRODUCT, {0: [f"a({i})" for i in range(100)]}, max_derivations=1000, semi_naive=semi_naive)
+    assert str(raised.value) == (
+        "<program>:1:1: more than 4000 derivations of one rule at time point 0: the rule "
+        f"'{PRODUCT}' joins more than can be held (atoms that share no variable make every combination); "
+        "raise the bound with --max-derivations N (max_derivations=N; a rule's joins may make 4 x N derivations)")
+
+
+def test_a_join_with_many_repeats_below_the_bound_runs_to_its_end():
+    # 30^2 = 900 derivations of one atom h each time point: repeats are no reason to stop
+    program = "h :- a(X), a(Y) .\nboth(X, Y) :- a(X), a(Y), X < Y ."
+    output = run(program, {0: [f"a({i})" for i in range(30)]}, max_derivations=500)
+    assert "h" in output[0] and len(output[0]) == 1 + 30 * 29 // 2
+
+
+def test_the_command_line_stops_a_product_with_one_located_line(tmp_path):
+    program = tmp_path / "product.lars"
+    program.write_text(f"% four atoms, no shared variable\n{PRODUCT}\n")
+    stream = tmp_path / "s.stream"
+    stream.write_text("".join(f"1 a({i})\n" for i in range(100)))
+    done = rsp("reason", program, "--stream", stream, "--max-derivations", "2000")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"rsp-plugin: {program}:2:1: more than 8000 derivations of one rule at time point 1: the rule '{PRODUCT}' "
+        "joins more than can be held (atoms that share no variable make every combination); raise the bound with "
+        "--max-derivations N (max_derivations=N; a rule's joins may make 4 x N derivations)"]

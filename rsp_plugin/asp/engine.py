@@ -24,6 +24,7 @@ others (`solve.first_answer`); `models="all"` finds every one.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -33,7 +34,7 @@ from ..lars.program import Program
 from .ground import Fact, Grounder, History
 from .solve import SolverTimeout, answer_sets, first_answer
 
-#: Seconds one time point may take to solve before it is given up (`--solver-timeout`).
+#: Seconds one time point may take to ground and solve before it is given up (`--solver-timeout`).
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -99,12 +100,13 @@ class AnswerStreamEngine:
     def _step(self, t: int, arrivals: Iterable[Fact]) -> AnswerStep:
         self.now = t
         self.history.add(t, arrivals)
-        ground = self.grounder.ground(self.history, t)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout  # grounding and solving
         try:
+            ground = self.grounder.ground(self.history, t, deadline=deadline, timeout=self.timeout)
             if self.models == "all":
-                found = answer_sets(ground, self.timeout)
+                found = answer_sets(ground, self.timeout, deadline=deadline)
             else:
-                first = first_answer(ground, self._shown, self.timeout)
+                first = first_answer(ground, self._shown, self.timeout, deadline=deadline)
                 found = [] if first is None else [first]
         except SolverTimeout as timeout:
             self.chosen = []

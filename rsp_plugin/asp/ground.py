@@ -16,18 +16,23 @@ here, true or false, and leave the program.
 
 Instantiation is relevance-driven: first the atoms that may possibly be derived (every
 rule applied over data and possible atoms, `not` assumed satisfiable) up to a fixpoint,
-then every rule instance over them. Comparisons and arithmetic are those of the engine
+then every rule instance over them. It is bounded as the engine's joins are: the time
+point's time-out (`--solver-timeout`, grounding and solving together: `SolverTimeout`),
+checked every 1024 candidate bindings, and `limits.derivation_bound` bindings of a rule
+(a product of atoms stops with a located `LimitError`, not when memory ends). Comparisons and arithmetic are those of the engine
 (`lars/builtins.py`), so numbers, literals and IRIs mean the same on both paths.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from ..lars.builtins import calculate, compare
-from ..lars.limits import DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, too_many_derivations
+from ..lars.limits import (DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, derivation_bound, too_large_a_join,
+                           too_many_derivations)
 from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, ExtendedAtom, Program, Rule, Var
 from ..timeline import NEVER_EXPIRES
 
@@ -135,13 +140,17 @@ class Grounder:
 
     # the possible atoms -------------------------------------------------------------
 
-    def ground(self, history: History, t: int) -> GroundProgram:
+    def ground(self, history: History, t: int, *, deadline: float | None = None,
+               timeout: float | None = None) -> GroundProgram:
+        """The program at t; `SolverTimeout` past `deadline` (a `time.monotonic()` value; `timeout`:
+        the seconds it stands for, for the message)."""
         data = history.points
         possible: dict[int, dict[Key, set[tuple]]] = {}
-        self._fixpoint(history, data, possible, t)
-        return self._instantiate(history, data, possible, t)
+        clock = _Clock(deadline, timeout)
+        self._fixpoint(history, data, possible, t, clock)
+        return self._instantiate(history, data, possible, t, clock)
 
-    def _fixpoint(self, history, data, possible, t) -> None:
+    def _fixpoint(self, history, data, possible, t, clock: "_Clock") -> None:
         """Every atom a rule might derive at t, `not` assumed satisfiable: the relevant atoms."""
         rules = self.program.rules
         readers: dict[Key, list[Rule]] = {}
@@ -150,15 +159,18 @@ class Grounder:
                 readers.setdefault((literal.atom.predicate, len(literal.atom.args)), []).append(rule)
         pending = list(rules)
         found = 0
+        most = derivation_bound(self.max_derivations)
         while pending:
             changed: set[Key] = set()
             for rule in pending:
                 view = _Union(data, possible)
                 heads = []
-                for binding in self._bindings(rule, view, history, t):
+                for binding in self._bindings(rule, view, history, t, clock):
                     point = self._head_point(rule, binding, history.t0, t)
                     if point is not None:
                         heads.append((point, tuple(_value(a, binding, self.terms) for a in rule.head.args)))
+                        if len(heads) > most:
+                            raise too_large_a_join(rule, self.max_derivations, t)
                 for point, args in heads:
                     key = (rule.head.predicate, len(args))
                     rows = possible.setdefault(point, {}).setdefault(key, set())
@@ -172,7 +184,7 @@ class Grounder:
 
     # rule instances ---------------------------------------------------------------------
 
-    def _instantiate(self, history, data, possible, t) -> GroundProgram:
+    def _instantiate(self, history, data, possible, t, clock: "_Clock") -> GroundProgram:
         ground = GroundProgram(t)
         ids: dict[tuple, int] = {}
         view = _Union(data, possible)
@@ -229,10 +241,13 @@ class Grounder:
             return w
 
         for rule in self.program.rules:
-            for binding in self._bindings(rule, view, history, t):
+            most = len(ground.rules) + derivation_bound(self.max_derivations)
+            for binding in self._bindings(rule, view, history, t, clock):
                 point = self._head_point(rule, binding, history.t0, t)
                 if point is None:
                     continue
+                if len(ground.rules) > most:
+                    raise too_large_a_join(rule, self.max_derivations, t)
                 positive, negative = [], []
                 for literal in rule.body:
                     if not isinstance(literal, ExtendedAtom):
@@ -272,12 +287,13 @@ class Grounder:
             return None  # an @U head only places atoms on the timeline so far (DESIGN.md, "Time")
         return point
 
-    def _bindings(self, rule: Rule, view, history: History, t: int) -> Iterator[dict]:
+    def _bindings(self, rule: Rule, view, history: History, t: int, clock: "_Clock") -> Iterator[dict]:
         """Bindings (variable name -> term id) under which the rule's positive atoms and
         comparisons hold over `view` (negated atoms are not checked: the solver decides them)."""
         steps = self.orders[id(rule)]
         terms = self.terms
         last = len(steps)
+        tick = clock.tick
 
         def extend(index: int, binding: dict) -> Iterator[dict]:
             if index == last:
@@ -295,6 +311,7 @@ class Grounder:
                     yield from extend(index + 1, {**binding, step.name: value})
                 return
             for extended in _matches(step, binding, view, history, t, terms):
+                tick()
                 yield from extend(index + 1, extended)
 
         try:
@@ -303,6 +320,26 @@ class Grounder:
             where = rule.location
             raise LimitError(f"at time point {t}, {overflow} (rule '{rule.text}')",
                              *((where.filename, where.line, where.column) if where else ())) from None
+
+
+class _Clock:
+    """The time-out of one grounding, looked at every 1024 candidate bindings (a clock read costs)."""
+
+    __slots__ = ("deadline", "timeout", "count")
+
+    def __init__(self, deadline: float | None, timeout: float | None):
+        self.deadline = deadline
+        self.timeout = timeout
+        self.count = 0
+
+    def tick(self) -> None:
+        self.count += 1
+        if not self.count & 1023 and self.deadline is not None and time.monotonic() > self.deadline:
+            from .solve import SolverTimeout
+
+            shown = f"{self.timeout:g} s" if self.timeout is not None else "its time-out"
+            raise SolverTimeout(f"grounding took longer than {shown}")
+
 
 
 class _Union:

@@ -40,11 +40,13 @@ class SolverTimeout(Exception):
 
 
 class _Problem:
-    """A ground program in clingo, solved as often as asked, within one deadline."""
+    """A ground program in clingo, solved as often as asked, within one deadline (`deadline`, a
+    `time.monotonic()` value, when the time-out began before: the grounding's time counts too)."""
 
-    def __init__(self, ground: GroundProgram, timeout: float | None, models: int = 0):
+    def __init__(self, ground: GroundProgram, timeout: float | None, models: int = 0,
+                 deadline: float | None = None):
         self.timeout = timeout
-        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.deadline = deadline if deadline is not None or timeout is None else time.monotonic() + timeout
         self.control = clingo.Control([f"--models={models}", "--project=project", "--warn=none"])
         with self.control.backend() as backend:
             atom = [0] + [backend.add_atom() for _ in range(ground.atoms)]
@@ -71,15 +73,16 @@ class _Problem:
         return found
 
 
-def answer_sets(ground: GroundProgram, timeout: float | None = None) -> list[frozenset[Fact]]:
+def answer_sets(ground: GroundProgram, timeout: float | None = None, *,
+                deadline: float | None = None) -> list[frozenset[Fact]]:
     """Every distinct projection of the answer sets on `ground.shown` ([] when there is none)."""
-    return list(set(_Problem(ground, timeout).solve()))
+    return list(set(_Problem(ground, timeout, deadline=deadline).solve()))
 
 
 def first_answer(ground: GroundProgram, key: Callable[[Fact], str], timeout: float | None = None,
-                 few: int = FEW) -> frozenset[Fact] | None:
+                 few: int = FEW, *, deadline: float | None = None) -> frozenset[Fact] | None:
     """The first answer in the order of answers (atoms ordered by `key`); None when there is none."""
-    problem = _Problem(ground, timeout)
+    problem = _Problem(ground, timeout, deadline=deadline)
     found = problem.solve(limit=few + 1)
     if not found:
         return None

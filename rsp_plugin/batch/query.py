@@ -20,7 +20,12 @@ windows (`columns.py`) with the same semantics:
   group with another value (decimal, double, non-number) or GROUP_CONCAT is
   handed to the per-fact path's aggregate, term by term;
 - what follows the aggregation (HAVING, BIND, ORDER BY, projection, DISTINCT,
-  LIMIT) works on few rows and is the per-fact path's code.
+  LIMIT) works on few rows and is the per-fact path's code;
+- the evaluation's bounds (`query.bounds`): a join's size is known before it
+  runs (at most the rows so far times the most rows of the next table per key;
+  counted exactly when that is past the bound), so a join that would pass
+  `max_solutions` is never run; the time is checked between steps and every
+  few dozen values of a filter.
 
 Per row, no Python: per distinct value or per group, some.
 """
@@ -33,6 +38,7 @@ from rdflib import URIRef
 
 from ..query.content import UnionContent
 from ..query.algebra import aggregate_values
+from ..query.bounds import UNBOUNDED, Budget
 from ..query.fastpath import FastEvaluation, FastPlan, _walk
 from ..query.sparql_values import SparqlError, arithmetic, term
 from ..query.sparql_values import number as number_term
@@ -169,8 +175,8 @@ class ColumnarEvaluation(FastEvaluation):
     """One evaluation of a `FastPlan` over column windows (and static graphs)."""
 
     def __init__(self, plan: FastPlan, snapshot, cache, tau: int = 0, *, state: ColumnarState | None = None,
-                 base: str | None = None):
-        super().__init__(plan, snapshot, cache, tau, base=base)
+                 base: str | None = None, budget: Budget = UNBOUNDED):
+        super().__init__(plan, snapshot, cache, tau, base=base, budget=budget)
         self.state = state or ColumnarState(cache.terms)
         self.state.check()
         self._indexed = self._small_snapshot()
@@ -195,7 +201,7 @@ class ColumnarEvaluation(FastEvaluation):
                         {name: indexed(part) for name, part in snapshot.named.items()})
 
     def _per_fact(self) -> FastEvaluation:
-        return FastEvaluation(self.plan, self._indexed, self.cache, self.tau, base=self.base)
+        return FastEvaluation(self.plan, self._indexed, self.cache, self.tau, base=self.base, budget=self.budget)
 
     def ask(self) -> bool:
         return self._per_fact().ask() if self._indexed is not None else super().ask()
@@ -242,6 +248,8 @@ class ColumnarEvaluation(FastEvaluation):
         bound: set[str] = set()
         remaining = list(range(len(tables)))
         lazy = False
+        most = 0  # the most rows the frame can have (its length, when it is not lazy)
+        within_budget = self.budget.check
         while remaining:
             connected = [k for k in remaining if frame is None or set(tables[k].columns) & bound]
             choice = min(connected or remaining, key=lambda k: len(tables[k]))
@@ -249,8 +257,15 @@ class ColumnarEvaluation(FastEvaluation):
             table = tables[choice]
             if frame is None:
                 frame = table
+                most = len(table)
             else:
                 shared = [name for name in table.columns if name in bound]
+                most = self._join_bound(frame, most, table, shared)
+                if most is None:  # the bound is past: counted exactly on the frame's rows
+                    if lazy:
+                        frame, lazy = frame.collect(), False
+                    most = _join_size(frame, table, shared)
+                    within_budget(most)
                 joined = None if lazy or len(shared) != 1 else _sorted_join(frame, table, shared[0])
                 if joined is not None:  # (a merge by binary search: no plan to make)
                     frame = joined
@@ -265,8 +280,11 @@ class ColumnarEvaluation(FastEvaluation):
             for item in ready:
                 pending.remove(item)
                 frame = self._filter(frame, item[0], item[1], sorted(item[2]))
-            if not lazy and not len(frame):
-                return self._all_slots({}), None, []
+            if not lazy:
+                most = len(frame)
+                if not most:
+                    return self._all_slots({}), None, []
+            within_budget(most if not lazy else 0)
         for graph, conjunct, names in pending:  # a filter on a variable no pattern binds
             frame = self._filter(frame, graph, conjunct, sorted(names & bound))
         if not lazy and not len(frame):
@@ -274,6 +292,18 @@ class ColumnarEvaluation(FastEvaluation):
         names = frame.collect_schema().names() if lazy else frame.columns
         slots = {name: index for index, name in enumerate(names)}
         return slots, frame, tables
+
+    def _join_bound(self, frame, most: int, table: pl.DataFrame, shared: list[str]) -> int | None:
+        """The most rows joining a frame of at most `most` rows with `table` on `shared` can make, or
+        None when that is past the budget's `max_solutions` (then count them: `_join_size`)."""
+        limit = self.budget.max_solutions
+        product = most * len(table)
+        if product <= limit:
+            return product
+        if not shared:
+            return None
+        bound = most * _most_per_key(table, shared)
+        return bound if bound <= limit else None
 
     def solutions(self) -> tuple[dict[str, int], list[tuple]]:
         slots, frame = self.frame_solutions()
@@ -360,7 +390,10 @@ class ColumnarEvaluation(FastEvaluation):
         memo = self._memo_of(conjunct)
         candidates = frame.select(variables).unique().rows()
         passing = []
-        for values in candidates:
+        within_budget = self.budget.check
+        for number, values in enumerate(candidates):
+            if not number % 64:
+                within_budget()
             found = memo.get(values) if memo is not None else None
             if found is None:
                 found = bool(check(values))
@@ -401,8 +434,7 @@ class ColumnarEvaluation(FastEvaluation):
             if kind == "extend":
                 slots, rows = self._extend_expression(slots, rows, *value)
             elif kind == "having":
-                check = self._memo_filter(None, value, slots)
-                rows = [row for row in rows if check(row)]
+                rows = self.budget.kept(rows, self._memo_filter(None, value, slots))
             elif kind == "order":
                 rows = self._order(slots, rows, value)
         positions = [slots.get(variable) for variable in plan.projection]
@@ -467,7 +499,9 @@ class ColumnarEvaluation(FastEvaluation):
         for aggregate in aggregates:
             out_slots[aggregate.res] = len(out_slots)
         rows = []
+        within_budget = self.budget.check
         for record in summary.iter_rows(named=True):
+            within_budget(len(rows))
             values = [record[name] for name in group_vars]
             for number, aggregate in enumerate(aggregates):
                 values.append(self._finish(number, aggregate, record, by, frame, slots))
@@ -618,6 +652,30 @@ class ColumnarEvaluation(FastEvaluation):
         kinds, integers = self._value_columns(ids)
         return pl.DataFrame({f"__id_{name}": ids, f"__kind_{name}": kinds, f"__int_{name}": integers},
                             schema={f"__id_{name}": pl.Int64, f"__kind_{name}": pl.Int8, f"__int_{name}": pl.Int64})
+
+
+def _most_per_key(table: pl.DataFrame, shared: list[str]) -> int:
+    """The most rows of `table` that agree on the `shared` columns (one id column: by numpy, a
+    pattern's subjects often come sorted and distinct; several: grouped by polars)."""
+    if len(shared) > 1:
+        return int(table.group_by(shared).len()["len"].max() or 0)
+    keys = table[shared[0]].to_numpy()
+    if len(keys) < 2 or _strictly_increasing(keys):
+        return min(len(keys), 1)
+    keys = np.sort(keys)
+    ends = np.flatnonzero(keys[1:] != keys[:-1])
+    return int(np.diff(np.concatenate(([-1], ends, [len(keys) - 1]))).max())
+
+
+def _join_size(frame: pl.DataFrame, table: pl.DataFrame, shared: list[str]) -> int:
+    """How many rows the inner join of `frame` and `table` on `shared` (a cross join: none) makes,
+    counted without making them: per key, the rows on one side times those on the other."""
+    if not shared:
+        return len(frame) * len(table)
+    left = frame.group_by(shared).len()
+    right = table.group_by(shared).len().rename({"len": "right"})
+    counted = left.join(right, on=shared, how="inner").select((pl.col("len") * pl.col("right")).sum())
+    return int(counted.item() or 0)
 
 
 def _sorted_join(frame: pl.DataFrame, table: pl.DataFrame, key: str) -> pl.DataFrame | None:

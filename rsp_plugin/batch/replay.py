@@ -90,4 +90,4 @@ def _push_run(engine, streams, lanes, times, s, p, o, start, stop, delay, lines,
             return
     target = top - delay
     if engine.watermark is None or target > engine.watermark:
-        engine.advance_to(target)
+        engine.advance_to(target, collect=False)

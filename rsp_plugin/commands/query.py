@@ -14,6 +14,8 @@ when they close; a broker's topic: after `--mqtt-idle` seconds without a message
 mqtt://HOST:PORT/TOPIC` sends each report to a topic instead (`commands/publish.py`). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
 (a live source is closed at its first element after `--to`). A replay that
 takes longer than a few seconds shows a progress line on stderr unless `-q`.
+An evaluation that fails or passes `--max-eval-ms` / `--max-solutions` is said
+on stderr as it happens, and its report says so (`"error"`, `"cut"`).
 """
 
 from __future__ import annotations
@@ -55,11 +57,17 @@ def run_query(options, user_error) -> int:
         raise user_error(f"--from {first} is after --to {last}")
 
     results = 0
+    progress = None
+    said = 0  # the engine's errors said so far (an evaluation that failed, or was cut at a bound)
 
     def write(result) -> None:
-        nonlocal results
+        nonlocal results, said
         results += 1
         writer.write(result)
+        if len(engine.errors) > said:  # said as it happens: a live stream may never end
+            for error in engine.errors[said:]:
+                progress.note(f"rsp-plugin: {error}")
+            said = len(engine.errors)
 
     registered.subscribe(write)
     if getattr(options, "explain", False):  # why each row is there, after its report (rsp_plugin/explain/cli.py)
@@ -78,7 +86,7 @@ def run_query(options, user_error) -> int:
                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))
     writer.close()
     progress.finish()
-    for error in engine.errors:
+    for error in engine.errors[said:]:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     if set_aside:
         print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)", file=sys.stderr)
@@ -128,11 +136,11 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
             if first is not None and time_key < first:
                 continue
             if (engine.watermark is None or time_key > engine.watermark) and engine.gap_problem(time_key) is None:
-                engine.advance_to(time_key)
+                engine.advance_to(time_key, collect=False)
             engine.push(source.iri, batch, source=source.name)
             show_rejected()
             progress.update(rows=rows, set_aside=set_aside, results=results())
-        engine.finish()
+        engine.finish(collect=False)
         show_rejected()
     finally:
         for handle in opened:
@@ -162,7 +170,7 @@ def _replay_blocks(engine: RSPEngine, source: StreamSource, user_error, progress
     except OSError as error:
         raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
     shown = len(engine.rejected)
-    engine.finish()
+    engine.finish(collect=False)
     for record in engine.rejected[shown:]:
         note(record)
     return set_aside
@@ -185,6 +193,8 @@ def engine_for(options, user_error):
         raise user_error("only one --stream can read standard input (IRI=-)")
     contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
     engine = RSPEngine(max_gap=getattr(options, "max_gap", limits.MAX_GAP_WINDOWS),
+                       max_eval_ms=getattr(options, "max_eval_ms", limits.MAX_EVAL_MS),
+                       max_solutions=getattr(options, "max_solutions", limits.MAX_SOLUTIONS),
                        allow_service=getattr(options, "allow_service", None) or (),
                        allow_graphs=getattr(options, "allow_graph", None) or (), jsonld_contexts=contexts,
                        explain=getattr(options, "explain", False))

@@ -29,7 +29,8 @@ from typing import Iterable, Mapping
 
 from ..timeline import NEVER_EXPIRES
 from .facts import Relation
-from .limits import DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, too_many_derivations
+from .limits import (DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, TooManyDerivations, derivation_bound,
+                     too_large_a_join, too_many_derivations)
 from .metric import TIMED_VIEWS, PastWindow, metric_view
 from .output import Output
 from .plan import RulePlan, compile_rule
@@ -88,7 +89,8 @@ class IncrementalEngine:
     `pruning=False` switches off impossible-derivation pruning (`pruning.py`);
     `pruning_threshold` is the smallest BOX window it acts on. `max_derivations` bounds the
     new atoms of one time point: a program that derives without end stops with a `LimitError`
-    naming the rule, as does arithmetic past the range of numbers.
+    naming the rule, as does arithmetic past the range of numbers, and a rule whose joins make
+    more than `limits.derivation_bound` derivations (counted as they are made).
     `explain=True` keeps, for each new fact, its first derivation (`rsp_plugin/explain/`),
     so that `explain(fact, t)` can say why it holds at now; `explain=n` also at the n time
     points before now. Off (the default), nothing is kept.
@@ -130,7 +132,8 @@ class IncrementalEngine:
             self.provenance = Provenance(self, keep=0 if explain is True else int(explain))
         bodies = None if self.provenance is None else self.provenance.bodies
         self.strata = [
-            _Stratum([compile_rule(rule, self.views, self.terms, provenance=bodies) for rule in stratum])
+            _Stratum([compile_rule(rule, self.views, self.terms, provenance=bodies,
+                                   max_emitted=derivation_bound(max_derivations)) for rule in stratum])
             for stratum in program.strata or [program.rules]
         ]
         self._time_views = [v for v in self.views.values() if not isinstance(v, CountView)]
@@ -181,7 +184,8 @@ class IncrementalEngine:
         for stratum in self.strata:
             for plan in stratum.plans:
                 plan.compiled_again(compile_rule(plan.rule, self.views, self.terms,
-                                                 provenance=None if provenance is None else provenance.bodies))
+                                                 provenance=None if provenance is None else provenance.bodies,
+                                                 max_emitted=derivation_bound(self.max_derivations)))
         if self.pruning is not None:
             self.pruning.link()
 
@@ -453,6 +457,8 @@ class IncrementalEngine:
                                 report.formula_evaluations += len(plan.rule.body)
                 except NumericOverflow as overflow:
                     raise _overflow(plan.rule, overflow, now) from None
+                except TooManyDerivations:  # (counted while it joined: `plan.py`)
+                    raise too_large_a_join(plan.rule, bound, now) from None
                 if out:
                     report.derivations += len(out)
                     self._apply(plan, out, now, report)

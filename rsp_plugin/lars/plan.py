@@ -32,6 +32,10 @@ bound, not the rule's names), its constants are term ids checked to be ints, its
 operators tokens of a fixed set (`_COMPARISONS`, `_ARITHMETIC`); anything else is
 refused (`PlanError`) before any code is made. The rule's text and place are shown
 over the code in `RulePlan.sources` (what one reads), which is never compiled.
+
+With `max_emitted`, each loop that has another inside first checks
+`if len(out) > _most: _stop()`: a product of atoms (`a(X), a(Y), a(Z)`) stops
+once `out` passes the bound (`limits.TooManyDerivations`), not when memory ends.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from typing import Callable
 
 from ..timeline import NEVER_EXPIRES
 from . import builtins
+from .limits import stop_joining
 from .program import Arithmetic, Comparison, ExtendedAtom, Rule, Var
 
 
@@ -131,8 +136,11 @@ def _operator(op, known: dict) -> str:
     return found
 
 
-def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provenance: list | None = None) -> RulePlan:
+def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provenance: list | None = None,
+                 max_emitted: int | None = None) -> RulePlan:
     """Compile `rule`; `views` maps each body ExtendedAtom's view_key to its View.
+    `max_emitted`: the most items one evaluation may emit (None: no bound); past it,
+    `limits.TooManyDerivations` while it joins.
 
     `provenance` (explanations, `rsp_plugin/explain/`): a list that gets, for each item
     emitted, its body `(a, h, a, h, ...)`: the grounding and horizon of each positive
@@ -149,12 +157,12 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
     plan.negative_views = [(b, views[b.view_key]) for b in rule.negative]
     copies = provenance is None and _copies(rule, positives)
     for position, literal in enumerate(positives):
-        source, fire = _compile(rule, positives, position, views, terms, plan.looked_up, provenance)
+        source, fire = _compile(rule, positives, position, views, terms, plan.looked_up, provenance, max_emitted)
         if copies:  # each new grounding is a derivation as it stands
             source, fire = "def fire(delta, out, now):\n    out.extend(delta)\n", _copy
         plan.on_delta.append((position, views[literal.view_key], fire))
         plan.sources[f"delta {position}"] = _shown(rule, source)
-    source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full, provenance)
+    source, fire = _compile(rule, positives, None, views, terms, plan.looked_up_in_full, provenance, max_emitted)
     plan.full = fire
     plan.sources["full"] = _shown(rule, source)
     return plan
@@ -196,13 +204,15 @@ def _head_time_seen(rule: Rule, positives: list[ExtendedAtom]) -> bool:
 
 
 def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views: dict, terms, looked_up: list,
-             provenance: list | None = None):
+             provenance: list | None = None, max_emitted: int | None = None):
     names: dict[str, object] = {
         "_compare": builtins.compare,
         "_calculate": builtins.calculate,
         "_arith": _arith_with(terms),
         "numbers": terms.numbers,
         "NEVER": NEVER_EXPIRES,
+        "_most": max_emitted,
+        "_stop": stop_joining,
     }
     bound: set[Var] = set()
     writer = _Writer()
@@ -221,6 +231,8 @@ def _compile(rule: Rule, positives: list[ExtendedAtom], start: int | None, views
         args = list(literal.atom.args)
         if literal.time is not None:
             args.append(literal.time)
+        if step > 0 and max_emitted is not None:  # once per turn of the loop around: what it emitted so far
+            writer.line("if len(out) > _most: _stop()")
         if start is not None and step == 0:
             writer.line(f"for a{tag}, h{tag} in delta:")
             writer.depth += 1

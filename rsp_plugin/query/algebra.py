@@ -26,6 +26,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..rdfterms import term_key
 from . import service
+from .bounds import UNBOUNDED, Budget
 from .expressions import Scope, evaluate, holds
 from .sparql_values import SparqlError, average, literal, number, order_key, total
 
@@ -40,8 +41,10 @@ class AlgebraEvaluation:
     """One evaluation over a snapshot (`evaluate.Snapshot`): default graph and named graphs."""
 
     def __init__(self, snapshot, terms, *, tau: int = 0, base: str | None = None, services=(),
-                 prefixes: dict[str, str] | None = None):
+                 prefixes: dict[str, str] | None = None, budget: Budget = UNBOUNDED):
         self.snapshot = snapshot
+        #: the evaluation's bounds (`bounds.py`): checked at every operator and every few dozen rows
+        self.budget = budget
         #: SERVICE endpoints the user allowed (`service.py`), and the query's prefixes to ask them with
         self.services = tuple(services)
         self.prefixes = dict(prefixes or {})
@@ -49,7 +52,8 @@ class AlgebraEvaluation:
         self.keys = terms.keys
         self.tau = tau
         self.scope = Scope(now=datetime.fromtimestamp(tau / 1000, tz=timezone.utc), base=base,
-                           exists=self._exists, timestamp=self._timestamp, blank_prefix=f"t{tau}e")
+                           exists=self._exists, timestamp=self._timestamp, blank_prefix=f"t{tau}e",
+                           budget=budget)
         self._seeds: list[Row] = []
         self._exists_memo: dict = {}
         self._graph: str | None = None
@@ -77,7 +81,10 @@ class AlgebraEvaluation:
             template = inner.triples
         out: dict[tuple[str, str, str], None] = {}
         made = 0
-        for row in self.rows(pattern):
+        within_budget = self.budget.check
+        for number, row in enumerate(self.rows(pattern)):
+            if not number % 1024:
+                within_budget(len(out))
             blanks: dict = {}
             for triple in template:
                 keys = []
@@ -103,7 +110,10 @@ class AlgebraEvaluation:
         handler = getattr(self, "_" + node.name, None)
         if handler is None:
             raise Unsupported(f"{node.name} is not supported here")
-        return handler(node)
+        self.budget.check()
+        found = handler(node)
+        self.budget.check(len(found))
+        return found
 
     def _content(self):
         return self.snapshot.graph(self._graph)
@@ -157,13 +167,17 @@ class AlgebraEvaluation:
                      for i in range(3)]
         keys = self.keys
         out = []
+        within_budget = self.budget.check
         if isinstance(p, Path):
             self._anchors = {constants[i] if constants[i] is not _MISSING else ("k", term_key(triple[i]))
                              for i in (0, 2) if names[i] is None}
             for row in rows:
+                within_budget(len(out))
                 start = self._resolve(s, names[0], constants[0], row)
                 end = self._resolve(o, names[2], constants[2], row)
-                for a, b in self._path(content, p, start, end):
+                for number, (a, b) in enumerate(self._path(content, p, start, end)):
+                    if not number % 1024:
+                        within_budget(len(out))
                     new = dict(row)
                     if names[0] is not None:
                         new[names[0]] = self._key(a)
@@ -176,7 +190,8 @@ class AlgebraEvaluation:
         if any(c is _MISSING for c in constants):
             return []
         find = self.terms.find
-        for row in rows:
+        for row in rows:  # (a row may match the whole window: the budget checked per row)
+            within_budget(len(out))
             ids = []
             impossible = False
             for index in range(3):
@@ -284,9 +299,11 @@ class AlgebraEvaluation:
         if zero and (start in self._anchors or self._is_node(content, start)):
             reached[start] = None  # a zero-length path: from a term of the query, or a node of the graph
         frontier = [start]
+        within_budget = self.budget.check
         while frontier:
             following = []
             for node in frontier:
+                within_budget(len(reached))
                 for _, nxt in self._path(content, path.path, node, None):
                     if nxt not in reached:
                         reached[nxt] = None
@@ -345,14 +362,16 @@ class AlgebraEvaluation:
             return []
         if node.p2.name == "BGP":
             return self._bgp(node.p2.triples, left)
-        return _join(left, self.rows(node.p2))
+        return _join(left, self.rows(node.p2), self.budget)
 
     def _LeftJoin(self, node) -> list[Row]:
         left = self.rows(node.p1)
         expr = node.expr
         out = []
+        within_budget = self.budget.check
         if node.p2.name == "BGP":
             for row in left:
+                within_budget(len(out))
                 matches = self._bgp(node.p2.triples, [row])
                 if expr is not None and not _true_expression(expr):
                     matches = [m for m in matches if holds(expr, m, self.scope)]
@@ -361,6 +380,7 @@ class AlgebraEvaluation:
         right = self.rows(node.p2)
         index = _Index(right)
         for row in left:
+            within_budget(len(out))
             matches = [merged for other in index.candidates(row) if (merged := _merge(row, other)) is not None]
             if expr is not None and not _true_expression(expr):
                 matches = [m for m in matches if holds(expr, m, self.scope)]
@@ -370,7 +390,7 @@ class AlgebraEvaluation:
     def _Filter(self, node) -> list[Row]:
         rows = self.rows(node.p)
         scope = self.scope
-        return [row for row in rows if holds(node.expr, row, scope)]
+        return self.budget.kept(rows, lambda row: holds(node.expr, row, scope))
 
     def _Union(self, node) -> list[Row]:
         return self.rows(node.p1) + self.rows(node.p2)
@@ -381,7 +401,9 @@ class AlgebraEvaluation:
         if not right:
             return left
         out = []
+        within_budget = self.budget.check
         for row in left:
+            within_budget(len(out))
             removed = False
             for other in right:
                 shared = [name for name in row if name in other]
@@ -427,7 +449,10 @@ class AlgebraEvaluation:
         expr = node.expr
         scope = self.scope
         out = []
-        for row in rows:
+        within_budget = self.budget.check
+        for number, row in enumerate(rows):
+            if not number % 64:
+                within_budget(len(out))
             if row.get(variable) is not None:
                 out.append(row)
                 continue
@@ -451,7 +476,7 @@ class AlgebraEvaluation:
         finally:
             self._seeds = seeds
         if self._seeds:
-            return _join(self._seed(), rows)
+            return _join(self._seed(), rows, self.budget)
         return rows
 
     def _values(self, node) -> list[Row]:
@@ -461,7 +486,7 @@ class AlgebraEvaluation:
                          if value is not None and not (isinstance(value, str) and value == "UNDEF")
                          and isinstance(value, (URIRef, Literal, BNode))})
         if self._seeds:
-            return _join(self._seed(), rows)
+            return _join(self._seed(), rows, self.budget)
         return rows
 
     def _Project(self, node) -> list[Row]:
@@ -508,7 +533,10 @@ class AlgebraEvaluation:
         expressions = list(group.expr or ())
         scope = self.scope
         groups: dict[tuple, list[Row]] = {}
-        for row in rows:
+        within_budget = self.budget.check
+        for number, row in enumerate(rows):
+            if not number % 64:
+                within_budget()
             key = []
             for expr in expressions:
                 try:
@@ -520,6 +548,7 @@ class AlgebraEvaluation:
             groups[()] = []
         out = []
         for key, members in groups.items():
+            within_budget(len(out))
             result: Row = {}
             for expr, value in zip(expressions, key):
                 if isinstance(expr, Variable) and value is not None:
@@ -584,7 +613,7 @@ class AlgebraEvaluation:
             if service.is_silent(text):
                 return self._seed()
             raise
-        return _join(self._seed(), rows)
+        return _join(self._seed(), rows, self.budget)
 
 
 _MISSING = object()
@@ -724,12 +753,14 @@ class _Index:
         return self.table.get(tuple(row[name] for name in self.names), [])
 
 
-def _join(left: list[Row], right: list[Row]) -> list[Row]:
+def _join(left: list[Row], right: list[Row], budget: Budget = UNBOUNDED) -> list[Row]:
     if not left or not right:
         return []
     index = _Index(right)
     out = []
+    within_budget = budget.check
     for row in left:
+        within_budget(len(out))
         for other in index.candidates(row):
             merged = _merge(row, other)
             if merged is not None:

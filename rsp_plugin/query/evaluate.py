@@ -12,7 +12,9 @@ as an rdflib dataset, `dataset.py`) stays only as the benchmarks' baseline
 
 An evaluation that fails (a SERVICE, an operator not evaluated over windows, a
 bug) gives an `Answer` with `error` set: the window's report says so and the
-next windows go on.
+next windows go on. One that passes its bounds (`evaluate(..., budget=)`, time
+and solutions: `bounds.py`) stops there and gives an `Answer` with `cut` set to
+the bound's name, `error` saying what happened, and no results.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..terms import Dictionary
 from .content import EMPTY, union
 from .dataset import DEFAULT_GRAPH, SnapshotDataset, content_graph, query_context
 from .algebra import AlgebraEvaluation, has_lost_inverse, spell_out_inverse_negations
+from .bounds import UNBOUNDED, Budget, EvaluationCut
 from .fastpath import FastEvaluation, check_plan, compile_fast
 from .model import ContinuousQuery
 from ..rdfterms import TermCache
@@ -85,31 +88,35 @@ class QueryEvaluator:
     def uses_fast_path(self) -> bool:
         return self.plan is not None
 
-    def evaluate(self, snapshot: Snapshot, tau: int) -> Answer:
-        """The answer at tau; an evaluation error is an answer with `error` set."""
+    def evaluate(self, snapshot: Snapshot, tau: int, budget: Budget = UNBOUNDED) -> Answer:
+        """The answer at tau; an evaluation error is an answer with `error` set, one past the
+        `budget` an answer with `cut` set (the rdflib baseline is not bounded)."""
         try:
             if self.plan is not None:
-                return self._evaluate_fast(snapshot, tau)
+                return self._evaluate_fast(snapshot, tau, budget)
             if self.reference == "rdflib":
                 default, dataset = self._rdflib_view(snapshot)
                 return self._evaluate_with_rdflib(default, dataset, self.algebra.prologue, tau)
-            return self._evaluate_algebra(snapshot, tau)
+            return self._evaluate_algebra(snapshot, tau, budget)
+        except EvaluationCut as cut:
+            return self._failed(f"evaluation {cut}", cut.bound)
         except RecursionError:
             return self._failed("the query nests too deeply to evaluate")
         except Exception as error:  # noqa: BLE001 - one window's failure is that window's report
             return self._failed(f"{type(error).__name__}: {error}")
 
-    def _failed(self, message: str) -> Answer:
+    def _failed(self, message: str, cut: str | None = None) -> Answer:
         form = {"SelectQuery": "SELECT", "AskQuery": "ASK"}.get(self.algebra.algebra.name, "CONSTRUCT")
-        return Answer(form, error=message)
+        return Answer(form, error=message, cut=cut)
 
-    def _evaluate_fast(self, snapshot: Snapshot, tau: int) -> Answer:
+    def _evaluate_fast(self, snapshot: Snapshot, tau: int, budget: Budget) -> Answer:
         if self.columnar is not None:  # the windows are columns (rsp_plugin.batch)
             from ..batch.query import ColumnarEvaluation
 
-            run = ColumnarEvaluation(self.plan, snapshot, self.cache, tau, state=self.columnar, base=self._base())
+            run = ColumnarEvaluation(self.plan, snapshot, self.cache, tau, state=self.columnar, base=self._base(),
+                                     budget=budget)
         else:
-            run = FastEvaluation(self.plan, snapshot, self.cache, tau, base=self._base())
+            run = FastEvaluation(self.plan, snapshot, self.cache, tau, base=self._base(), budget=budget)
         form = self.plan.form
         if form == "SELECT":
             variables, rows = run.select()
@@ -126,13 +133,14 @@ class QueryEvaluator:
         base = getattr(self.algebra.prologue, "base", None)
         return str(base) if base else None
 
-    def _evaluate_algebra(self, snapshot: Snapshot, tau: int) -> Answer:
+    def _evaluate_algebra(self, snapshot: Snapshot, tau: int, budget: Budget = UNBOUNDED) -> Answer:
         algebra = self.algebra.algebra
         run = AlgebraEvaluation(snapshot, self.terms, tau=tau, base=self._base(), services=self.services,
-                                prefixes=self._prefixes())
+                                prefixes=self._prefixes(), budget=budget)
         intern = self.terms.intern
         if algebra.name == "SelectQuery":
             variables, rows = run.select(algebra)
+            budget.check(len(rows))
             out = [tuple(None if (key := row.get(v)) is None else intern(key) for v in variables) for row in rows]
             return Answer("SELECT", tuple(variables), out, ordered=self._ordered)
         if algebra.name == "AskQuery":

@@ -26,6 +26,8 @@ from rdflib import BNode, Literal, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..rdfterms import key_term, term_key
+from .bounds import UNBOUNDED, Budget
+from .patterns import compile_pattern
 from .sparql_values import (
     FALSE,
     RANK,
@@ -65,8 +67,11 @@ class Scope:
 
     def __init__(self, *, now: datetime | None = None, base: str | None = None,
                  exists: Callable[[Any, dict], bool] | None = None,
-                 timestamp: Callable[[str, str, str], int | None] | None = None, blank_prefix: str = "e"):
+                 timestamp: Callable[[str, str, str], int | None] | None = None, blank_prefix: str = "e",
+                 budget: Budget = UNBOUNDED):
         self.now = now
+        #: the evaluation's bounds (`bounds.py`): a backtracking pattern stops at its deadline
+        self.budget = budget
         self.base = base
         self.exists = exists
         self.timestamp = timestamp
@@ -525,32 +530,6 @@ def _is_numeric(expr, row, scope):
     return boolean(t.kind == "literal" and t.datatype in RANK and t.number is not None)
 
 
-_REGEX_FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE, "x": re.VERBOSE}
-_PATTERNS: dict = {}
-
-
-def _compile(pattern: str, flags: str):
-    key = (pattern, flags)
-    found = _PATTERNS.get(key)
-    if found is None:
-        value = 0
-        for flag in flags:
-            if flag == "q":
-                continue
-            if flag not in _REGEX_FLAGS:
-                raise SparqlError(f"unknown regular expression flag {flag!r}")
-            value |= _REGEX_FLAGS[flag]
-        source = re.escape(pattern) if "q" in flags else pattern
-        try:
-            found = re.compile(source, value)
-        except re.error as error:
-            raise SparqlError(f"bad regular expression: {error}") from None
-        if len(_PATTERNS) > 1000:
-            _PATTERNS.clear()
-        _PATTERNS[key] = found
-    return found
-
-
 def _flags(expr, row, scope) -> str:
     if expr.flags is None:
         return ""
@@ -560,7 +539,7 @@ def _flags(expr, row, scope) -> str:
 def _regex(expr, row, scope):
     text = _string(evaluate(expr.text, row, scope))
     pattern = _simple(evaluate(expr.pattern, row, scope))
-    return boolean(_compile(pattern.value, _flags(expr, row, scope)).search(text.value) is not None)
+    return boolean(compile_pattern(pattern.value, _flags(expr, row, scope)).search(text.value, scope.budget))
 
 
 def _replace(expr, row, scope):
@@ -568,18 +547,15 @@ def _replace(expr, row, scope):
     pattern = _simple(evaluate(expr.pattern, row, scope))
     replacement = _simple(evaluate(expr.replacement, row, scope)).value
     flags = _flags(expr, row, scope)
-    compiled = _compile(pattern.value, flags)
-    if compiled.match(""):
+    compiled = compile_pattern(pattern.value, flags)
+    if compiled.matches_empty():
         raise SparqlError("REPLACE with a pattern that matches the empty string")
     if "q" in flags:
         template = replacement.replace("\\", "\\\\")
     else:
         template = re.sub(r"\\(.)|\$(\d+)", lambda m: ("\\\\" if m.group(1) == "\\" else m.group(1))
                           if m.group(1) is not None else f"\\g<{m.group(2)}>", replacement)
-    try:
-        result = compiled.sub(template, text.value)
-    except (re.error, IndexError) as error:
-        raise SparqlError(f"REPLACE: {error}") from None
+    result = compiled.sub(template, text.value, scope.budget)
     return string_like(result, text)
 
 

@@ -34,6 +34,7 @@ from rdflib.paths import Path
 
 from .content import TripleIndex
 from .algebra import aggregate_values
+from .bounds import UNBOUNDED, Budget
 from .expressions import Scope, evaluate, holds
 from .sparql_values import SparqlError, order_key, term
 from ..rdfterms import term_key
@@ -252,9 +253,12 @@ def _expression_variables(expr) -> set[Variable]:
 class FastEvaluation:
     """One evaluation of a `FastPlan` over a snapshot: rows of ids, then the query's form."""
 
-    def __init__(self, plan: FastPlan, snapshot, cache, tau: int = 0, *, base: str | None = None):
+    def __init__(self, plan: FastPlan, snapshot, cache, tau: int = 0, *, base: str | None = None,
+                 budget: Budget = UNBOUNDED):
         self.plan = plan
         self.tau = tau
+        #: the evaluation's bounds (`bounds.py`): checked every few dozen rows of each step
+        self.budget = budget
         self.snapshot = snapshot
         self.cache = cache
         self.terms = cache.terms
@@ -274,7 +278,7 @@ class FastEvaluation:
 
             found = self._scopes[graph] = Scope(now=datetime.fromtimestamp(self.tau / 1000, tz=timezone.utc),
                                                 base=self.base, timestamp=timestamp,
-                                                blank_prefix=f"t{self.tau}f")
+                                                blank_prefix=f"t{self.tau}f", budget=self.budget)
         return found
 
     # the conjunction ------------------------------------------------------------------------
@@ -308,7 +312,7 @@ class FastEvaluation:
                 return self._all_slots(slots), []
         if pending:
             checks = [self._conjunct_check(graph, conjunct, slots) for graph, conjunct, _ in pending]
-            rows = [row for row in rows if all(check(row) for check in checks)]
+            rows = self.budget.kept(rows, lambda row: all(check(row) for check in checks))
         return slots, rows
 
     def _all_slots(self, slots: dict[str, int]) -> dict[str, int]:
@@ -344,43 +348,49 @@ class FastEvaluation:
         s, p, o = positions
         out: list[tuple] = []
         append = out.append
+        chunks = self.budget.chunks  # (each loop over rows takes them a few dozen at a time, the budget checked)
         if isinstance(content, TripleIndex) and p[0] == "c" and s[0] in "bn" and o[0] in "bn" and \
                 not (s[0] == "n" and o[0] == "n" and s[1] == o[1]):
             predicate = p[1]
             if s[0] == "b" and o[0] == "n":
                 spo = content.spo
                 slot = s[1]
-                for row in rows:
-                    by_p = spo.get(row[slot])
-                    if by_p:
-                        objects = by_p.get(predicate)
-                        if objects:
-                            for obj in objects:
-                                append(row + (obj,))
+                for chunk in chunks(rows, out):
+                    for row in chunk:
+                        by_p = spo.get(row[slot])
+                        if by_p:
+                            objects = by_p.get(predicate)
+                            if objects:
+                                for obj in objects:
+                                    append(row + (obj,))
             elif s[0] == "n" and o[0] == "b":
                 by_o = content.pos.get(predicate)
                 if by_o:
                     slot = o[1]
-                    for row in rows:
-                        subjects = by_o.get(row[slot])
-                        if subjects:
-                            for subj in subjects:
-                                append(row + (subj,))
+                    for chunk in chunks(rows, out):
+                        for row in chunk:
+                            subjects = by_o.get(row[slot])
+                            if subjects:
+                                for subj in subjects:
+                                    append(row + (subj,))
             elif s[0] == "b" and o[0] == "b":
                 spo = content.spo
                 s_slot, o_slot = s[1], o[1]
-                for row in rows:
-                    by_p = spo.get(row[s_slot])
-                    if by_p:
-                        objects = by_p.get(predicate)
-                        if objects and row[o_slot] in objects:
-                            append(row)
+                for chunk in chunks(rows, out):
+                    for row in chunk:
+                        by_p = spo.get(row[s_slot])
+                        if by_p:
+                            objects = by_p.get(predicate)
+                            if objects and row[o_slot] in objects:
+                                append(row)
             else:  # both new: scan the predicate, objects first so filters on them prune early
                 by_o = content.pos.get(predicate)
                 if by_o:
                     # new variables are numbered in position order: the subject, then the object
                     object_checks, row_checks = self._split_checks(ready, checks, {new_vars[o[1]]})
-                    for row in rows:
+                    within_budget = self.budget.check
+                    for row in rows:  # (each row scans the predicate: the budget checked per row)
+                        within_budget(len(out))
                         for obj, subjects in by_o.items():
                             if object_checks:
                                 probe = row + (None, obj)
@@ -388,9 +398,12 @@ class FastEvaluation:
                                     continue
                             for subj in subjects:
                                 append(row + (subj, obj))
+                    within_budget(len(out))
                     checks = row_checks
         else:
-            for row in rows:
+            within_budget = self.budget.check
+            for row in rows:  # (a row may match the whole window: the budget checked per row)
+                within_budget(len(out))
                 bound = [value if kind == "c" else row[value] if kind == "b" else None for kind, value in positions]
                 for triple in content.match(*bound):
                     new = [None] * len(new_vars)
@@ -402,8 +415,9 @@ class FastEvaluation:
                             consistent = False
                     if consistent:
                         append(row + tuple(new))
+            within_budget(len(out))
         if checks:
-            out = [row for row in out if all(check(row) for check in checks)]
+            out = self.budget.kept(out, lambda row: all(check(row) for check in checks))
         return out
 
     @staticmethod
@@ -481,8 +495,7 @@ class FastEvaluation:
             if kind == "extend":
                 slots, rows = self._extend_expression(slots, rows, *value)
             elif kind == "having":
-                check = self._memo_filter(None, value, slots)
-                rows = [row for row in rows if check(row)]
+                rows = self.budget.kept(rows, self._memo_filter(None, value, slots))
             elif kind == "order":
                 rows = self._order(slots, rows, value)
         positions = [slots.get(variable) for variable in plan.projection]
@@ -513,7 +526,10 @@ class FastEvaluation:
             template.append(resolved)
         out: dict[tuple, None] = {}
         fresh = 0
-        for row in rows:
+        within_budget = self.budget.check
+        for number, row in enumerate(rows):
+            if not number % 1024:
+                within_budget(len(out))
             blanks: dict[str, int] = {}
             for triple in template:
                 made = []
@@ -548,7 +564,9 @@ class FastEvaluation:
         if not groups and not group_vars:
             groups[()] = []  # no GROUP BY: one group, empty or not (18.2.4.1)
         out = []
+        within_budget = self.budget.check
         for key, members in groups.items():
+            within_budget(len(out))
             values = list(key)
             for aggregate in aggregates:
                 values.append(self._aggregate_one(aggregate, members, slots))
@@ -590,9 +608,12 @@ class FastEvaluation:
         intern = self.terms.intern
         memo: dict[tuple, Any] = {}
         out = []
+        within_budget = self.budget.check
         for row in rows:
             key = tuple(row[i] for i in positions)
             if key not in memo:
+                if not len(memo) % 256:
+                    within_budget(len(out))
                 bindings = {name: keys[value] for name, value in zip(names, key) if value is not None}
                 try:
                     memo[key] = intern(evaluate(expr, bindings, scope).key)

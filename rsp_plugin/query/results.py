@@ -8,6 +8,9 @@ A `QueryResult` is one report, readable as rdflib terms, as the command line's
 JSON line, or as W3C SPARQL 1.1 JSON results. An evaluation that failed is
 reported as such, `{"t": 3000, "error": "..."}`, and leaves the R2S memory as it
 was (the next window's ISTREAM / DSTREAM compare with the last good answer).
+An evaluation cut short at a bound (`bounds.py`) is reported the same way,
+marked with the bound: `{"t": 3000, "cut": "max-eval-ms", "error": "evaluation
+stopped after 10000 ms (--max-eval-ms 10000)"}`.
 
 >>> from rsp_plugin.terms import Dictionary
 >>> terms = Dictionary()
@@ -41,6 +44,9 @@ class Answer:
     ordered: bool = False
     #: why this evaluation failed (None: it did not)
     error: str | None = None
+    #: the bound that stopped this evaluation ("max-eval-ms", "max-solutions"; `bounds.py`), with
+    #: `error` saying so; None: it ran to its end
+    cut: str | None = None
 
     def __len__(self) -> int:
         if self.form == "SELECT":
@@ -116,6 +122,11 @@ class QueryResult:
         """Why this window's evaluation failed (None: it did not)."""
         return self.answer.error
 
+    @property
+    def cut(self) -> str | None:
+        """The bound that cut this window's evaluation short (None: it ran to its end)."""
+        return self.answer.cut
+
     def _keys(self, row) -> list:
         keys = self.terms.keys
         return [None if value is None else keys[value] for value in row]
@@ -151,9 +162,9 @@ class QueryResult:
 
     def to_json(self) -> dict:
         """The command line's line: {"t", "bindings"} / {"t", "triples"} / {"t", "boolean"};
-        {"t", "error"} for an evaluation that failed."""
+        {"t", "error"} for an evaluation that failed, {"t", "cut", "error"} for one cut at a bound."""
         if self.answer.error is not None:
-            return {"t": self.t, "error": self.answer.error}
+            return _failure(self.t, self.answer)
         if self.form == "SELECT":
             names = self.answer.variables
             return {"t": self.t, "bindings": [
@@ -165,9 +176,9 @@ class QueryResult:
 
     def to_sparql_json(self) -> dict:
         """W3C SPARQL 1.1 Query Results JSON (with the time as an extra member "t"; "error"
-        instead of results for an evaluation that failed)."""
+        instead of results for an evaluation that failed, with "cut" for one cut at a bound)."""
         if self.answer.error is not None:
-            return {"t": self.t, "error": self.answer.error}
+            return _failure(self.t, self.answer)
         if self.form == "ASK":
             return {"t": self.t, "head": {}, "boolean": bool(self.answer.boolean)}
         if self.form == "CONSTRUCT":
@@ -180,6 +191,12 @@ class QueryResult:
         return {"t": self.t, "head": {"vars": list(names)}, "results": {"bindings": [
             {name: _sparql_json_term(key) for name, key in zip(names, row) if key is not None} for row in rows
         ]}}
+
+
+def _failure(t: int, answer: Answer) -> dict:
+    if answer.cut is not None:
+        return {"t": t, "cut": answer.cut, "error": answer.error}
+    return {"t": t, "error": answer.error}
 
 
 def _answer_terms(answer: Answer):

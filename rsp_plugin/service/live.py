@@ -245,7 +245,7 @@ class LiveEngine:
         if watermark is None or self.finished:
             return
         if self.engine.watermark is None or watermark > self.engine.watermark:
-            self.engine.advance_to(watermark)
+            self.engine.advance_to(watermark, collect=False)  # (the observers take each report)
 
     def advance(self, t: int) -> dict:
         self._request_started = time.perf_counter()
@@ -258,7 +258,7 @@ class LiveEngine:
     def finish(self) -> dict:
         self._request_started = time.perf_counter()
         if not self.finished:
-            self.engine.finish()
+            self.engine.finish(collect=False)
             self.finished = True
         self._request_started = None
         return {"watermark": self.engine.watermark, "finished": True}

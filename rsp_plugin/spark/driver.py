@@ -226,7 +226,7 @@ class MicroBatchDriver(BatchEnds):
             return []
         started = time.perf_counter()
         self._release(final=True)
-        state.engine.finish()
+        state.engine.finish(collect=False)
         results = state.collector.take()
         state.finished = True
         report = BatchReport(state.last_batch)

@@ -54,6 +54,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import limits
 from ..errors import QuerySyntaxError
 from ..iris import file_iri
 
@@ -357,13 +358,15 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
                     checkpoint: str | Path | None = None, checkpoint_key: str | Path | None = None, max_lines_per_trigger: int | None = None,
                     dead_letters=None, query_name: str = "partitioned", background=(), graphs: dict | None = None,
                     background_text: list[str] | None = None, progress=None,
-                    filename: str | None = None) -> PartitionedRun:
+                    filename: str | None = None,
+                    bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)) -> PartitionedRun:
     """Run a key-local query with one engine per key on the executors; returns the results written (a replay).
 
     `sources`: {stream IRI: path or DataFrame of the `rdf` columns}. The replay
     reads everything there is (Trigger.AvailableNow), then each key's last windows.
     `background` (files) / `graphs` ({IRI: file}): the ontology of an ENTAILMENT query, read once on the
     driver and given to every key's engine as N-Triples (`background_text`: those lines already read).
+    `bounds`: each key's engine's (max_eval_ms, max_solutions) (`rsp_plugin.limits`).
     """
     import secrets
     import tempfile
@@ -421,7 +424,7 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     if checkpoint is not None and (location / "spark").exists():
         _check_stored_engines(spark, state_location, state_key)
     evaluate = _key_function(plan.text, plan.streams, query_name, "\n".join(plan.background), plan.graphs,
-                             filename, state_key, state_location)
+                             filename, state_key, state_location, bounds)
     results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
                                                           GroupStateTimeout.EventTimeTimeout)
     target = sink_for(sink, spark)
@@ -479,8 +482,9 @@ def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=
     query = registered.query
     lines = _engine_background(engine, query.text, query.filename)
     return run_partitioned(spark, query.text, list(frames), sink, key=key, checkpoint=checkpoint,
-                           checkpoint_key=checkpoint_key, query_name=registered.name, background_text=lines, progress=progress,
-                           dead_letters=dead_letters, filename=query.filename)
+                           checkpoint_key=checkpoint_key, query_name=registered.name, background_text=lines,
+                           progress=progress, dead_letters=dead_letters, filename=query.filename,
+                           bounds=(engine.max_eval_ms, engine.max_solutions))
 
 
 def _state_key(location: Path, given) -> bytes:
@@ -505,7 +509,8 @@ def _state_error_in(error: Exception):
 
 
 def _key_function(text: str, streams: tuple[str, ...], query_name: str, background: str = "", graphs=(),
-                  filename: str = "<query>", state_key: bytes = b"", state_location: str = "the state store"):
+                  filename: str = "<query>", state_key: bytes = b"", state_location: str = "the state store",
+                  bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)):
     """The function Spark calls per key: feed the key's engine, report, keep the engine in the state."""
 
     def evaluate(key, frames, state):
@@ -517,7 +522,7 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
         if state.hasTimedOut:
             engine, collector = _load_key(state.get[0], state_key, state_location, value)
             if engine.gap_problem(state.getCurrentWatermarkMs()) is None:
-                engine.advance_to(state.getCurrentWatermarkMs())
+                engine.advance_to(state.getCurrentWatermarkMs(), collect=False)
             rows = _rows(value, collector.take())
             _keep(engine, collector, state, state_key)
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
@@ -528,13 +533,13 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
                                 "payload": data["rejected"].astype(str)})
             return
         engine, collector = (_load_key(state.get[0], state_key, state_location, value) if state.exists
-                             else _new_engine(text, streams, query_name, background, graphs, filename))
+                             else _new_engine(text, streams, query_name, background, graphs, filename, bounds))
         data = data.sort_values(["ts", "lane"], kind="stable")
         intern = engine.terms.intern
         for (stamp, lane), group in data.groupby(["ts", "lane"], sort=False):
             stamp = int(stamp)
             if (engine.watermark is None or stamp > engine.watermark) and engine.gap_problem(stamp) is None:
-                engine.advance_to(stamp)
+                engine.advance_to(stamp, collect=False)
             stream = group["stream"].iloc[0]
             engine.push_ids(stream, [(stamp, (intern(s), intern(p), intern(o)))
                                      for s, p, o in zip(group["s"], group["p"], group["o"])])
@@ -557,12 +562,14 @@ class _KeyCollector:
         return taken
 
 
-def _new_engine(text: str, streams, query_name: str, background: str = "", graphs=(), filename: str = "<query>"):
+def _new_engine(text: str, streams, query_name: str, background: str = "", graphs=(), filename: str = "<query>",
+                bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)):
     """A key's engine; under ENTAILMENT its background is the driver's lines (the FROM graphs' triples are
     among them: the graphs are registered empty, so no executor reads a file)."""
     from ..runtime import RSPEngine
 
-    engine = RSPEngine()
+    max_eval_ms, max_solutions = bounds
+    engine = RSPEngine(max_eval_ms=max_eval_ms, max_solutions=max_solutions)
     for iri in streams:
         engine.register_stream(iri)
     if background:
@@ -663,7 +670,7 @@ def _finish_keys(spark, state_location: str, query_name: str, state_key: bytes) 
                 if blob is None:
                     continue
                 engine, collector = _load_key(blob, state_key, state_location, key)
-                engine.finish()
+                engine.finish(collect=False)
                 rows.extend(_rows(key, collector.take()))
             yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
 
