@@ -80,7 +80,8 @@ SCHEMA: dict[str, dict | str] = {
         _windows=DICT, allow_files=BOOL, allow_graphs=TUPLE, allow_service=TUPLE, batch=BOOL,
         cache=ours("rdfterms:TermCache"), errors=LIST, explanations=maybe(ours("explain.query:ElementSources")),
         fast_path=BOOL, finished=BOOL, forgetting=maybe(ours("terms:Forgetting")), jsonld_contexts=DICT,
-        max_gap=maybe(int), rejected=LIST, t0=INT, term_roots=LIST, terms=DICTIONARY, watermark=maybe(int)),
+        max_eval_ms=maybe(int), max_gap=maybe(int), max_solutions=maybe(int), rejected=LIST, t0=INT,
+        term_roots=LIST, terms=DICTIONARY, watermark=maybe(int)),
     "rsp_plugin.runtime:RegisteredQuery": dict(
         _callbacks=LIST, _results=DEQUE, cap=maybe(int), evaluations=INT,
         evaluator=ours("query.evaluate:QueryEvaluator"), floor=maybe(int), keep_results=BOOL,
@@ -112,7 +113,7 @@ SCHEMA: dict[str, dict | str] = {
     "rsp_plugin.query.results:ResultStream": dict(_previous=maybe(Counter), _previous_boolean=BOOL,
                                                   r2s=ours("query.model:R2S")),
     "rsp_plugin.query.results:Answer": dict(form=STR, variables=TUPLE, rows=LIST, triples=LIST, boolean=maybe(bool),
-                                            ordered=BOOL, error=maybe(str)),
+                                            ordered=BOOL, error=maybe(str), cut=maybe(str)),
     "rsp_plugin.query.results:QueryResult": dict(query=STR, t=INT, answer=ours("query.results:Answer"),
                                                  terms=ours("terms:ResolvedTerms", "terms:Dictionary")),
     "rsp_plugin.terms:ResolvedTerms": dict(dictionary=DICTIONARY, keys=DICT, numbers=DICT),
