@@ -164,6 +164,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
                        help="the largest request body or WebSocket message (default 8 MiB)")
     serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
+                       help="set aside an element, and refuse ?t= or POST /watermark, more than N windows (of the "
+                            f"smallest STEP) ahead of the stream (default {limits.MAX_GAP_WINDOWS:,}; 'none': no bound)")
     serve.add_argument("--explain", action="store_true",
                        help="keep what explanations need and answer GET /queries/{name}/explain (the page's "
                             "\"why?\"): the matches of a row down to stream elements, entailments, rule derivations")
@@ -322,7 +325,8 @@ def _serve(options) -> int:
     settings = ServiceSettings(host=options.host, port=options.port, token=options.token,
                                graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
                                background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
-                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)))
+                               max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)),
+                               max_gap=options.max_gap)
     try:
         settings.check()
     except ValueError as error:

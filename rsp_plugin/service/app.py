@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .guard import Gate, read_limited
-from .live import LiveEngine, ServiceError
+from .live import LiveEngine, ServiceError, brief
 from .observers import Observers
 from .openapi import docs_page, openapi_document, package_version
 from .settings import ServiceSettings
@@ -298,11 +298,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
 
     async def watermark(request: Request):
         body = await read_limited(request, 4096)
-        try:
-            t = int(json.loads(body)["t"])
-        except (KeyError, ValueError, TypeError):
-            raise ServiceError(400, 'expected {"t": TIME}') from None
-        return JSONResponse(await run(live.advance, t))
+        return JSONResponse(await run(live.advance, _time_in(body)))
 
     async def finish(request: Request):
         return JSONResponse(await run(live.finish))
@@ -354,7 +350,20 @@ def _int_param(request, name: str) -> int | None:
     try:
         return int(text)
     except ValueError:
-        raise ServiceError(400, f"?{name}= expects an integer (ms), got {text!r}") from None
+        raise ServiceError(400, f"?{name}= expects an integer, got {brief(repr(text))}") from None
+
+
+def _time_in(body: bytes | None) -> int:
+    """`{"t": TIME}`: an integer number of ms (a JSON number without a fraction)."""
+    try:
+        t = json.loads(body)["t"] if body is not None else None
+    except (ValueError, TypeError, KeyError, IndexError):
+        t = None
+    if isinstance(t, float) and t.is_integer():
+        t = int(t)
+    if not isinstance(t, int) or isinstance(t, bool):
+        raise ServiceError(400, 'expected {"t": TIME}, TIME an integer number of ms')
+    return t
 
 
 def _text(body: bytes) -> str:

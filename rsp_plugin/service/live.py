@@ -121,7 +121,8 @@ class LiveEngine:
 
     def __init__(self, settings: ServiceSettings, *, explainer: Callable | None = None):
         self.settings = settings
-        self.engine = RSPEngine(explain=explainer is not None)  # explanations kept only when served
+        # explanations kept only when served; an element too far from the stream's time is set aside
+        self.engine = RSPEngine(explain=explainer is not None, max_gap=settings.max_gap)
         self.engine.subscribe(self._on_result)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rsp-engine")
         self.streams: dict[str, StreamState] = {}
@@ -192,6 +193,8 @@ class LiveEngine:
             kind = body_format(content_type, fmt)
         except ValueError as error:
             raise ServiceError(415, str(error)) from None
+        if t is not None:
+            self._check_time(t, "?t=")
         state.pushes += 1
         name = f"<{iri}> push {state.pushes}"
         timestamp = t if t is not None else int(time.time() * 1000)
@@ -199,10 +202,12 @@ class LiveEngine:
         before = len(self.engine.rejected)
         if read.elements:
             self.engine.push(iri, read.elements, source=name)
-            latest = max(element.time_point for element in read.elements)
-            if state.latest is None or latest > state.latest:
-                state.latest = latest
-            state.triples.add(len(read.elements))
+            # time follows only what admission took: an element set aside (too far ahead, late) moves nothing
+            set_aside = {record.line for record in self.engine.rejected[before:] if record.filename == name}
+            taken = [element.time_point for element in read.elements if element.line not in set_aside]
+            if taken and (state.latest is None or max(taken) > state.latest):
+                state.latest = max(taken)
+            state.triples.add(len(taken))
         late = self.engine.rejected[before:]
         self._advance_to(self._watermark())
         del self.engine.rejected[:]
@@ -237,10 +242,20 @@ class LiveEngine:
         if self.engine.watermark is None or watermark > self.engine.watermark:
             self.engine.advance_to(watermark)
 
+    def _check_time(self, t: int, what: str) -> None:
+        """A time a client names obeys the engine's bounds: a 64-bit number of ms, within `--max-gap`
+        of the stream's time (a far jump would make every window in between be reported)."""
+        if not -2 ** 63 <= t < 2 ** 63:
+            raise ServiceError(400, f"{what} {brief(t)} is not a time in ms (a 64-bit integer)")
+        problem = self.engine.gap_problem(t)
+        if problem is not None:
+            raise ServiceError(400, f"{what} {problem.removesuffix('; set aside')}; refused")
+
     def advance(self, t: int) -> dict:
         self._request_started = time.perf_counter()
         if self.engine.watermark is not None and t < self.engine.watermark:
             raise ServiceError(409, f"the watermark is at {self.engine.watermark} already; time only moves on")
+        self._check_time(t, "watermark:")
         self._advance_to(t)
         self._request_started = None
         return {"watermark": self.engine.watermark}
@@ -409,6 +424,12 @@ class LiveEngine:
             "triples_per_second": triples.series(now), "results_per_second": self.results.series(now),
             "rates": {"triples": triples.rate(now), "results": self.results.rate(now)},
         }
+
+
+def brief(value, limit: int = 40) -> str:
+    """A client's value in a message: cut when long (a message stays one short line)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _parse(text: str, filename: str, dialect: str | None):

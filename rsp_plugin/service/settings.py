@@ -18,6 +18,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
+from ..limits import MAX_GAP_WINDOWS
+
 
 @dataclass(frozen=True)
 class ServiceSettings:
@@ -48,6 +50,9 @@ class ServiceSettings:
     webhook_timeout: float = 5.0
     #: triples shown by GET .../window before it is cut
     window_limit: int = 10_000
+    #: how many windows (of the smallest STEP) an element, `?t=` or `POST /watermark` may jump ahead of
+    #: the stream's time (None: no bound; `rsp_plugin.limits.MAX_GAP_WINDOWS`)
+    max_gap: int | None = MAX_GAP_WINDOWS
 
     def check(self) -> None:
         """Refuse settings that would expose the service without a token."""
