@@ -80,3 +80,46 @@ def test_the_watermark_and_t_obey_the_gap_bound(client):
         free.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
         push(free, line(1000))
         assert push(free, line(200_000_000)).json()["accepted"] == 1
+
+
+# a busy engine stops with the process ------------------------------------------------------------------
+
+
+def test_sigterm_ends_the_service_while_its_engine_is_busy():
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    from service_helpers import ROOT, free_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "rsp_plugin.cli", "serve", "--port", str(port),
+                               "--max-gap", "none"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                http.get("/system")
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None, "the service did not start"
+                time.sleep(0.05)
+        http.put(f"/streams/{path(S)}")
+        http.put("/queries/q", headers=SPARQL, content=EVERY_SECOND.replace("RANGE 1s STEP 1s", "RANGE 1ms STEP 1ms"))
+        push(http, line(0))
+        with pytest.raises(httpx.ReadTimeout):  # ten billion windows to walk: the engine is busy for good
+            http.post(f"/streams/{path(S)}", content=line(10_000_000_000), headers=TNT, timeout=1)
+        started = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        server.wait(15)
+        assert time.monotonic() - started < 8
+        assert "Traceback" not in server.stderr.read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

@@ -17,6 +17,9 @@ Modules, one idea each:
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from .settings import ServiceSettings
 
 
@@ -37,8 +40,15 @@ def serve(settings: ServiceSettings, *, explain: bool = False) -> None:
         from ..explain.service import explainer
 
         options["explainer"] = explainer
+    logging.getLogger("uvicorn.error").addFilter(_not_a_stop)
     uvicorn.run(create_app(settings, **options), host=settings.host, port=settings.port, log_level="warning",
                 ws_max_size=settings.max_body_bytes, lifespan="on", timeout_graceful_shutdown=2)
+
+
+def _not_a_stop(record: logging.LogRecord) -> bool:
+    """A request cut short because the service is stopping (SIGTERM while the engine works) is not
+    an error to print with its traceback."""
+    return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
 
 
 __all__ = ["ServiceSettings", "create_app", "serve"]

@@ -21,10 +21,11 @@ SERVICE is refused.
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -116,6 +117,47 @@ class QueryState:
         }
 
 
+class EngineThread:
+    """One daemon thread that runs the engine's calls in the order they came. A daemon, and `close`
+    waits only so long: a process told to stop (SIGTERM) ends within seconds even while a long
+    evaluation runs, instead of waiting for it (the engine keeps nothing that must be saved)."""
+
+    def __init__(self):
+        self.calls: queue.SimpleQueue = queue.SimpleQueue()
+        self.closed = False
+        self.thread = threading.Thread(target=self._work, name="rsp-engine", daemon=True)
+        self.thread.start()
+
+    def submit(self, function, *args) -> Future:
+        future: Future = Future()
+        if self.closed:
+            future.set_exception(ServiceError(503, "the service is stopping"))
+        else:
+            self.calls.put((future, function, args))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            call = self.calls.get()
+            if call is None:
+                return
+            future, function, args = call
+            if not future.set_running_or_notify_cancel():  # the request went away while it waited
+                continue
+            try:
+                result = function(*args)
+            except BaseException as error:  # handed to the request that asked
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+    def close(self, wait: float) -> None:
+        """Take no more calls; wait at most `wait` seconds for the one running."""
+        self.closed = True
+        self.calls.put(None)
+        self.thread.join(wait)
+
+
 class LiveEngine:
     """The service's engine: streams, queries, pushes and reports, on one worker thread."""
 
@@ -124,7 +166,7 @@ class LiveEngine:
         # explanations kept only when served; an element too far from the stream's time is set aside
         self.engine = RSPEngine(explain=explainer is not None, max_gap=settings.max_gap)
         self.engine.subscribe(self._on_result)
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rsp-engine")
+        self.worker = EngineThread()
         self.streams: dict[str, StreamState] = {}
         self.queries: dict[str, QueryState] = {}
         self.graphs: set[str] = set()
@@ -137,7 +179,6 @@ class LiveEngine:
         self.explainer = explainer
         self.loop: asyncio.AbstractEventLoop | None = None
         self._request_started: float | None = None
-        self._thread_check = threading.local()
         for iri, path in settings.graphs.items():
             self.engine.add_graph(iri, path)
             self.graphs.add(iri)
@@ -150,10 +191,10 @@ class LiveEngine:
     async def call(self, function, *args):
         """Run `function(*args)` on the engine's thread, after every call made before it."""
         self.loop = asyncio.get_running_loop()
-        return await self.loop.run_in_executor(self.executor, function, *args)
+        return await asyncio.wrap_future(self.worker.submit(function, *args))
 
-    def close(self) -> None:
-        self.executor.shutdown(wait=True, cancel_futures=True)
+    def close(self, wait: float = 1.0) -> None:
+        self.worker.close(wait)
 
     # streams ----------------------------------------------------------------------------------
 
