@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from cdp import Browser, chromium_path
-from service_helpers import CSRBENCH, ROOT, STREAM, cli_lines, path, running_service
+from service_helpers import CSRBENCH, ROOT, STREAM, TNT, cli_lines, path, running_service
 
 pytestmark = pytest.mark.browser
 MAX_TEMPERATURE = ROOT / "queries" / "csrbench" / "max-temperature.rq"
@@ -77,8 +77,9 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
 
         lines = CSRBENCH.read_bytes().splitlines(keepends=True)
         for start in range(0, len(lines), 200):
-            assert http.post(f"/streams/{path(STREAM)}", content=b"".join(lines[start:start + 200])).status_code == 200
-        http.post("/finish")
+            pushed = http.post(f"/streams/{path(STREAM)}", content=b"".join(lines[start:start + 200]), headers=TNT)
+            assert pushed.status_code == 200
+        http.post("/finish", json={})
         browser.wait_for(f"document.querySelector('.query').dataset.reports === '{len(expected)}'")
         assert page_reports(browser, name) == expected
 

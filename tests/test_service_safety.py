@@ -24,7 +24,7 @@ EVERY_SECOND = (f"REGISTER QUERY q AS SELECT * FROM STREAM <{S}> [RANGE 1s STEP 
 
 @pytest.fixture
 def client():
-    with TestClient(create_app(ServiceSettings()), raise_server_exceptions=False) as client:
+    with TestClient(create_app(ServiceSettings()), base_url="http://localhost", raise_server_exceptions=False) as client:
         yield client
 
 
@@ -75,7 +75,7 @@ def test_the_watermark_and_t_obey_the_gap_bound(client):
     assert client.post("/watermark", json={"t": 5000}).json()["watermark"] == 5000
     assert client.get("/system").json()["watermark"] == 5000
     # no bound asked: the option says so
-    with TestClient(create_app(ServiceSettings(max_gap=None))) as free:
+    with TestClient(create_app(ServiceSettings(max_gap=None)), base_url="http://localhost") as free:
         free.put(f"/streams/{path(S)}")
         free.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
         push(free, line(1000))
@@ -123,3 +123,89 @@ def test_sigterm_ends_the_service_while_its_engine_is_busy():
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+# other sites: Host, Origin, cross-site content types --------------------------------------------------------
+
+
+def test_a_name_the_service_does_not_answer_to_is_refused(client):
+    for host in ("evil.example", "evil.example:8000", "127.0.0.1.evil.example", "localhost.evil.example",
+                 "a@127.0.0.1", "localhost:x", "[::1"):
+        answer = client.get("/streams", headers={"host": host})
+        assert answer.status_code == 403 and "--allow-host" in answer.json()["error"], host
+        assert client.get("/", headers={"host": host}).status_code == 403  # the page too
+    for host in ("localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000", "127.0.0.2"):
+        assert client.get("/streams", headers={"host": host}).status_code == 200, host
+    settings = ServiceSettings(host="0.0.0.0", token="s3cret", allow_hosts=("rsp.example.org",))
+    with TestClient(create_app(settings), base_url="http://rsp.example.org") as named:
+        bearer = {"authorization": "Bearer s3cret"}
+        assert named.get("/streams", headers=bearer).status_code == 200
+        assert named.get("/streams", headers={**bearer, "host": "192.0.2.7:8000"}).status_code == 200  # any address
+        assert named.get("/streams", headers={**bearer, "host": "other.example.org"}).status_code == 403
+
+
+def test_a_page_of_another_origin_is_refused_and_the_own_page_is_not(client):
+    own = {"origin": "http://localhost"}
+    assert client.put(f"/streams/{path(S)}", headers=own).status_code == 201
+    for origin in ("http://localhost:9000", "https://evil.example", "null", "http://localhost.evil.example",
+                   "file://", "http://127.0.0.1"):
+        for method, url, kwargs in (("GET", "/streams", {}), ("POST", "/queries", {"content": EVERY_SECOND}),
+                                    ("POST", f"/streams/{path(S)}", {"content": line(1000)}),
+                                    ("POST", "/finish", {}), ("OPTIONS", "/queries", {})):
+            answer = client.request(method, url, headers={"origin": origin, "content-type": "application/json"},
+                                    **kwargs)
+            assert answer.status_code == 403 and "--allow-origin" in answer.json()["error"], (origin, method, url)
+    from starlette.websockets import WebSocketDisconnect
+
+    with pytest.raises(WebSocketDisconnect):  # a WebSocket push from another site's page
+        with client.websocket_connect(f"/streams/{path(S)}/ws", headers={"origin": "https://evil.example"}) as socket:
+            socket.send_text(line(1000))
+            socket.receive_json()
+    assert client.get("/queries").json() == [] and client.get(f"/streams/{path(S)}").json()["triples"] == 0
+    assert client.get("/system").json()["finished"] is False
+    # an allowed origin gets in, and is answered CORS headers (its page may read the answers)
+    allowed = ServiceSettings(allow_origins=("https://dash.example.org",))
+    with TestClient(create_app(allowed), base_url="http://localhost") as dash:
+        origin = {"origin": "https://dash.example.org"}
+        answer = dash.get("/streams", headers=origin)
+        assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == origin["origin"]
+        preflight = dash.options("/queries", headers={**origin, "access-control-request-method": "POST",
+                                                      "access-control-request-headers": "content-type"})
+        assert preflight.status_code == 200 and "POST" in preflight.headers["access-control-allow-methods"]
+        assert dash.get("/streams", headers={"origin": "https://other.example.org"}).status_code == 403
+
+
+def test_state_changing_requests_need_a_type_no_page_of_another_site_can_send(client):
+    cross_site = ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                  "multipart/form-data; boundary=x", "TEXT/PLAIN")
+    for media in cross_site:
+        for method, url, body, hint in (
+                ("POST", "/queries", EVERY_SECOND, "application/sparql-query"),
+                ("PUT", "/queries/q", EVERY_SECOND, "application/sparql-query"),
+                ("PUT", f"/streams/{path(S)}", "", "application/x-tnt"),
+                ("POST", f"/streams/{path(S)}", line(1000), "application/x-tnt"),
+                ("POST", "/finish", "", "application/json"), ("POST", "/watermark", '{"t": 5}', "application/json"),
+                ("PUT", "/rules/urn:r", "p :- q .", "text/x-lars"), ("PUT", "/graphs/urn:g", "", "text/turtle")):
+            answer = client.request(method, url, content=body, headers={"content-type": media})
+            assert answer.status_code == 415, (media, method, url)
+            assert f"-H 'Content-Type: {hint}'" in answer.json()["error"], answer.json()
+    for url in ("/finish", f"/streams/{path(S)}"):  # a POST with no type at all: a page may send that too
+        assert client.post(url).status_code == 415
+    assert client.get("/queries").json() == [] and client.get("/streams").json() == []
+    assert client.get("/system").json()["finished"] is False
+    # the types the docs show are taken; PUT and DELETE without a body need none
+    assert client.put(f"/streams/{path(S)}").status_code == 201
+    assert client.put("/queries/q", content=EVERY_SECOND, headers=SPARQL).status_code == 201
+    assert push(client, line(1000)).status_code == 200
+    assert client.delete("/queries/q").status_code == 204
+    assert client.post("/finish", headers={"content-type": "application/json"}).json()["finished"]
+    # with the token (in the header), any type: a page of another site cannot send the header without asking
+    settings = ServiceSettings(token="s3cret")
+    with TestClient(create_app(settings), base_url="http://localhost") as tokened:
+        bearer = {"authorization": "Bearer s3cret"}
+        assert tokened.put(f"/streams/{path(S)}", headers=bearer).status_code == 201
+        text = tokened.post(f"/streams/{path(S)}", content=line(1000), headers={**bearer, "content-type": "text/plain"})
+        assert text.status_code == 200 and text.json()["accepted"] == 1
+        in_the_url = tokened.post(f"/streams/{path(S)}?access_token=s3cret", content=line(2000),
+                                  headers={"content-type": "text/plain"})
+        assert in_the_url.status_code == 415

@@ -41,8 +41,16 @@ def serve(settings: ServiceSettings, *, explain: bool = False) -> None:
 
         options["explainer"] = explainer
     logging.getLogger("uvicorn.error").addFilter(_not_a_stop)
-    uvicorn.run(create_app(settings, **options), host=settings.host, port=settings.port, log_level="warning",
-                ws_max_size=settings.max_body_bytes, lifespan="on", timeout_graceful_shutdown=2)
+    uvicorn.run(create_app(settings, **options), log_level="warning", **uvicorn_options(settings))
+
+
+def uvicorn_options(settings: ServiceSettings) -> dict:
+    """How uvicorn must run the app for its settings to hold: the address as a socket takes it, the
+    WebSocket message bound, X-Forwarded-For believed only from the trusted proxies (uvicorn believes
+    127.0.0.1 by default: a local client could pick its own address and escape the rate)."""
+    return {"host": settings.listen_host, "port": settings.port, "ws_max_size": settings.max_body_bytes,
+            "lifespan": "on", "timeout_graceful_shutdown": 2, "proxy_headers": bool(settings.trusted_proxies),
+            "forwarded_allow_ips": list(settings.trusted_proxies) or None}
 
 
 def _not_a_stop(record: logging.LogRecord) -> bool:
@@ -51,4 +59,4 @@ def _not_a_stop(record: logging.LogRecord) -> bool:
     return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
 
 
-__all__ = ["ServiceSettings", "create_app", "serve"]
+__all__ = ["ServiceSettings", "create_app", "serve", "uvicorn_options"]

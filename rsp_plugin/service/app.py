@@ -335,6 +335,13 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
     app.state.live = live
     app.state.observers = observers
     app.state.settings = settings
+    if settings.allow_origins:  # pages of these origins may read the answers too (the Gate lets them in)
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.allow_origins),
+                           allow_methods=["GET", "POST", "PUT", "DELETE"],
+                           allow_headers=["authorization", "content-type", "last-event-id"],
+                           expose_headers=["location", "retry-after"], max_age=600)
     app.add_middleware(Gate, settings=settings)
     return app
 
