@@ -28,8 +28,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_service(settings=None, **options):
-    """Yields the base URL of a service running `create_app(settings)`; stops it after."""
+def running_service(settings=None, wrap=None, **options):
+    """Yields the base URL of a service running `create_app(settings)` (inside `wrap(app)`, when given,
+    e.g. a recorder of requests); stops it after."""
     import uvicorn
 
     from rsp_plugin.service import ServiceSettings, create_app, uvicorn_options
@@ -37,7 +38,7 @@ def running_service(settings=None, **options):
     port = free_port()
     settings = settings or ServiceSettings()
     app = create_app(settings, **options)
-    config = uvicorn.Config(app, log_level="critical",
+    config = uvicorn.Config(wrap(app) if wrap else app, log_level="critical",
                             **{**uvicorn_options(settings), "host": "127.0.0.1", "port": port,
                                "timeout_graceful_shutdown": 1})
     server = uvicorn.Server(config)

@@ -24,7 +24,8 @@ EVERY_SECOND = (f"REGISTER QUERY q AS SELECT * FROM STREAM <{S}> [RANGE 1s STEP 
 
 @pytest.fixture
 def client():
-    with TestClient(create_app(ServiceSettings()), base_url="http://localhost", raise_server_exceptions=False) as client:
+    app = create_app(ServiceSettings())
+    with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         yield client
 
 
