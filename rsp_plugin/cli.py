@@ -164,6 +164,15 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
                        help="the largest request body or WebSocket message (default 8 MiB)")
     serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="another name the service answers to (a Host header), besides the address it listens "
+                            "on and localhost; '*': any (behind a proxy that checks it); repeatable")
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                       help="an origin (https://dash.example.org) whose pages may call the API, besides the "
+                            "service's own page; repeatable")
+    serve.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                       help="a proxy (address or network) whose X-Forwarded-For names the client (for the rate); "
+                            "none by default; repeatable")
     serve.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
                        help="set aside an element, and refuse ?t= or POST /watermark, more than N windows (of the "
                             f"smallest STEP) ahead of the stream (default {limits.MAX_GAP_WINDOWS:,}; 'none': no bound)")
@@ -326,12 +335,14 @@ def _serve(options) -> int:
                                graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
                                background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
                                max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)),
-                               max_gap=options.max_gap)
+                               max_gap=options.max_gap, allow_hosts=tuple(options.allow_host),
+                               allow_origins=tuple(options.allow_origin), trusted_proxies=tuple(options.trusted_proxy))
     try:
         settings.check()
     except ValueError as error:
         raise UserError(str(error)) from None
-    print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
+    host = f"[{settings.listen_host}]" if ":" in settings.listen_host else settings.listen_host
+    print(f"rsp-plugin: serving on http://{host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
     serve(settings, explain=options.explain)
     return 0
 

@@ -210,3 +210,87 @@ def test_state_changing_requests_need_a_type_no_page_of_another_site_can_send(cl
         in_the_url = tokened.post(f"/streams/{path(S)}?access_token=s3cret", content=line(2000),
                                   headers={"content-type": "text/plain"})
         assert in_the_url.status_code == 415
+
+
+# the token, the address, the webhook prefixes, the rate ------------------------------------------------------
+
+
+def rsp(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "rsp_plugin.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_a_blank_token_is_refused_at_start_and_the_token_is_compared_exactly():
+    for token in ("", " ", "\xa0", "\t"):
+        done = rsp("serve", "--host", "0.0.0.0", "--token", token)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "the token is empty or blank" in done.stderr
+    for token in ("s3cret ", "s3\ncret"):
+        with pytest.raises(ValueError, match="cannot carry it intact"):
+            ServiceSettings(token=token).check()
+    with TestClient(create_app(ServiceSettings(token="s3cret")), base_url="http://localhost") as client:
+        for given in (b"Bearer \xa0", b"Bearer s3cret\xa0", b"Bearer  s3cret", b"Bearer S3CRET", b"Bearer s3cre",
+                      b"Bearer s3cretx", b"Bearer", b"Basic s3cret", b"s3cret"):
+            assert client.get("/streams", headers={"authorization": given}).status_code == 401, given
+        assert client.get("/streams?access_token=%C2%A0").status_code == 401
+        assert client.get("/streams?access_token=s3cret%20").status_code == 401
+        for given in (b"Bearer s3cret", b"bearer s3cret"):
+            assert client.get("/streams", headers={"authorization": given}).status_code == 200
+
+
+def test_host_as_an_ipv6_address_in_brackets():
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    from service_helpers import ROOT, free_port
+
+    assert rsp("serve", "--host", "[localhost]").stderr == \
+        "rsp-plugin: --host '[localhost]': not an IP address or a host name\n"
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "rsp_plugin.cli", "serve", "--host", "[::1]", "--port", str(port)],
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.get(f"http://[::1]:{port}/system", timeout=5)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()
+                time.sleep(0.05)
+        assert answer.status_code == 200 and answer.json()["streams"] == 0
+    finally:
+        server.terminate()
+        server.wait(15)
+    assert f"serving on http://[::1]:{port}/" in server.stderr.read()
+
+
+def test_webhook_prefixes_are_not_escaped_by_backslashes_or_encodings():
+    settings = ServiceSettings(webhook_allow=("http://127.0.0.1:9000/hooks/",))
+    assert settings.webhook_allowed("http://127.0.0.1:9000/hooks/a")
+    assert settings.webhook_allowed("http://127.0.0.1:9000/hooks/a%20b")
+    for url in ("http://127.0.0.1:9000/hooks/..\\other", "http://127.0.0.1:9000/hooks\\..\\other",
+                "http://127.0.0.1:9000/hooks/..%5Cother", "http://127.0.0.1:9000/hooks/..%5cother",
+                "http://127.0.0.1:9000/hooks/%255C../other", "http://127.0.0.1:9000/hooks/%252e%252e/other",
+                "http://127.0.0.1:9000/hooks/..%2fother", "http://127.0.0.1:9000\\@evil.example/hooks/",
+                "http://127.0.0.1:9000/hooks/a b", "http://127.0.0.1:9000/hooks/\x00"):
+        assert not settings.webhook_allowed(url), url
+
+
+def test_x_forwarded_for_does_not_escape_the_rate_unless_the_proxy_is_trusted():
+    import httpx
+
+    from service_helpers import running_service
+
+    def statuses(settings):
+        with running_service(settings) as (base, _):
+            with httpx.Client(base_url=base, timeout=10) as http:
+                return [http.get("/streams", headers={"x-forwarded-for": f"203.0.113.{k}"}).status_code
+                        for k in range(12)]
+
+    assert 429 in statuses(ServiceSettings(rate=1, burst=4))
+    assert set(statuses(ServiceSettings(rate=1, burst=4, trusted_proxies=("127.0.0.1",)))) == {200}

@@ -105,8 +105,9 @@ class Gate:
         return _same(given[7:], self.settings.token.encode("utf-8"))
 
     def _access_token(self, scope) -> bool:
-        tokens = parse_qs(scope.get("query_string", b"")).get(b"access_token")
-        return bool(tokens) and _same(tokens[0], self.settings.token.encode("utf-8"))
+        query = scope.get("query_string", b"").decode("latin-1")
+        tokens = parse_qs(query, encoding="utf-8", errors="surrogateescape").get("access_token")
+        return bool(tokens) and _same(tokens[0].encode("utf-8", "surrogateescape"), self.settings.token.encode("utf-8"))
 
     def _allowed_now(self, scope) -> bool:
         client = (scope.get("client") or ("?", 0))[0]

@@ -94,7 +94,9 @@ class ServiceSettings:
     @property
     def listen_host(self) -> str:
         """The address to listen on, as a socket takes it ("[::1]" is ::1)."""
-        return self.host[1:-1] if self.host.startswith("[") and self.host.endswith("]") else self.host
+        if self.host.startswith("[") and self.host.endswith("]") and ":" in self.host:
+            return self.host[1:-1]
+        return self.host
 
     def host_allowed(self, host: str) -> bool:
         """May a request name the service so (its Host header)? The address it listens on, the loopback
@@ -145,8 +147,15 @@ class ServiceSettings:
             return False
         if target.scheme not in ("http", "https") or not target.hostname or target.username or target.password:
             return False
-        if any(segment in (".", "..") for segment in unquote(target.path).split("/")):
-            return False  # a client resolves dot segments: /hooks/../elsewhere is not under /hooks/
+        if "\\" in url or any(ord(c) < 33 or ord(c) == 127 for c in url):
+            return False  # (a browser reads a backslash in a URL as a slash; a space or a control is no URL's)
+        path = target.path
+        for _ in range(4):  # what a server may make of it, decoding once or more
+            if "\\" in path:
+                return False  # many servers and proxies read a backslash as a slash: /hooks/..\elsewhere
+            if any(segment in (".", "..") for segment in path.split("/")):
+                return False  # a client resolves dot segments: /hooks/../elsewhere is not under /hooks/
+            path = unquote(path)
         for prefix in self.webhook_allow:
             allowed = urlsplit(prefix)
             if (allowed.scheme == target.scheme and allowed.hostname == target.hostname
