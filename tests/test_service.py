@@ -401,15 +401,15 @@ def test_a_reader_that_falls_behind_is_cut_off_and_resumes_from_the_history():
     async def scenario():
         observers = Observers(ServiceSettings(queue=3))
         reader = observers.reader({"q"})
-        waiting = asyncio.ensure_future(reader.queue.get())  # a writer waiting on the queue
+        waiting = asyncio.ensure_future(reader.next())  # a writer waiting on the queue
         await asyncio.sleep(0)
         for seq in range(1, 3):
-            observers.offer("q", {"seq": seq})
-        assert await waiting == {"seq": 1}
+            observers.offer("q", seq, b"{}")
+        assert await waiting == (1, b"{}")
         for seq in range(3, 8):
-            observers.offer("q", {"seq": seq})
-            observers.offer("other", {"seq": seq})  # not read by this reader
-        assert reader.cut and await reader.queue.get() is None and reader.queue.empty()
+            observers.offer("q", seq, b"{}")
+            observers.offer("other", seq, b"{}")  # not read by this reader
+        assert reader.cut and await reader.next() is None and reader.queue.empty()
 
     asyncio.run(scenario())
     with TestClient(create_app(ServiceSettings(history=3)), base_url="http://localhost") as client:

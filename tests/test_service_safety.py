@@ -294,3 +294,101 @@ def test_x_forwarded_for_does_not_escape_the_rate_unless_the_proxy_is_trusted():
 
     assert 429 in statuses(ServiceSettings(rate=1, burst=4))
     assert set(statuses(ServiceSettings(rate=1, burst=4, trusted_proxies=("127.0.0.1",)))) == {200}
+
+
+# memory in bytes; the queries a service takes ----------------------------------------------------------------
+
+
+def many_rows(client, count: int = 40, per: int = 30) -> None:
+    """`count` reports of `per` rows each (about 2.5 kB of JSON apiece)."""
+    client.put(f"/streams/{path(S)}")
+    client.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
+    body = "".join(line(1000 * k + j, f"a{j}") for k in range(count + 1) for j in range(per))
+    assert push(client, body).json()["accepted"] == (count + 1) * per
+
+
+def test_history_and_result_pages_are_bounded_in_bytes():
+    settings = ServiceSettings(history_bytes=20_000, page_bytes=6_000)
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        many_rows(client)
+        state = client.app.state.live.queries["q"]
+        sizes = [len(data) for _, data in state.history]
+        assert 1500 < sizes[0] < 3000 and sum(sizes) <= 20_000 and state.history_bytes == sum(sizes)
+        assert [seq for seq, _ in state.history][-1] == state.seq == 40
+        pages, after = [], 0
+        while True:
+            answer = client.get(f"/queries/q/results?after={after}")
+            assert len(answer.content) <= 6_000 + 100
+            page = answer.json()
+            pages.append(page)
+            if not page["more"]:
+                break
+            after = page["results"][-1]["seq"]
+        seqs = [r["seq"] for page in pages for r in page["results"]]
+        assert len(pages) >= 3 and seqs == list(range(40 - len(sizes) + 1, 41))
+        assert pages[0]["missed"] == 40 - len(sizes) and pages[1]["missed"] == 0 and pages[0]["last"] == 40
+        # a report larger than a page still comes, one per page
+        with TestClient(create_app(ServiceSettings(page_bytes=100)), base_url="http://localhost") as small:
+            many_rows(small, count=3)
+            first = small.get("/queries/q/results?after=0").json()
+            assert [r["seq"] for r in first["results"]] == [1] and first["more"]
+
+
+def test_reader_and_webhook_queues_are_bounded_in_bytes():
+    import asyncio
+
+    from rsp_plugin.service.observers import Observers
+
+    async def scenario():
+        observers = Observers(ServiceSettings(queue_bytes=1000))
+        reader = observers.reader(None)
+        observers.offer("q", 1, b"x" * 5000)  # one report is always taken, however large
+        assert not reader.cut and await reader.next() == (1, b"x" * 5000)
+        for seq in range(2, 5):
+            observers.offer("q", seq, b"y" * 300)
+        assert not reader.cut and reader.waiting_bytes == 900
+        observers.offer("q", 5, b"z" * 300)  # 1200 bytes waiting: too far behind
+        assert reader.cut and await reader.next() is None
+        hook = observers.add_webhook("q", "http://127.0.0.1:9/")
+        hook.task.cancel()  # nothing is delivered: reports pile up
+        for seq in range(10):
+            observers.offer("q", seq, b"w" * 300)
+        assert len(hook.queue) == 3 and hook.waiting_bytes == 900 and hook.dropped == 7
+        await observers.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_cap_on_the_queries_registered(client):
+    with TestClient(create_app(ServiceSettings(max_queries=3)), base_url="http://localhost") as client:
+        client.put(f"/streams/{path(S)}")
+        for k in range(3):
+            assert client.put(f"/queries/q{k}", content=EVERY_SECOND.replace("QUERY q ", f"QUERY q{k} "),
+                              headers=SPARQL).status_code == 201
+        refused = client.put("/queries/q3", content=EVERY_SECOND.replace("QUERY q ", "QUERY q3 "), headers=SPARQL)
+        assert refused.status_code == 409 and "--max-queries 3" in refused.json()["error"]
+        assert client.delete("/queries/q0").status_code == 204
+        assert client.put("/queries/q3", content=EVERY_SECOND.replace("QUERY q ", "QUERY q3 "),
+                          headers=SPARQL).status_code == 201
+        missing = client.get("/queries/none").json()["error"]
+        assert "'q1', 'q2', 'q3'" in missing
+
+
+def test_registering_many_queries_does_not_slow_each_registration():
+    """Each registration used to work out the gap bound's unit from every query registered: n^2."""
+    from rsp_plugin import RSPEngine
+    from rsp_plugin.query.syntax import parse_query
+
+    engine = RSPEngine()
+    engine.register_stream(S)
+    query = parse_query(f"SELECT * FROM STREAM <{S}> [RANGE 1s STEP 1s] WHERE {{ ?s <http://ex/p> ?o }}", "<q>")
+    took = []
+    for block in range(6):
+        started = time.perf_counter()
+        for k in range(500):
+            engine.register_query(query, name=f"q{block}-{k}")
+        took.append(time.perf_counter() - started)
+    assert took[-1] < 3 * min(took[1:]) + 0.05, took
+    assert engine._gap_unit == 1000
+    engine.unregister_query("q0-0")
+    assert engine._gap_unit == 1000

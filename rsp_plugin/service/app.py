@@ -16,18 +16,27 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .guard import Gate, read_limited
-from .live import LiveEngine, ServiceError, brief
+from .live import LiveEngine, ServiceError, brief, json_bytes, text_bytes
 from .observers import Observers
 from .openapi import docs_page, openapi_document, package_version
 from .settings import ServiceSettings
 
 PAGE = Path(__file__).parent / "page"
+
+
+class JSONResponse(Response):
+    """JSON that always encodes (a lone surrogate in a client's text is written as its escape)."""
+
+    media_type = "application/json"
+
+    def render(self, content) -> bytes:
+        return json_bytes(content)
 
 
 def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> Starlette:
@@ -64,7 +73,9 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
                              "streams": len(live.streams), "queries": len(live.queries),
                              "limits": {"max_body_bytes": settings.max_body_bytes, "rate": settings.rate,
                                         "burst": settings.burst, "history": settings.history,
-                                        "queue": settings.queue},
+                                        "history_bytes": settings.history_bytes, "queue": settings.queue,
+                                        "queue_bytes": settings.queue_bytes, "page_bytes": settings.page_bytes,
+                                        "max_queries": settings.max_queries, "max_gap": settings.max_gap},
                              "graphs": sorted(live.graphs), "rules": sorted(live.rules),
                              "explanations": live.explainer is not None,
                              "errors": live.engine.errors[-20:]})
@@ -108,13 +119,13 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
                     break
                 data = message.get("bytes") or (message.get("text") or "").encode("utf-8")
                 if len(data) > settings.max_body_bytes:
-                    await websocket.send_json({"error": f"the message is larger than {settings.max_body_bytes} bytes"})
+                    await _send(websocket, {"error": f"the message is larger than {settings.max_body_bytes} bytes"})
                     continue
                 try:
                     answer = await run(live.push, iri, data, None, fmt, int(t) if t else None)
                 except ServiceError as error:
                     answer = {"error": error.message}
-                await websocket.send_json(answer)
+                await _send(websocket, answer)
         except WebSocketDisconnect:
             pass
 
@@ -183,7 +194,8 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
 
     async def results(request: Request):
         name = request.path_params["name"]
-        return JSONResponse(await run(live.results_after, name, _int_param(request, "after") or 0))
+        return Response(await run(live.results_page, name, _int_param(request, "after") or 0),
+                        media_type="application/json")
 
     async def events(request: Request):
         """Server-Sent Events: every report of the query (or of every query on /events), as it comes."""
@@ -195,27 +207,27 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         if last_id and name is not None and last_id.isdigit():
             after = int(last_id)
         reader = observers.reader({name} if name is not None else None)
-        backlog = (await run(live.results_after, name, after))["results"] if name is not None and after is not None else []
+        backlog = await run(live.kept_after, name, after) if name is not None and after is not None else []
 
         async def stream():
             try:
-                yield "retry: 1000\n\n"
+                yield b"retry: 1000\n\n"
                 last = after or 0
-                for value in backlog:
-                    last = value["seq"]
-                    yield _sse(value)
+                for seq, data in backlog:
+                    last = seq
+                    yield _sse(seq, data)
                 while True:
                     try:
-                        value = await asyncio.wait_for(reader.queue.get(), timeout=15)
+                        item = await asyncio.wait_for(reader.next(), timeout=15)
                     except asyncio.TimeoutError:
-                        yield ": keep-alive\n\n"
+                        yield b": keep-alive\n\n"
                         continue
-                    if value is None:  # cut off: too far behind
-                        yield "event: overflow\ndata: {}\n\n"
+                    if item is None:  # cut off: too far behind
+                        yield b"event: overflow\ndata: {}\n\n"
                         return
-                    if name is not None and value["seq"] <= last:
+                    if name is not None and item[0] <= last:
                         continue
-                    yield _sse(value)
+                    yield _sse(*item)
             finally:
                 observers.drop(reader)
 
@@ -233,11 +245,11 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         reader = observers.reader({name})
         try:
             while True:
-                value = await reader.queue.get()
-                if value is None:
+                item = await reader.next()
+                if item is None:
                     await websocket.close(code=1013, reason="too far behind: reconnect with ?after=SEQ")
                     return
-                await websocket.send_json(value)
+                await websocket.send_text(item[1].decode("utf-8"))
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
@@ -248,8 +260,8 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         answer = await run(live.window, name, _int_param(request, "at"), request.query_params.get("window"),
                            _int_param(request, "limit"))
         if "application/n-triples" in request.headers.get("accept", ""):
-            return PlainTextResponse("".join(line + "\n" for line in answer["triples"]),
-                                     media_type="application/n-triples")
+            return Response(text_bytes("".join(line + "\n" for line in answer["triples"])),
+                            media_type="application/n-triples")
         return JSONResponse(answer)
 
     async def explain(request: Request):
@@ -346,8 +358,12 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
     return app
 
 
-def _sse(value: dict) -> str:
-    return f"id: {value['seq']}\nevent: result\ndata: {json.dumps(value, ensure_ascii=False)}\n\n"
+async def _send(websocket: WebSocket, value) -> None:
+    await websocket.send_text(json_bytes(value).decode("utf-8"))
+
+
+def _sse(seq: int, data: bytes) -> bytes:
+    return b"id: %d\nevent: result\ndata: %s\n\n" % (seq, data)
 
 
 def _int_param(request, name: str) -> int | None:
@@ -383,7 +399,7 @@ def _text(body: bytes) -> str:
 def _quote(name: str) -> str:
     from urllib.parse import quote
 
-    return quote(name, safe="")
+    return quote(name.encode("utf-8", "backslashreplace"), safe="")
 
 
 __all__ = ["create_app"]

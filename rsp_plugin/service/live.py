@@ -21,6 +21,7 @@ SERVICE is refused.
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import threading
 import time
@@ -92,15 +93,36 @@ class StreamState:
                 "recent_rejected": [str(record) for record in self.recent_rejected]}
 
 
+def json_bytes(value) -> bytes:
+    """A JSON value as UTF-8 bytes that always encode: text that holds a lone surrogate (an escape such as
+    \\uD800 a reader let through) is written as JSON's own escape for it instead of failing the answer."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8",
+                                                                                              "backslashreplace")
+
+
+def text_bytes(text: str) -> bytes:
+    """Text (N-Triples) as UTF-8 bytes that always encode: a lone surrogate as its \\uXXXX escape."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 @dataclass
 class QueryState:
     name: str
     text: str
     registered: object
     seq: int = 0
+    #: the latest reports, (seq, JSON bytes), within `history` reports and `history_bytes` bytes
     history: deque = field(default_factory=deque)
+    history_bytes: int = 0
     results: Meter = field(default_factory=Meter)
     latencies: deque = field(default_factory=lambda: deque(maxlen=200))
+
+    def keep(self, seq: int, data: bytes, most: int, most_bytes: int) -> None:
+        """Keep a report for late readers; forget the oldest beyond the bounds (the latest is always kept)."""
+        self.history.append((seq, data))
+        self.history_bytes += len(data)
+        while len(self.history) > 1 and (len(self.history) > most or self.history_bytes > most_bytes):
+            self.history_bytes -= len(self.history.popleft()[1])
 
     def info(self) -> dict:
         query = self.registered.query
@@ -173,8 +195,10 @@ class LiveEngine:
         self.rules: set[str] = set()
         self.results = Meter()
         self.finished = False
-        #: called on the event loop with (query name, result JSON) for every report
-        self.listeners: list[Callable[[str, dict], None]] = []
+        #: called on the event loop with (query name, seq, report as JSON bytes) for every report
+        self.listeners: list[Callable[[str, int, bytes], None]] = []
+        #: the streams the queries read (None: to be worked out again, after a registration)
+        self._read: set[str] | None = None
         #: `explainer(engine, query_name, t, item)` -> an explanation (a JSON value) or None
         self.explainer = explainer
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -219,8 +243,8 @@ class LiveEngine:
     def _stream(self, iri: str) -> StreamState:
         state = self.streams.get(iri)
         if state is None:
-            known = ", ".join(f"<{s}>" for s in self.streams) or "none"
-            raise ServiceError(404, f"no stream <{iri}> is registered (registered: {known})")
+            raise ServiceError(404, f"no stream <{brief(iri, 200)}> is registered (registered: "
+                                    f"{_some(f'<{known}>' for known in self.streams)})")
         return state
 
     def push(self, iri: str, data: bytes, content_type: str | None, fmt: str | None, t: int | None) -> dict:
@@ -268,9 +292,11 @@ class LiveEngine:
     def _watermark(self) -> int | None:
         """The oldest latest timestamp of the streams queries read (a stream not fed yet holds time back:
         its elements would be late); with no query reading a pushed stream, of the streams fed."""
-        produced = {state.registered.query.output_stream for state in self.queries.values()}
-        read = {clause.stream for state in self.queries.values() for clause in state.registered.query.windows
-                if clause.stream not in produced}
+        if self._read is None:  # (once per change of the queries, not per push)
+            produced = {state.registered.query.output_stream for state in self.queries.values()}
+            self._read = {clause.stream for state in self.queries.values()
+                          for clause in state.registered.query.windows if clause.stream not in produced}
+        read = self._read
         if read:
             latest = [self.streams[iri].latest if iri in self.streams else None for iri in read]
             return None if None in latest else min(latest)
@@ -356,7 +382,10 @@ class LiveEngine:
             raise ServiceError(400, str(error)) from None
         name = name or query.name
         if name is not None and name in self.queries:
-            raise ServiceError(409, f"a query named {name!r} is registered already")
+            raise ServiceError(409, f"a query named {brief(name)!r} is registered already")
+        if len(self.queries) >= self.settings.max_queries:
+            raise ServiceError(409, f"{len(self.queries)} queries are registered, as many as the service takes "
+                                    f"(--max-queries {self.settings.max_queries}): unregister one first")
         for iri, (data, fmt) in (graphs or {}).items():
             self.put_graph(iri, data, None, fmt)
         if rules is not None:
@@ -372,8 +401,9 @@ class LiveEngine:
             registered = self.engine.register_query(query, name=name, report=policy)
         except QuerySyntaxError as error:
             raise ServiceError(400, str(error)) from None
-        state = QueryState(registered.name, text, registered, history=deque(maxlen=self.settings.history))
+        state = QueryState(registered.name, text, registered)
         self.queries[registered.name] = state
+        self._read = None
         if query.output_stream is not None and query.output_stream not in self.streams:
             self.streams[query.output_stream] = StreamState(query.output_stream)
         return state.info(), registered.name
@@ -382,6 +412,7 @@ class LiveEngine:
         self._query(name)
         self.engine.unregister_query(name)
         del self.queries[name]
+        self._read = None
 
     def query_info(self, name: str) -> dict:
         return self._query(name).info()
@@ -389,15 +420,31 @@ class LiveEngine:
     def _query(self, name: str) -> QueryState:
         state = self.queries.get(name)
         if state is None:
-            known = ", ".join(self.queries) or "none"
-            raise ServiceError(404, f"no query named {name!r} is registered (registered: {known})")
+            raise ServiceError(404, f"no query named {brief(name)!r} is registered (registered: "
+                                    f"{_some(repr(known) for known in self.queries)})")
         return state
 
-    def results_after(self, name: str, after: int) -> dict:
+    def kept_after(self, name: str, after: int) -> list[tuple[int, bytes]]:
+        """The reports kept after number `after`, (seq, JSON bytes): what a reader that comes back missed."""
+        return [(seq, data) for seq, data in self._query(name).history if seq > after]
+
+    def results_page(self, name: str, after: int) -> bytes:
+        """`GET .../results?after=N`: the reports kept after N, as many as `page_bytes` holds (at least one),
+        with the last report's number, how many after N are no longer kept, and whether more follow."""
         state = self._query(name)
-        kept = [item for item in state.history if item["seq"] > after]
-        first = state.history[0]["seq"] if state.history else state.seq + 1
-        return {"results": kept, "last": state.seq, "missed": max(0, min(first, state.seq + 1) - after - 1)}
+        page, size, more = [], 0, False
+        for seq, data in state.history:
+            if seq <= after:
+                continue
+            if page and size + len(data) > self.settings.page_bytes:
+                more = True
+                break
+            page.append(data)
+            size += len(data) + 1
+        first = state.history[0][0] if state.history else state.seq + 1
+        missed = max(0, min(first, state.seq + 1) - after - 1)
+        return b'{"results":[%s],"last":%d,"missed":%d,"more":%s}' % (b",".join(page), state.seq, missed,
+                                                                       b"true" if more else b"false")
 
     def window(self, name: str, at: int | None, window: str | None, limit: int | None):
         from ..query.graphs import WindowNotKept
@@ -440,15 +487,16 @@ class LiveEngine:
             latency = round((time.perf_counter() - self._request_started) * 1000, 3)
             value["latency_ms"] = latency
             state.latencies.append(latency)
-        state.history.append(value)
+        data = json_bytes(value)  # once: the history, every reader and the pages share these bytes
+        state.keep(state.seq, data, self.settings.history, self.settings.history_bytes)
         state.results.add(1)
         self.results.add(1)
         if self.loop is not None and self.listeners:
-            self.loop.call_soon_threadsafe(self._deliver, result.query, value)
+            self.loop.call_soon_threadsafe(self._deliver, result.query, state.seq, data)
 
-    def _deliver(self, name: str, value: dict) -> None:
+    def _deliver(self, name: str, seq: int, data: bytes) -> None:
         for listener in list(self.listeners):
-            listener(name, value)
+            listener(name, seq, data)
 
     # the whole picture --------------------------------------------------------------------------
 
@@ -465,6 +513,15 @@ class LiveEngine:
             "triples_per_second": triples.series(now), "results_per_second": self.results.series(now),
             "rates": {"triples": triples.rate(now), "results": self.results.rate(now)},
         }
+
+
+def _some(names, shown: int = 10) -> str:
+    """The first few of many names, and how many in all (a message stays short)."""
+    names = list(names)
+    if not names:
+        return "none"
+    listed = ", ".join(brief(name, 200) for name in names[:shown])
+    return listed if len(names) <= shown else f"{listed}, ... ({len(names)} in all)"
 
 
 def brief(value, limit: int = 40) -> str:
@@ -517,4 +574,4 @@ def _service_clause(node, depth: int = 0):
     return None
 
 
-__all__ = ["LiveEngine", "Meter", "ServiceError"]
+__all__ = ["LiveEngine", "Meter", "ServiceError", "brief", "json_bytes", "text_bytes"]

@@ -41,10 +41,18 @@ class ServiceSettings:
     rules: dict[str, str] = field(default_factory=dict)
     #: URL prefixes webhook observers may POST to (`serve --webhook-allow URL`); none by default
     webhook_allow: tuple[str, ...] = ()
-    #: results kept per query for late readers (GET .../results?after=N, SSE Last-Event-ID)
+    #: reports kept per query for late readers (GET .../results?after=N, SSE Last-Event-ID): at most this
+    #: many, whose JSON adds up to at most `history_bytes` (the latest one is always kept)
     history: int = 1000
-    #: results queued per SSE / WebSocket reader or webhook before it is cut off (SSE, WS) or drops (webhook)
+    history_bytes: int = 1024 * 1024
+    #: reports waiting per SSE / WebSocket reader or webhook, at most this many and `queue_bytes` of JSON,
+    #: before the reader is cut off (SSE, WS: it resumes from the history) or the oldest is dropped (webhook)
     queue: int = 10_000
+    queue_bytes: int = 16 * 1024 * 1024
+    #: the JSON of the reports one GET .../results answers at most (at least one report; "more" says the rest)
+    page_bytes: int = 1024 * 1024
+    #: queries registered at once
+    max_queries: int = 1000
     #: webhook delivery: attempts per result, seconds before the first retry (doubling), timeout per POST
     webhook_attempts: int = 3
     webhook_backoff: float = 0.2
@@ -78,6 +86,9 @@ class ServiceSettings:
             raise ValueError(f"the service listens on {self.host}, beyond this machine: give it a token (--token T)")
         if self.max_body_bytes <= 0 or self.rate <= 0 or self.burst <= 0:
             raise ValueError("the body and rate bounds must be positive")
+        for name in ("history", "history_bytes", "queue", "queue_bytes", "page_bytes", "max_queries"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
+                raise ValueError(f"the bound {name} must be positive")
         for name in self.allow_hosts:
             if name != "*" and not _is_address_or_name(name.strip("[]")):
                 raise ValueError(f"--allow-host {name!r}: not a host name or an address")
