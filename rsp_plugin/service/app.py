@@ -122,7 +122,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
                     await _send(websocket, {"error": f"the message is larger than {settings.max_body_bytes} bytes"})
                     continue
                 try:
-                    answer = await run(live.push, iri, data, None, fmt, int(t) if t else None)
+                    answer = await run(live.push, iri, data, None, fmt, _int(t, "t") if t else None)
                 except ServiceError as error:
                     answer = {"error": error.message}
                 await _send(websocket, answer)
@@ -169,21 +169,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
         options: dict = {}
         if media == "application/json":
-            try:
-                spec = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                raise ServiceError(400, f"not JSON: {error}") from None
-            if not isinstance(spec, dict) or not isinstance(spec.get("query"), str):
-                raise ServiceError(400, 'expected {"query": "...", "rules"?: "...", "graphs"?: {IRI: {"data", '
-                                        '"format"}}, "report"?: "...", "dialect"?: "..."}')
-            text = spec["query"]
-            graphs = {}
-            for iri, given in (spec.get("graphs") or {}).items():
-                if not isinstance(given, dict) or not isinstance(given.get("data"), str):
-                    raise ServiceError(400, f'graphs: <{iri}> is {{"data": "...", "format": "ttl"}}')
-                graphs[iri] = (given["data"].encode("utf-8"), given.get("format") or "ttl")
-            options = {"rules": spec.get("rules"), "graphs": graphs, "report": spec.get("report"),
-                       "dialect": spec.get("dialect")}
+            text, options = _registration(_json(body))
         elif media in ("", "application/sparql-query", "text/plain"):
             text = _text(body)
         else:
@@ -257,8 +243,10 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
 
     async def window(request: Request):
         name = request.path_params["name"]
-        answer = await run(live.window, name, _int_param(request, "at"), request.query_params.get("window"),
-                           _int_param(request, "limit"))
+        limit = _int_param(request, "limit")
+        if limit is not None and limit < 1:
+            raise ServiceError(400, f"?limit= expects a positive integer, got {limit}")
+        answer = await run(live.window, name, _int_param(request, "at"), request.query_params.get("window"), limit)
         if "application/n-triples" in request.headers.get("accept", ""):
             return Response(text_bytes("".join(line + "\n" for line in answer["triples"])),
                             media_type="application/n-triples")
@@ -271,8 +259,10 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
             raise ServiceError(400, "explain: give ?t=TIME and the row or triple (?item=JSON)")
         try:
             item = json.loads(request.query_params.get("item") or "{}")
-        except json.JSONDecodeError as error:
-            raise ServiceError(400, f"item: not JSON: {error}") from None
+        except (ValueError, RecursionError) as error:
+            raise ServiceError(400, f"item: not JSON: {brief(error, 200)}") from None
+        if not isinstance(item, (dict, list, str)):
+            raise ServiceError(400, "item: a row {VAR: TERM} or a triple")
         explanation = await run(live.explain, name, t, item)
         if explanation is None:
             return JSONResponse({"query": name, "t": t, "item": item, "explanation": None,
@@ -285,13 +275,14 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         if request.method == "GET":
             return JSONResponse([o.info() for o in observers.webhooks.values() if o.query == name])
         body = await read_limited(request, settings.max_body_bytes)
-        try:
-            url = json.loads(body)["url"] if body and body.strip().startswith(b"{") else _text(body or b"").strip()
-        except (KeyError, json.JSONDecodeError, TypeError):
-            raise ServiceError(400, 'expected {"url": "http://..."} or the URL as text') from None
+        if body is None:
+            raise ServiceError(413, f"the body is larger than {settings.max_body_bytes} bytes")
+        url = _json(body).get("url") if body.strip().startswith(b"{") else _text(body).strip()
+        if not isinstance(url, str):
+            raise ServiceError(400, 'expected {"url": "http://..."} or the URL as text')
         if not settings.webhook_allowed(url):
-            raise ServiceError(403, f"webhook <{url}> is not under an allowed prefix (serve --webhook-allow URL); "
-                                    f"allowed: {', '.join(settings.webhook_allow) or 'none'}")
+            raise ServiceError(403, f"webhook <{brief(url, 200)}> is not under an allowed prefix (serve "
+                                    f"--webhook-allow URL); allowed: {', '.join(settings.webhook_allow) or 'none'}")
         observer = observers.add_webhook(name, url)
         return JSONResponse(observer.info(), status_code=201,
                             headers={"location": f"/queries/{_quote(name)}/observers/{observer.id}"})
@@ -368,12 +359,65 @@ def _sse(seq: int, data: bytes) -> bytes:
 
 def _int_param(request, name: str) -> int | None:
     text = request.query_params.get(name)
-    if text is None or text == "":
-        return None
-    try:
+    return None if text is None or text == "" else _int(text, name)
+
+
+def _int(text: str, name: str) -> int:
+    if len(text) <= 30 and text.lstrip("-").isascii() and text.lstrip("-").isdigit():
         return int(text)
-    except ValueError:
-        raise ServiceError(400, f"?{name}= expects an integer, got {brief(repr(text))}") from None
+    raise ServiceError(400, f"?{name}= expects an integer, got {brief(repr(text))}")
+
+
+REGISTRATION = ('expected {"query": "...", "rules"?: "...", "graphs"?: {IRI: {"data": "...", "format"?: "ttl"}}, '
+                '"report"?: "...", "dialect"?: "..."}')
+
+
+def _json(body: bytes):
+    """A body read as JSON, or a 400 saying where it is not."""
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as error:
+        raise ServiceError(400, f"not JSON: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ServiceError(400, f"not JSON: not UTF-8 text (byte {error.start})") from None
+    except RecursionError:
+        raise ServiceError(400, "not JSON this service reads: nested too deeply") from None
+
+
+def _registration(spec) -> tuple[str, dict]:
+    """A JSON registration checked member by member: (query text, register_query's options); a 400 naming
+    the member that is not what it should be."""
+    if not isinstance(spec, dict):
+        raise ServiceError(400, f"{REGISTRATION}, not {type(spec).__name__}")
+    unknown = sorted(set(spec) - {"query", "rules", "graphs", "report", "dialect"})
+    if unknown:
+        raise ServiceError(400, f"unknown member {brief(unknown[0])!r}: {REGISTRATION}")
+    for member in ("query", "rules", "report", "dialect"):
+        if not isinstance(spec.get(member, ""), str) or (member == "query" and member not in spec):
+            raise ServiceError(400, f'"{member}" must be a string (got {brief(json.dumps(spec.get(member)))}): '
+                                    f"{REGISTRATION}")
+    given = spec.get("graphs") or {}
+    if not isinstance(given, dict):
+        raise ServiceError(400, f'"graphs" must be an object {{IRI: {{"data": "...", "format": "ttl"}}}} '
+                                f"(got {brief(json.dumps(given))})")
+    graphs = {}
+    for iri, graph in given.items():
+        if not (isinstance(graph, dict) and isinstance(graph.get("data"), str)
+                and isinstance(graph.get("format", "ttl"), str) and set(graph) <= {"data", "format"}):
+            raise ServiceError(400, f'"graphs": <{brief(iri, 200)}> must be {{"data": "...", "format": "ttl"}} '
+                                    f"(got {brief(json.dumps(graph))})")
+        # (a lone surrogate escape in the data becomes bytes that are not UTF-8: its line is set aside)
+        graphs[iri] = (graph["data"].encode("utf-8", "surrogatepass"), graph.get("format") or "ttl")
+    dialect = spec.get("dialect")
+    if dialect is not None:
+        from ..query.dialects import check_choice
+
+        try:
+            check_choice(dialect)
+        except ValueError as error:
+            raise ServiceError(400, f'"dialect": {error}') from None
+    return spec["query"], {"rules": spec.get("rules"), "graphs": graphs, "report": spec.get("report"),
+                           "dialect": dialect}
 
 
 def _time_in(body: bytes | None) -> int:

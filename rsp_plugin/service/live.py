@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import QuerySyntaxError
+from ..errors import LocatedError, QuerySyntaxError
 from ..formats import Rejected
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query
@@ -340,7 +340,10 @@ class LiveEngine:
     def put_graph(self, iri: str, data: bytes, content_type: str | None, fmt: str | None) -> dict:
         from rdflib import Graph
 
-        kind = body_format(content_type, fmt) if fmt or content_type else "ttl"
+        try:
+            kind = body_format(content_type, fmt) if fmt or content_type else "ttl"
+        except ValueError as error:
+            raise ServiceError(415, f"graph <{brief(iri, 200)}>: {error}") from None
         if kind in ("tnt", "trig", "nq"):
             raise ServiceError(415, "a static graph is Turtle, N-Triples or JSON-LD")
         read = read_body(data, kind, self.engine.terms, 0, f"graph <{iri}>")
@@ -366,6 +369,8 @@ class LiveEngine:
             parse_program(text, f"<rules {iri}>")
         except RuleSyntaxError as error:
             raise ServiceError(400, str(error)) from None
+        except RecursionError:
+            raise ServiceError(400, f"<rules {brief(iri, 200)}>:1:1: the program nests too deeply") from None
         self.engine.add_rules(iri, text)
         self.rules.add(iri)
         return {"iri": iri}
@@ -380,6 +385,8 @@ class LiveEngine:
             query = _parse(text, filename, dialect)
         except QuerySyntaxError as error:
             raise ServiceError(400, str(error)) from None
+        except RecursionError:
+            raise ServiceError(400, f"{filename}:1:1: the query nests too deeply") from None
         name = name or query.name
         if name is not None and name in self.queries:
             raise ServiceError(409, f"a query named {brief(name)!r} is registered already")
@@ -399,8 +406,10 @@ class LiveEngine:
             raise ServiceError(400, f"report: expected on-window-close or non-empty-content, got {report!r}") from None
         try:
             registered = self.engine.register_query(query, name=name, report=policy)
-        except QuerySyntaxError as error:
+        except LocatedError as error:  # (the query, or the RULES program it names)
             raise ServiceError(400, str(error)) from None
+        except RecursionError:
+            raise ServiceError(400, f"{filename}:1:1: the query or its program nests too deeply") from None
         state = QueryState(registered.name, text, registered)
         self.queries[registered.name] = state
         self._read = None
