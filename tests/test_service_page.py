@@ -303,3 +303,24 @@ def test_a_page_of_another_site_changes_nothing():
     finally:
         browser.close()
         hostile.shutdown()
+
+
+def test_the_page_shows_a_report_with_a_lone_surrogate(browser):
+    """A literal "\\uD800" pushed: the page (SSE, /results) shows the report and goes on with the next."""
+    stream = "http://ex/s"
+    with running_service() as (base, _):
+        http = httpx.Client(base_url=base, timeout=30)
+        http.put(f"/streams/{path(stream)}")
+        http.put("/queries/q", headers={"content-type": "application/sparql-query"},
+                 content=f"REGISTER QUERY q AS SELECT * FROM STREAM <{stream}> [RANGE 1s STEP 1s] WHERE {{ ?s ?p ?o }}")
+        browser.open(base + "/")
+        browser.wait_for("document.querySelector('.query') !== null")
+        for body in ('0 <http://ex/a> <http://ex/p> "\\uD800" .\n1000 <http://ex/b> <http://ex/p> "fine" .\n',
+                     "2000 <http://ex/c> <http://ex/p> <http://ex/o> .\n"):
+            assert http.post(f"/streams/{path(stream)}", content=body, headers=TNT).status_code == 200
+        browser.wait_for("document.querySelector('.query').dataset.reports === '2'")
+        cells = browser.evaluate("[...document.querySelectorAll('.query tbody td')].map(td => td.textContent)")
+        assert '"\ud800"' in cells and '"fine"' in cells
+        browser.evaluate("location.reload()")  # a new reader: the history read by /results
+        browser.wait_for("document.readyState === 'complete' && document.querySelector('.query') !== null "
+                         "&& document.querySelector('.query').dataset.reports === '2'")

@@ -392,3 +392,119 @@ def test_registering_many_queries_does_not_slow_each_registration():
     assert engine._gap_unit == 1000
     engine.unregister_query("q0-0")
     assert engine._gap_unit == 1000
+
+
+# every bad request a 4xx naming what is wrong; text that cannot be encoded never fails an answer -----------------
+
+
+def test_malformed_json_registrations_are_400s_naming_the_member(client):
+    client.put(f"/streams/{path(S)}")
+    cases = {
+        '{"query": %s, "graphs": [1]}': '"graphs" must be an object',
+        '{"query": %s, "rules": 5}': '"rules" must be a string',
+        '{"query": %s, "report": 5}': '"report" must be a string',
+        '{"query": %s, "dialect": "x"}': "unknown dialect 'x'",
+        '{"query": %s, "graphs": {"urn:g": {"data": "x", "format": 5}}}': '"graphs": <urn:g> must be',
+        '{"query": %s, "graphs": {"urn:g": 7}}': '"graphs": <urn:g> must be',
+        '{"query": %s, "extra": 1}': "unknown member 'extra'",
+        '{"query": 5}': '"query" must be a string',
+        '{"rules": "p :- q ."}': '"query" must be a string',
+        '[%s]': "expected {",
+        '"a string"': "expected {",
+        '{"query": %s': "not JSON: ",
+        '[' * 100_000: "nested too deeply",
+        '{"query": "SELECT * WHERE ' + "{" * 5000 + '"}': "<query a>:1:",
+    }
+    for template, said in cases.items():
+        body = template.replace("%s", json.dumps(EVERY_SECOND), 1) if "%s" in template else template
+        answer = client.put("/queries/a", content=body, headers={"content-type": "application/json"})
+        assert answer.status_code == 400 and said in answer.json()["error"], (template[:60], answer.text[:300])
+        assert "\n" not in answer.json()["error"]
+    not_utf8 = client.put("/queries/a", content=b'{"query": "\xff"}', headers={"content-type": "application/json"})
+    assert not_utf8.status_code == 400 and "not UTF-8" in not_utf8.json()["error"]
+    hooks = [client.post("/queries/none/observers", content=body, headers={"content-type": "application/json"})
+             for body in ('{"url": 5}', "[1]", '{"url": "http://x/"')]
+    assert [hook.status_code for hook in hooks] == [404, 404, 404]  # the query first
+    client.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
+    for body, status in (('{"url": 5}', 400), ('{"url": "http://x/"', 400), ('"http://x/"', 403)):
+        answer = client.post("/queries/q/observers", content=body, headers={"content-type": "application/json"})
+        assert answer.status_code == status, (body, answer.text)
+    for url in ("/queries/q/window?limit=-5", "/queries/q/window?at=x", "/queries/q/results?after=1e3",
+                "/queries/q/explain?t=5&item=5", "/queries/q/explain?t=5&item=[[[", "/queries/q/window?window=zzz"):
+        assert client.get(url).status_code in (400, 404), url
+    graph = client.put("/graphs/urn:g", content="x", headers={"content-type": "image/png"})
+    assert graph.status_code == 415 and "cannot read image/png" in graph.json()["error"]
+    deep = client.put("/rules/urn:r", content="p :- " + "(" * 5000, headers={"content-type": "text/x-lars"})
+    assert deep.status_code == 400 and deep.json()["error"].startswith("<rules urn:r>:1:")
+
+
+def test_a_body_with_lines_a_reader_fails_on_keeps_its_good_lines(client):
+    client.put(f"/streams/{path(S)}")
+    client.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
+    body = (line(1000, "good1") + '1000 <http://ex/a> <http://ex/p> "\\U00110000" .\n' + line(1000, "good2")
+            + '1000 <http://ex/a> <http://ex/p> "\\U8001F600" .\n' + '1000 <http://ex/a> <http://ex/p> <ok' + "\n"
+            + line(1000, "good3") + line(2000, "good4"))
+    answer = push(client, body)
+    assert answer.status_code == 400 and answer.json()["accepted"] == 4
+    assert [r["line"] for r in answer.json()["rejected"]] == [2, 4, 5]
+    report = client.get("/queries/q/results?after=0").json()["results"]
+    assert sorted(b["s"] for b in report[0]["bindings"]) == ["<http://ex/good1>", "<http://ex/good2>",
+                                                             "<http://ex/good3>"]
+    for document in (json.dumps({"@id": "http://ex/a", "    ex:l": 1}), "[" * 100_000,
+                     json.dumps({"@context": {"ex": "http://ex/"}, "@id": "ex:a", "ex:p": "\udc80"})):
+        answer = push(client, document, "?t=2500", {"content-type": "application/ld+json"})
+        assert answer.status_code in (200, 400) and answer.json()["watermark"] in (2000, 2500), answer.text
+    for fmt in ("nt", "nq", "ttl", "trig"):
+        mixed = push(client, '<http://ex/a> <http://ex/p> "\\U00110000" .\n<http://ex/a> <http://ex/p> <http://ex/b> .',
+                     f"?t=2500&format={fmt}", {"content-type": "application/json"})
+        assert mixed.status_code in (200, 400) and "error" not in mixed.json(), (fmt, mixed.text)
+
+
+def test_a_lone_surrogate_never_fails_an_answer():
+    """A literal "\\uD800" (a lone surrogate escape) in a pushed line: the results, the window, the stream's
+    rejected lines, SSE and WebSocket readers all answer (the surrogate written as its escape)."""
+    import threading
+
+    import httpx
+    import websockets.sync.client as ws
+
+    from service_helpers import running_service
+
+    with running_service() as (base, _):
+        http = httpx.Client(base_url=base, timeout=30)
+        http.put(f"/streams/{path(S)}")
+        http.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
+        events: list[bytes] = []
+        ready = threading.Event()
+
+        def read_sse():
+            with httpx.stream("GET", f"{base}/queries/q/events", timeout=30) as response:
+                ready.set()
+                for text in response.iter_lines():
+                    if text.startswith("data: "):
+                        events.append(text[6:])
+                        return
+
+        reader = threading.Thread(target=read_sse)
+        reader.start()
+        ready.wait(10)
+        with ws.connect(f"{base.replace('http', 'ws')}/queries/q/ws") as socket:
+            time.sleep(0.3)
+            body = ('0 <http://ex/a> <http://ex/p> "\\uD800" .\n0 <http://ex/a> <http://ex/p> "x\\uDFFFy"@en .\n'
+                    '0 <http://ex/\\uD800> <http://ex/p> <http://ex/b> .\n' + line(1000))
+            pushed = push(http, body)
+            assert pushed.status_code in (200, 400) and pushed.json()["watermark"] == 1000
+            from_socket = json.loads(socket.recv(timeout=30))
+        reader.join(30)
+        results = http.get("/queries/q/results?after=0")
+        assert results.status_code == 200
+        report = results.json()["results"][0]
+        assert from_socket == json.loads(events[0]) == report
+        objects = sorted(b["o"] for b in report["bindings"])
+        assert '"\ud800"' in objects  # the JSON escape read back: the same text the engine holds
+        assert http.get("/queries/q/window?at=1000").status_code == 200
+        triples = http.get("/queries/q/window?at=1000", headers={"accept": "application/n-triples"})
+        assert triples.status_code == 200 and b'"\\ud800"' in triples.content
+        triples.content.decode("utf-8")  # valid UTF-8
+        assert http.get(f"/streams/{path(S)}").status_code == 200 and http.get("/stats").status_code == 200
+        assert http.get("/queries").status_code == 200
