@@ -368,6 +368,8 @@ def _int(text: str, name: str) -> int:
     raise ServiceError(400, f"?{name}= expects an integer, got {brief(repr(text))}")
 
 
+#: the formats a static graph is read in (`LiveEngine.put_graph`)
+GRAPH_FORMATS = ("ttl", "nt", "jsonld")
 REGISTRATION = ('expected {"query": "...", "rules"?: "...", "graphs"?: {IRI: {"data": "...", "format"?: "ttl"}}, '
                 '"report"?: "...", "dialect"?: "..."}')
 
@@ -406,6 +408,9 @@ def _registration(spec) -> tuple[str, dict]:
                 and isinstance(graph.get("format", "ttl"), str) and set(graph) <= {"data", "format"}):
             raise ServiceError(400, f'"graphs": <{brief(iri, 200)}> must be {{"data": "...", "format": "ttl"}} '
                                     f"(got {brief(json.dumps(graph))})")
+        if graph.get("format", "ttl") not in GRAPH_FORMATS:
+            raise ServiceError(400, f'"graphs": <{brief(iri, 200)}>: "format" is one of {", ".join(GRAPH_FORMATS)} '
+                                    f"(got {brief(json.dumps(graph['format']))})")
         # (a lone surrogate escape in the data becomes bytes that are not UTF-8: its line is set aside)
         graphs[iri] = (graph["data"].encode("utf-8", "surrogatepass"), graph.get("format") or "ttl")
     dialect = spec.get("dialect")
