@@ -817,6 +817,12 @@ class RSPEngine:
         """The latest timestamp taken so far (None before the first)."""
         return self._latest
 
+    @property
+    def gap_ms(self) -> int | None:
+        """How far (ms) time may jump at once: `max_gap` windows of the smallest STEP of the queries
+        that report every instant (None: no bound, or no such query)."""
+        return None if self.max_gap is None or self._gap_unit is None else self.max_gap * self._gap_unit
+
     def gap_problem(self, timestamp: int) -> str | None:
         """Why an element (or a watermark) at `timestamp` is too far from the current time (the
         watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows of

@@ -58,13 +58,41 @@ def test_an_element_set_aside_moves_no_time(client):
     assert [r["t"] for r in client.get("/queries/q/results?after=0").json()["results"]] == [2000, 3000]
 
 
+def test_a_body_cannot_climb_past_the_gap_step_by_step():
+    """Each element within the gap of the one before, the body as a whole far ahead: the bound is measured
+    from the watermark at the request's start, so one request walks at most --max-gap windows."""
+    with TestClient(create_app(ServiceSettings(max_gap=100)), base_url="http://localhost") as small:
+        small.put(f"/streams/{path(S)}")
+        small.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
+        assert push(small, line(1000)).json()["watermark"] == 1000
+        climb = push(small, "".join(line(1000 + k * 90_000) for k in range(1, 2000)))
+        assert climb.json()["accepted"] == 1 and climb.json()["watermark"] == 91_000
+        assert "ahead of the watermark 1000 (max gap 100 windows = 100000 ms; --max-gap)" in \
+            climb.json()["late"][0]["reason"]
+        assert len(small.get("/queries/q/results?after=0").json()["results"]) <= 101
+        # the next request reaches as far again from where the watermark now is, and no further
+        again = push(small, "".join(line(91_000 + k * 50_000) for k in range(1, 5)))
+        assert again.json()["accepted"] == 2 and again.json()["watermark"] == 191_000
+    # before the first report the bound counts from the first element taken
+    with TestClient(create_app(ServiceSettings(max_gap=100)), base_url="http://localhost") as two:
+        for stream in (S, S + "2"):
+            two.put(f"/streams/{path(stream)}")
+        two.put("/queries/q", content=EVERY_SECOND.replace("WHERE", f"FROM STREAM <{S}2> [RANGE 1s STEP 1s] WHERE"),
+                headers=SPARQL)
+        assert push(two, line(1000)).json()["watermark"] is None  # the other stream holds time back
+        climb = push(two, "".join(line(1000 + k * 90_000) for k in range(1, 5)))
+        assert climb.json()["accepted"] == 1 and "ahead of the first element 1000" in climb.json()["late"][0]["reason"]
+
+
 def test_the_watermark_and_t_obey_the_gap_bound(client):
     client.put(f"/streams/{path(S)}")
     client.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
     push(client, line(1000))
     for t in ("1e14", "100000000000000"):
         refused = client.post("/watermark", content=f'{{"t": {t}}}', headers={"content-type": "application/json"})
-        assert refused.status_code == 400 and "max gap 100000 windows of 1000 ms" in refused.json()["error"]
+        assert refused.status_code == 400 and refused.json()["error"] == (
+            "watermark: 100000000000000 is 99999999999000 ms ahead of the watermark 1000 (max gap 100000 windows "
+            "= 100000000 ms; --max-gap); refused")
     for bad in ('{"t": Infinity}', '{"t": 1e400}', '{"t": true}', '{"t": "5"}', '[1]', '{"t": 1.5}', "\xff"):
         answer = client.post("/watermark", content=bad, headers={"content-type": "application/json"})
         assert answer.status_code == 400 and "TIME an integer" in answer.json()["error"], bad

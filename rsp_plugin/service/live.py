@@ -199,6 +199,8 @@ class LiveEngine:
         self.listeners: list[Callable[[str, int, bytes], None]] = []
         #: the streams the queries read (None: to be worked out again, after a registration)
         self._read: set[str] | None = None
+        #: the earliest time of an element taken (the reference of `--max-gap` before the first report)
+        self._first: int | None = None
         #: `explainer(engine, query_name, t, item)` -> an explanation (a JSON value) or None
         self.explainer = explainer
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -264,6 +266,9 @@ class LiveEngine:
         name = f"<{iri}> push {state.pushes}"
         timestamp = t if t is not None else int(time.time() * 1000)
         read = read_body(data, kind, self.engine.terms, timestamp, name)
+        far = self._too_far(read.elements)
+        if far:
+            read.elements = [element for element in read.elements if element.line not in far]
         before = len(self.engine.rejected)
         if read.elements:
             self.engine.push(iri, read.elements, source=name)
@@ -272,8 +277,10 @@ class LiveEngine:
             taken = [element.time_point for element in read.elements if element.line not in set_aside]
             if taken and (state.latest is None or max(taken) > state.latest):
                 state.latest = max(taken)
+            if taken and (self._first is None or min(taken) < self._first):
+                self._first = min(taken)
             state.triples.add(len(taken))
-        late = self.engine.rejected[before:]
+        late = [*(Rejected(name, line, reason) for line, reason in far.items()), *self.engine.rejected[before:]]
         self._advance_to(self._watermark())
         del self.engine.rejected[:]
         del self.engine.errors[:-100]  # evaluation failures: the last ones are enough to show
@@ -282,7 +289,7 @@ class LiveEngine:
             state.recent_rejected.append(record)
         self._request_started = None
         return {
-            "accepted": len(read.elements) - len(late),
+            "accepted": len(read.elements) - len(late) + len(far),
             "rejected": [{"line": r.line, "reason": r.reason} for r in read.rejected],
             "late": [{"line": r.line, "reason": r.reason} for r in late],
             "watermark": self.engine.watermark,
@@ -309,14 +316,44 @@ class LiveEngine:
         if self.engine.watermark is None or watermark > self.engine.watermark:
             self.engine.advance_to(watermark)
 
+    def _reach(self, first: int | None = None) -> tuple[int, int] | None:
+        """(the time a request's jump is measured from, the latest time it may reach), or None (no bound).
+
+        `--max-gap` windows past the watermark (past the first element taken, before the first report),
+        fixed for the whole request: every window in between is reported, so each request walks at most
+        that many, whatever steps its elements take (element by element, each within the engine's gap of
+        the one before, a body could climb for ever)."""
+        gap = self.engine.gap_ms
+        reference = self.engine.watermark
+        if reference is None:
+            reference = self._first if self._first is not None else first
+        return None if gap is None or reference is None else (reference, reference + gap)
+
+    def _too_far(self, elements) -> dict[int, str]:
+        """{line: why} for the elements past the request's reach (`_reach`), set aside before the engine sees them."""
+        reach = self._reach(elements[0].time_point if elements else None)
+        if reach is None:
+            return {}
+        reference, latest = reach
+        return {element.line: f"timestamp {element.time_point} is {element.time_point - reference} ms ahead of "
+                              f"{self._from()} {reference} (max gap {self.engine.max_gap} windows = "
+                              f"{latest - reference} ms; --max-gap); set aside"
+                for element in elements if element.time_point > latest}
+
+    def _from(self) -> str:
+        return "the watermark" if self.engine.watermark is not None else "the first element"
+
     def _check_time(self, t: int, what: str) -> None:
-        """A time a client names obeys the engine's bounds: a 64-bit number of ms, within `--max-gap`
-        of the stream's time (a far jump would make every window in between be reported)."""
+        """A time a client names obeys the engine's bounds: a 64-bit number of ms, within the request's
+        reach (`_reach`: a far jump would make every window in between be reported)."""
         if not -2 ** 63 <= t < 2 ** 63:
             raise ServiceError(400, f"{what} {brief(t)} is not a time in ms (a 64-bit integer)")
-        problem = self.engine.gap_problem(t)
-        if problem is not None:
-            raise ServiceError(400, f"{what} {problem.removesuffix('; set aside')}; refused")
+        reach = self._reach()
+        if reach is not None and t > reach[1]:
+            reference, latest = reach
+            raise ServiceError(400, f"{what} {t} is {t - reference} ms ahead of {self._from()} {reference} "
+                                    f"(max gap {self.engine.max_gap} windows = {latest - reference} ms; "
+                                    "--max-gap); refused")
 
     def advance(self, t: int) -> dict:
         self._request_started = time.perf_counter()
