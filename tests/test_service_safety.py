@@ -84,6 +84,26 @@ def test_a_body_cannot_climb_past_the_gap_step_by_step():
         assert climb.json()["accepted"] == 1 and "ahead of the first element 1000" in climb.json()["late"][0]["reason"]
 
 
+def test_a_finer_step_registered_later_does_not_make_one_request_walk_the_backlog():
+    """Elements taken under a 1 h STEP while another stream held time back; then the only query left
+    steps by 1 s: time moves on by at most --max-gap of its windows per request."""
+    hour = "[RANGE 1h STEP 1h]"
+    with TestClient(create_app(ServiceSettings(max_gap=100)), base_url="http://localhost") as client:
+        for stream in (S, S + "2"):
+            client.put(f"/streams/{path(stream)}")
+        client.put("/queries/hourly", headers=SPARQL, content=EVERY_SECOND.replace("QUERY q", "QUERY hourly").replace(
+            "[RANGE 1s STEP 1s]", f"{hour} FROM STREAM <{S}2> {hour}"))
+        push(client, line(0))
+        client.post(f"/streams/{path(S + '2')}", content=line(0), headers=TNT)
+        assert push(client, line(300_000_000)).json()["accepted"] == 1  # 83 h: within 100 windows of 1 h
+        client.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
+        assert client.delete("/queries/hourly").status_code == 204
+        started = time.monotonic()
+        moved = push(client, "")
+        assert moved.json()["watermark"] == 100_000 and time.monotonic() - started < 5
+        assert push(client, "").json()["watermark"] == 200_000
+
+
 def test_the_watermark_and_t_obey_the_gap_bound(client):
     client.put(f"/streams/{path(S)}")
     client.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)

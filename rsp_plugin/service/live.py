@@ -313,6 +313,10 @@ class LiveEngine:
     def _advance_to(self, watermark: int | None) -> None:
         if watermark is None or self.finished:
             return
+        reach = self._reach()
+        if reach is not None and self.engine.watermark is not None:
+            # (elements taken under a coarser STEP, then a query with a finer one: the rest on later requests)
+            watermark = min(watermark, reach[1])
         if self.engine.watermark is None or watermark > self.engine.watermark:
             self.engine.advance_to(watermark)
 
