@@ -123,12 +123,13 @@ def test_the_watermark_and_t_obey_the_gap_bound(client):
         assert "--max-gap" in refused.json()["error"] or "integer" in refused.json()["error"]
     assert client.post("/watermark", json={"t": 5000}).json()["watermark"] == 5000
     assert client.get("/system").json()["watermark"] == 5000
-    # no bound asked: the option says so
-    with TestClient(create_app(ServiceSettings(max_gap=None)), base_url="http://localhost") as free:
-        free.put(f"/streams/{path(S)}")
-        free.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
-        push(free, line(1000))
-        assert push(free, line(200_000_000)).json()["accepted"] == 1
+    # the option sets the bound, or lifts it
+    for max_gap, accepted in ((1000, 0), (None, 1)):
+        with TestClient(create_app(ServiceSettings(max_gap=max_gap)), base_url="http://localhost") as other:
+            other.put(f"/streams/{path(S)}")
+            other.put("/queries/q", content=EVERY_SECOND, headers=SPARQL)
+            push(other, line(1000))
+            assert push(other, line(3_000_000)).json()["accepted"] == accepted
 
 
 # a busy engine stops with the process ------------------------------------------------------------------
