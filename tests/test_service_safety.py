@@ -166,8 +166,8 @@ def test_sigterm_ends_the_service_while_its_engine_is_busy():
             http.post(f"/streams/{path(S)}", content=line(10_000_000_000), headers=TNT, timeout=1)
         started = time.monotonic()
         server.send_signal(signal.SIGTERM)
-        server.wait(15)
-        assert time.monotonic() - started < 8
+        server.wait(20)
+        assert time.monotonic() - started < 10
         assert "Traceback" not in server.stderr.read()
     finally:
         if server.poll() is None:
@@ -545,7 +545,6 @@ def test_a_lone_surrogate_never_fails_an_answer():
         reader.start()
         ready.wait(10)
         with ws.connect(f"{base.replace('http', 'ws')}/queries/q/ws") as socket:
-            time.sleep(0.3)
             body = ('0 <http://ex/a> <http://ex/p> "\\uD800" .\n0 <http://ex/a> <http://ex/p> "x\\uDFFFy"@en .\n'
                     '0 <http://ex/\\uD800> <http://ex/p> <http://ex/b> .\n' + line(1000))
             pushed = push(http, body)

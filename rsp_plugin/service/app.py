@@ -227,9 +227,9 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         except ServiceError as error:
             await websocket.close(code=1008, reason=error.message[:120])
             return
-        await websocket.accept()
-        reader = observers.reader({name})
+        reader = observers.reader({name})  # (before the handshake ends: no report falls between)
         try:
+            await websocket.accept()
             while True:
                 item = await reader.next()
                 if item is None:
