@@ -215,6 +215,29 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body", type=int, default=8 * 1024 * 1024, metavar="BYTES",
                        help="the largest request body or WebSocket message (default 8 MiB)")
     serve.add_argument("--rate", type=float, default=200.0, help="requests per second per client (default 200)")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="another name the service answers to (a Host header), besides the address it listens "
+                            "on and localhost; '*': any (behind a proxy that checks it); repeatable")
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                       help="an origin (https://dash.example.org) whose pages may call the API, besides the "
+                            "service's own page; repeatable")
+    serve.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                       help="a proxy (address or network) whose X-Forwarded-For names the client (for the rate); "
+                            "none by default; repeatable")
+    serve.add_argument("--history-bytes", type=_bytes, default=1024 * 1024, metavar="SIZE",
+                       help="the JSON of the reports kept per query for late readers (default 1M; at most 1,000 "
+                            "reports; the latest is always kept)")
+    serve.add_argument("--queue-bytes", type=_bytes, default=16 * 1024 * 1024, metavar="SIZE",
+                       help="the JSON of the reports waiting per SSE / WebSocket reader or webhook before the reader "
+                            "is cut off or the webhook drops the oldest (default 16M)")
+    serve.add_argument("--page-bytes", type=_bytes, default=1024 * 1024, metavar="SIZE",
+                       help="the JSON of the reports one GET /queries/{name}/results answers (default 1M; "
+                            "\"more\": true says another page follows)")
+    serve.add_argument("--max-queries", type=int, default=1000, metavar="N",
+                       help="queries registered at once (default 1,000)")
+    serve.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
+                       help="set aside an element, and refuse ?t= or POST /watermark, more than N windows (of the "
+                            f"smallest STEP) ahead of the stream (default {limits.MAX_GAP_WINDOWS:,}; 'none': no bound)")
     serve.add_argument("--explain", action="store_true",
                        help="keep what explanations need and answer GET /queries/{name}/explain (the page's "
                             "\"why?\"): the matches of a row down to stream elements, entailments, rule derivations")
@@ -307,6 +330,14 @@ def _bound(text: str) -> int | None:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
     return value
+
+
+def _bytes(text: str) -> int:
+    """A size that has to be one (no 'none')."""
+    try:
+        return limits.parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _size(text: str) -> int | None:
@@ -413,12 +444,17 @@ def _serve(options) -> int:
                                graphs=pairs(options.graph, "graph"), rules=pairs(options.rules, "rules"),
                                background=tuple(options.background), webhook_allow=tuple(options.webhook_allow),
                                max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)),
+                               max_gap=options.max_gap, history_bytes=options.history_bytes,
+                               queue_bytes=options.queue_bytes, page_bytes=options.page_bytes,
+                               max_queries=options.max_queries, allow_hosts=tuple(options.allow_host),
+                               allow_origins=tuple(options.allow_origin), trusted_proxies=tuple(options.trusted_proxy),
                                mqtt_allow=tuple(options.mqtt_allow), mqtt=_broker_options(options))
     try:
         settings.check()
     except ValueError as error:
         raise UserError(str(error)) from None
-    print(f"rsp-plugin: serving on http://{options.host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
+    host = f"[{settings.listen_host}]" if ":" in settings.listen_host else settings.listen_host
+    print(f"rsp-plugin: serving on http://{host}:{options.port}/ (the page; the API: /docs)", file=sys.stderr)
     serve(settings, explain=options.explain)
     return 0
 

@@ -36,7 +36,9 @@ MAX_GAP_WINDOWS = 100,000
     `.tnt` in ms with one ISO date among its lines walked 218 million windows.
     Why 100,000: an empty window costs 65-120 us to report, so the worst jump
     costs about ten seconds, and a stream silent for a day at one-second steps
-    still gets through. Options: `query --max-gap N`, `RSPEngine(max_gap=N)`.
+    still gets through. Options: `query --max-gap N`, `serve --max-gap N` (there
+    counted from the watermark at each request's start, for `?t=` and
+    `POST /watermark` too), `RSPEngine(max_gap=N)`.
 
 MAX_XML_ENTITY_EXPANSION = 16 MiB, or 10 times the document
     How much text the entities of an RDF/XML document may expand to, all

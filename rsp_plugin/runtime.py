@@ -444,7 +444,9 @@ class RSPEngine:
         if on_result is not None:
             registered.subscribe(on_result)
         self._queries[name] = registered
-        self._gap_unit = self._smallest_step()
+        steps = self._steps_of(registered)  # (not every query's again: n registrations would cost n^2)
+        if steps:
+            self._gap_unit = min(steps) if self._gap_unit is None else min(self._gap_unit, *steps)
         return registered
 
     def unregister_query(self, query: str | RegisteredQuery) -> None:
@@ -462,7 +464,8 @@ class RSPEngine:
         output = registered.query.output_stream
         if output is not None and output in self._streams and self._streams[output].produced_by == name:
             self._streams[output].produced_by = None
-        self._gap_unit = self._smallest_step()
+        if self._gap_unit in self._steps_of(registered):
+            self._gap_unit = self._smallest_step()
 
     def _fresh_name(self) -> str:
         self._anonymous += 1
@@ -830,6 +833,12 @@ class RSPEngine:
         """The latest timestamp taken so far (None before the first)."""
         return self._latest
 
+    @property
+    def gap_ms(self) -> int | None:
+        """How far (ms) time may jump at once: `max_gap` windows of the smallest STEP of the queries
+        that report every instant (None: no bound, or no such query)."""
+        return None if self.max_gap is None or self._gap_unit is None else self.max_gap * self._gap_unit
+
     def gap_problem(self, timestamp: int) -> str | None:
         """Why an element (or a watermark) at `timestamp` is too far from the current time (the
         watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows of
@@ -853,18 +862,20 @@ class RSPEngine:
         """The unit of `max_gap`: the smallest period of the queries that walk every instant. A query
         that reports only non-empty windows or content changes over plain windows skips empty
         stretches at no cost (`_skip_empty`, `next_instant`), so a gap costs it nothing."""
-        steps = []
-        for query in self._queries.values():
-            if query.tuple_driven:
-                continue
-            if query.policy is not ReportPolicy.ON_WINDOW_CLOSE and all(
-                    isinstance(shared.view, PlainView) for _, shared in query.windows):
-                continue
-            if query.period is not None:
-                steps.append(query.period)
-            steps.extend(shared.window.spec.step for _, shared in query.windows
-                         if isinstance(shared.window, TimeWindow))
+        steps = [step for query in self._queries.values() for step in self._steps_of(query)]
         return min(steps) if steps else None
+
+    @staticmethod
+    def _steps_of(query: RegisteredQuery) -> list[int]:
+        """The periods one query walks every instant of (`_smallest_step`)."""
+        if query.tuple_driven:
+            return []
+        if query.policy is not ReportPolicy.ON_WINDOW_CLOSE and all(
+                isinstance(shared.view, PlainView) for _, shared in query.windows):
+            return []
+        steps = [query.period] if query.period is not None else []
+        steps.extend(shared.window.spec.step for _, shared in query.windows if isinstance(shared.window, TimeWindow))
+        return steps
 
     # time -------------------------------------------------------------------------------------
 

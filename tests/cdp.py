@@ -26,13 +26,14 @@ def chromium_path() -> str | None:
 
 
 class Browser:
-    def __init__(self, executable: str, width: int = 1280, height: int = 1400):
+    def __init__(self, executable: str, width: int = 1280, height: int = 1400, extra: tuple[str, ...] = ()):
+        """`extra`: more command-line switches, e.g. `--host-resolver-rules=MAP name 127.0.0.1`."""
         self.profile = tempfile.mkdtemp(prefix="rsp-chromium-")
         self.process = subprocess.Popen(
             [executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--disable-dev-shm-usage", f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
-             f"--window-size={width},{height}", "about:blank"],
+             f"--window-size={width},{height}", *extra, "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.time() + 30

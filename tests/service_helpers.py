@@ -15,6 +15,8 @@ from urllib.parse import quote
 ROOT = Path(__file__).parent.parent
 CSRBENCH = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
 STREAM = "http://ex.org/csrbench"
+#: the Content-Type of a push of timestamped N-Triples (a POST must name one: rsp_plugin/service/guard.py)
+TNT = {"content-type": "application/x-tnt"}
 
 
 def free_port() -> int:
@@ -26,17 +28,19 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_service(settings=None, **options):
-    """Yields the base URL of a service running `create_app(settings)`; stops it after."""
+def running_service(settings=None, wrap=None, **options):
+    """Yields the base URL of a service running `create_app(settings)` (inside `wrap(app)`, when given,
+    e.g. a recorder of requests); stops it after."""
     import uvicorn
 
-    from rsp_plugin.service import ServiceSettings, create_app
+    from rsp_plugin.service import ServiceSettings, create_app, uvicorn_options
 
     port = free_port()
     settings = settings or ServiceSettings()
     app = create_app(settings, **options)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", lifespan="on",
-                            ws_max_size=settings.max_body_bytes, timeout_graceful_shutdown=1)
+    config = uvicorn.Config(wrap(app) if wrap else app, log_level="critical",
+                            **{**uvicorn_options(settings), "host": "127.0.0.1", "port": port,
+                               "timeout_graceful_shutdown": 1})
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -8,19 +8,19 @@ from starlette.testclient import TestClient
 
 from rsp_plugin.explain.service import explainer
 from rsp_plugin.service import ServiceSettings, create_app
-from service_helpers import CSRBENCH, STREAM, path
+from service_helpers import CSRBENCH, STREAM, TNT, path
 
 SENSORS = Path(__file__).parent.parent / "queries" / "csrbench" / "air-temperature-sensors.rq"
 
 
 def test_the_service_explains_a_row_of_the_latest_report_down_to_the_pushed_lines():
-    with TestClient(create_app(ServiceSettings(), explainer=explainer)) as client:
+    with TestClient(create_app(ServiceSettings(), explainer=explainer), base_url="http://localhost") as client:
         assert client.get("/system").json()["explanations"] is True
         client.put(f"/streams/{path(STREAM)}")
         response = client.put("/queries/s", content=SENSORS.read_text(),
                               headers={"content-type": "application/sparql-query"})
         assert response.status_code == 201, response.text
-        client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes())
+        client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes(), headers=TNT)
         results = client.get("/queries/s/results").json()["results"]
         latest = results[-1]
         row = latest["bindings"][0]

@@ -14,7 +14,10 @@ cut or doubled pieces. Asserted for every case:
   graph (its block and its time) gives all its triples at its time.
 
 A few hundred cases also go through the command line (`reason`, `query`) whole:
-exit status 0 or 2, never a traceback.
+exit status 0 or 2, never a traceback. And through the service: mutated pushes
+(every untouched line kept), JSON registrations mutated in their values and
+bytes, mutated query texts, times and parameters: never a 5xx, an error is one
+line.
 """
 
 from __future__ import annotations
@@ -524,3 +527,93 @@ def test_the_command_lines_never_crash_on_text_edges(tmp_path, seed):
             assert status == 0 and "Traceback" not in err, err
             assert writable(out) and writable(err)
             assert all(isinstance(json.loads(line), dict) for line in out.splitlines())
+
+
+# The service's request bodies and JSON registrations -------------------------------------------------------------
+
+SERVICE_STREAM = f"{EX}s"
+SERVICE_QUERY = (f"REGISTER QUERY q AS SELECT ?s (COUNT(?o) AS ?n) FROM STREAM <{SERVICE_STREAM}> [RANGE 3s STEP 1s] "
+                 "WHERE { ?s ?p ?o } GROUP BY ?s")
+#: what a JSON value in a registration may be turned into
+ODD_VALUES = [None, 5, -1.5, True, [], [1], {}, {"data": 5}, "", "x" * 300, "\ud800", "[RANGE 99999999999]",
+              {"urn:g": {"data": "<a> <b> <c> .", "format": "nope"}}, {"urn:g": [1]}, [[[[[]]]]]]
+
+
+def service_client():
+    import warnings
+
+    from rsp_plugin.service import ServiceSettings, create_app
+
+    warnings.filterwarnings("ignore", message=".*httpx.*", category=DeprecationWarning)
+    from starlette.testclient import TestClient
+
+    # (a jump of max_gap windows is walked: the default, 100,000, costs seconds, more than a case may take)
+    return TestClient(create_app(ServiceSettings(rate=1e6, burst=10**6, max_gap=1000)), base_url="http://localhost",
+                      raise_server_exceptions=False)
+
+
+def mutated_registration(draw: random.Random) -> bytes:
+    spec = {"query": draw.choice(QUERIES + [SERVICE_QUERY]), "report": "non-empty-content",
+            "graphs": {"urn:g": {"data": "<http://ex.org/a> <http://ex.org/b> <http://ex.org/c> .", "format": "nt"}},
+            "rules": "p(X) :- q(X) .", "dialect": "auto"}
+    for _ in range(draw.randint(1, 3)):
+        key = draw.choice([*spec, "extra"])
+        if draw.random() < 0.2:
+            spec.pop(key, None)
+        else:
+            spec[key] = draw.choice(ODD_VALUES)
+    data = json.dumps(spec).encode()
+    if draw.random() < 0.4:  # and at the byte level too
+        data, _ = mutated_lines([data], draw, 1.0)
+    return data
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_service_never_answers_a_mutated_request_with_a_5xx(seed):
+    draw = random.Random(f"service-{seed}")
+    from urllib.parse import quote
+
+    stream = quote(SERVICE_STREAM, safe="")
+    with service_client() as client:
+        assert client.put(f"/streams/{stream}").status_code == 201
+        assert client.put("/queries/q", content=SERVICE_QUERY,
+                          headers={"content-type": "application/sparql-query"}).status_code == 201
+        for _ in range(20):  # pushes: every good line kept
+            fmt = draw.choice(["tnt", "tnt", "nq", "trig"])
+            if fmt == "tnt":
+                lines = tnt_lines(draw, draw.randrange(1, 25))
+                data, kept = mutated_lines(lines, draw, draw.choice([0.1, 0.3, 0.8]))
+            else:
+                lines, _ = (nquads if fmt == "nq" else trig)(graphs(draw, draw.randint(1, 4)))
+                data, kept = mutated_lines(lines, draw, 0.3, {0} if fmt == "trig" else set())
+            media = {"tnt": "application/x-tnt", "nq": "application/n-quads", "trig": "application/trig"}[fmt]
+            answer = timed(lambda: client.post(f"/streams/{stream}", content=data, headers={"content-type": media}))
+            assert answer.status_code in (200, 400), (data, answer.text)
+            if fmt == "tnt":
+                bad = {record["line"] for record in answer.json()["rejected"]}
+                assert not bad & set(kept.values()), (data, answer.text)  # no untouched line set aside
+        for _ in range(15):  # registrations: JSON and query text
+            name = f"r{draw.randrange(10**6)}"
+            data = mutated_registration(draw)
+            answer = timed(lambda: client.put(f"/queries/{name}", content=data,
+                                              headers={"content-type": "application/json"}))
+            assert answer.status_code in (201, 400, 409), (data, answer.text)
+            assert "\n" not in answer.json().get("error", ""), answer.text
+            text, _ = mutated_lines(draw.choice(QUERIES).encode().split(b"\n"), draw, 0.2)
+            answer = timed(lambda: client.put(f"/queries/{name}x", content=text,
+                                              headers={"content-type": "application/sparql-query"}))
+            assert answer.status_code in (201, 400, 409), (text, answer.text)
+        for _ in range(10):  # time, parameters, other bodies
+            value = draw.choice(ODD_VALUES + [10**30, 1e300, -(2**70), "9" * 5000, 5000])
+            shown = quote(str(value).encode("utf-8", "surrogatepass"), safe="")
+            for method, url, body in (("POST", "/watermark", json.dumps({"t": value})),
+                                      ("POST", f"/streams/{stream}?t={shown}", "<a> <b> <c> ."),
+                                      ("GET", f"/queries/q/results?after={shown}", None),
+                                      ("GET", f"/queries/q/window?at={shown}&limit=3", None),
+                                      ("POST", "/queries/q/observers", json.dumps({"url": value})),
+                                      ("PUT", f"/graphs/{shown}", json.dumps(value))):
+                answer = timed(lambda: client.request(method, url, content=body,
+                                                      headers={"content-type": "application/json"}))
+                assert answer.status_code < 500, (method, url, body, answer.text)
+        assert client.get("/queries/q/results?after=0").status_code == 200
+        assert client.get("/stats").status_code == 200

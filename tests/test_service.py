@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from rsp_plugin.service import ServiceSettings, create_app
-from service_helpers import CSRBENCH, ROOT, STREAM, bare, cli_lines, free_port, path, running_service
+from service_helpers import CSRBENCH, ROOT, STREAM, TNT, bare, cli_lines, free_port, path, running_service
 
 warnings.filterwarnings("ignore", message=".*httpx.*", category=DeprecationWarning)
 from starlette.testclient import TestClient  # noqa: E402
@@ -25,7 +25,7 @@ SENSORS = QUERIES / "air-temperature-sensors.rq"
 
 @pytest.fixture
 def client():
-    with TestClient(create_app(ServiceSettings())) as client:
+    with TestClient(create_app(ServiceSettings()), base_url="http://localhost") as client:
         yield client
 
 
@@ -50,13 +50,13 @@ def test_the_csrbench_stream_pushed_in_pieces_gives_the_command_lines_results(cl
         response = client.post(f"/streams/{path(STREAM)}", content=b"".join(lines[start:start + 300]),
                                headers={"content-type": "application/x-tnt"})
         assert response.status_code == 200 and response.json()["rejected"] == []
-    assert client.post("/finish").json()["finished"]
+    assert client.post("/finish", json={}).json()["finished"]
     for name, query in zip(names, (MAX_TEMPERATURE, SENSORS)):
         assert all_results(client, name) == cli_lines(query, f"{STREAM}={CSRBENCH}")
     listed = client.get("/queries").json()
     assert [q["name"] for q in listed] == names and listed[0]["evaluations"] == len(all_results(client, names[0])) == 8
     assert client.get(f"/streams/{path(STREAM)}").json()["triples"] == 1836
-    assert client.post(f"/streams/{path(STREAM)}", content=lines[0]).status_code == 409  # after the end
+    assert client.post(f"/streams/{path(STREAM)}", content=lines[0], headers=TNT).status_code == 409  # the end
 
 
 def test_a_malformed_body_is_a_400_naming_its_lines_and_the_good_lines_are_kept(client):
@@ -65,13 +65,13 @@ def test_a_malformed_body_is_a_400_naming_its_lines_and_the_good_lines_are_kept(
     lines = CSRBENCH.read_text().splitlines()
     body = "\n".join(lines[:3] + ["1000 <http://ex/a> <http://ex/b>", "soon <http://ex/a> <http://ex/b> <c> ."]
                      + lines[3:]) + "\n"
-    response = client.post(f"/streams/{path(STREAM)}", content=body)
+    response = client.post(f"/streams/{path(STREAM)}", content=body, headers=TNT)
     assert response.status_code == 400
     answer = response.json()
     assert answer["accepted"] == len(lines)
     assert [(r["line"], r["reason"]) for r in answer["rejected"]] == [
         (4, "a triple ends with ' .'"), (5, "not a timestamp: 'soon' (an integer or an xsd:dateTime)")]
-    client.post("/finish")
+    client.post("/finish", json={})
     assert all_results(client, name) == cli_lines(SENSORS, f"{STREAM}={CSRBENCH}")
     stream = client.get(f"/streams/{path(STREAM)}").json()
     assert stream["rejected"] == 2 and stream["recent_rejected"][0].endswith(":4: a triple ends with ' .'")
@@ -103,7 +103,7 @@ def test_every_push_format(client):
         assert response.status_code == 200, (media, response.text)
         assert response.json()["accepted"] == 1, (media, response.json())
     assert client.post(f"/streams/{path(iri)}", content="x", headers={"content-type": "image/png"}).status_code == 415
-    client.post("/finish")
+    client.post("/finish", json={})
     results = all_results(client, "q")
     assert [sorted(b["s"] for b in r["bindings"]) for r in results] == [[
         "<http://ex/jsonld>", "<http://ex/nq>", "<http://ex/nt>", "<http://ex/trig>", "<http://ex/ttl>",
@@ -181,7 +181,8 @@ def test_a_cqels4j_query_registers_as_written_and_its_info_has_the_notes(client)
 def test_a_token_when_bound_beyond_this_machine():
     with pytest.raises(ValueError, match="give it a token"):
         create_app(ServiceSettings(host="0.0.0.0"))
-    with TestClient(create_app(ServiceSettings(host="0.0.0.0", token="s3cret"))) as client:
+    settings = ServiceSettings(host="0.0.0.0", token="s3cret")
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
         assert client.get("/streams").status_code == 401
         assert client.get("/streams", headers={"authorization": "Bearer wrong"}).status_code == 401
         assert client.get("/streams", headers={"authorization": "Bearer s3cret"}).status_code == 200
@@ -190,15 +191,17 @@ def test_a_token_when_bound_beyond_this_machine():
 
 
 def test_body_size_and_rate_bounds():
-    with TestClient(create_app(ServiceSettings(max_body_bytes=1000, rate=5, burst=5))) as client:
+    settings = ServiceSettings(max_body_bytes=1000, rate=5, burst=5)
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
         assert client.put(f"/streams/{path(STREAM)}").status_code == 201
-        assert client.post(f"/streams/{path(STREAM)}", content=b"0 " * 600).status_code == 413
+        assert client.post(f"/streams/{path(STREAM)}", content=b"0 " * 600, headers=TNT).status_code == 413
 
         def chunks():
             for _ in range(30):  # 30 x 47 bytes
                 yield b"0 <http://ex/a> <http://ex/b> <http://ex/c> .\n"
 
-        assert client.post(f"/streams/{path(STREAM)}", content=chunks()).status_code == 413  # no Content-Length
+        no_length = client.post(f"/streams/{path(STREAM)}", content=chunks(), headers=TNT)
+        assert no_length.status_code == 413
         statuses = [client.get("/streams").status_code for _ in range(10)]
         assert 429 in statuses and statuses[0] == 200
 
@@ -206,7 +209,7 @@ def test_body_size_and_rate_bounds():
 def test_the_window_now_and_the_explanation_hook(client):
     client.put(f"/streams/{path(STREAM)}")
     register(client, SENSORS, "s")
-    client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes())
+    client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes(), headers=TNT)
     window = client.get("/queries/s/window").json()
     assert window["boundary"] == 5000  # the last report before the watermark (5000)
     expected = sorted(line.split(" ", 1)[1] for line in CSRBENCH.read_text().splitlines()
@@ -221,7 +224,7 @@ def test_the_window_now_and_the_explanation_hook(client):
     def explainer(engine, query, t, item):
         return {"query": query, "t": t, "because": sorted(item.values())}
 
-    with TestClient(create_app(ServiceSettings(), explainer=explainer)) as other:
+    with TestClient(create_app(ServiceSettings(), explainer=explainer), base_url="http://localhost") as other:
         other.put(f"/streams/{path(STREAM)}")
         register(other, SENSORS, "s")
         answer = other.get("/queries/s/explain", params={"t": 1000, "item": json.dumps({"sensor": "<x>"})}).json()
@@ -286,7 +289,7 @@ def test_results_by_server_sent_events_and_websocket_as_pushed_by_websocket():
                 assert json.loads(socket.recv(timeout=30))["rejected"] == []
             socket.send("999999 <broken\n")
             assert json.loads(socket.recv(timeout=30))["rejected"][0]["line"] == 1
-        http.post("/finish")
+        http.post("/finish", json={})
         for reader in readers:
             reader.join(30)
         # the broken line's timestamp moved the watermark: the run's end is the same as the command line's
@@ -346,8 +349,8 @@ def test_webhook_observers_retry_and_only_post_to_allowed_urls():
             added = http.post(f"/queries/{name}/observers", json={"url": f"http://127.0.0.1:{port}/hooks/a"})
             assert added.status_code == 201
             dead = http.post(f"/queries/{name}/observers", json={"url": f"http://127.0.0.1:{closed}/x"}).json()
-            http.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes())
-            http.post("/finish")
+            http.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes(), headers=TNT)
+            http.post("/finish", json={})
             expected = cli_lines(SENSORS, f"{STREAM}={CSRBENCH}")
             import time
 
@@ -381,7 +384,8 @@ def test_two_streams_from_two_clients_wait_for_each_other():
         async def push(iri, part):
             async with httpx.AsyncClient(base_url=base, timeout=30) as http:
                 for start in range(0, len(part), 100):
-                    response = await http.post(f"/streams/{path(iri)}", content="".join(part[start:start + 100]))
+                    response = await http.post(f"/streams/{path(iri)}", content="".join(part[start:start + 100]),
+                                               headers=TNT)
                     assert response.json()["late"] == []
 
         http = httpx.Client(base_url=base, timeout=30)
@@ -393,7 +397,7 @@ def test_two_streams_from_two_clients_wait_for_each_other():
             await asyncio.gather(push(f"{STREAM}/a", odd), push(f"{STREAM}/b", even))
 
         asyncio.run(both())
-        http.post("/finish")
+        http.post("/finish", json={})
         got = [bare(r) for r in http.get("/queries/two/results?after=0").json()["results"]]
     query_file = Path(__import__("tempfile").mkdtemp()) / "two.rq"
     query_file.write_text(text)
@@ -410,22 +414,22 @@ def test_a_reader_that_falls_behind_is_cut_off_and_resumes_from_the_history():
     async def scenario():
         observers = Observers(ServiceSettings(queue=3))
         reader = observers.reader({"q"})
-        waiting = asyncio.ensure_future(reader.queue.get())  # a writer waiting on the queue
+        waiting = asyncio.ensure_future(reader.next())  # a writer waiting on the queue
         await asyncio.sleep(0)
         for seq in range(1, 3):
-            observers.offer("q", {"seq": seq})
-        assert await waiting == {"seq": 1}
+            observers.offer("q", seq, b"{}")
+        assert await waiting == (1, b"{}")
         for seq in range(3, 8):
-            observers.offer("q", {"seq": seq})
-            observers.offer("other", {"seq": seq})  # not read by this reader
-        assert reader.cut and await reader.queue.get() is None and reader.queue.empty()
+            observers.offer("q", seq, b"{}")
+            observers.offer("other", seq, b"{}")  # not read by this reader
+        assert reader.cut and await reader.next() is None and reader.queue.empty()
 
     asyncio.run(scenario())
-    with TestClient(create_app(ServiceSettings(history=3))) as client:
+    with TestClient(create_app(ServiceSettings(history=3)), base_url="http://localhost") as client:
         client.put(f"/streams/{path(STREAM)}")
         register(client, SENSORS, "s")
-        client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes())
-        client.post("/finish")
+        client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes(), headers=TNT)
+        client.post("/finish", json={})
         kept = client.get("/queries/s/results?after=0").json()
         last = len(cli_lines(SENSORS, f"{STREAM}={CSRBENCH}"))
         assert kept["last"] == last and kept["missed"] == last - 3
@@ -440,6 +444,6 @@ def test_an_entailment_query_with_its_background_given_in_the_registration(clien
         "weather-observations.ttl": {"data": ontology, "format": "ttl"}}})
     assert response.status_code == 201, response.text
     assert response.json()["entailment"] == "rdfs"
-    client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes())
-    client.post("/finish")
+    client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes(), headers=TNT)
+    client.post("/finish", json={})
     assert all_results(client, "rdfs") == cli_lines(query, f"{STREAM}={CSRBENCH}")

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from cdp import Browser, chromium_path
-from service_helpers import CSRBENCH, ROOT, STREAM, cli_lines, path, running_service
+from service_helpers import CSRBENCH, ROOT, STREAM, TNT, cli_lines, path, running_service
 
 pytestmark = pytest.mark.browser
 MAX_TEMPERATURE = ROOT / "queries" / "csrbench" / "max-temperature.rq"
@@ -77,8 +77,9 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
 
         lines = CSRBENCH.read_bytes().splitlines(keepends=True)
         for start in range(0, len(lines), 200):
-            assert http.post(f"/streams/{path(STREAM)}", content=b"".join(lines[start:start + 200])).status_code == 200
-        http.post("/finish")
+            pushed = http.post(f"/streams/{path(STREAM)}", content=b"".join(lines[start:start + 200]), headers=TNT)
+            assert pushed.status_code == 200
+        http.post("/finish", json={})
         browser.wait_for(f"document.querySelector('.query').dataset.reports === '{len(expected)}'")
         assert page_reports(browser, name) == expected
 
@@ -116,3 +117,210 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
         browser.screenshot(shots / "5-explain.png")
     for shot in shots.glob("*.png"):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
+
+
+# a page of another site, in the same browser ---------------------------------------------------------------
+
+HOSTILE_PAGE = """<!doctype html><meta charset="utf-8"><title>another site</title><body><script>
+const base = BASE, stream = STREAM, query = QUERY, line = LINE;
+const s = base + "/streams/" + encodeURIComponent(stream);
+const tried = [];
+async function attempt(name, make) {
+  try { const r = await make(); tried.push([name, r && r.type === "opaque" ? "sent" : String(r && r.status)]); }
+  catch (e) { tried.push([name, "refused by the browser"]); }
+}
+function form(action, enctype, fields) {
+  return new Promise(done => {
+    const frame = document.createElement("iframe");
+    frame.name = "f" + Math.random().toString(36).slice(2);
+    frame.onload = () => done({type: "opaque"});
+    document.body.append(frame);
+    const f = document.createElement("form");
+    Object.assign(f, {method: "POST", action, enctype, target: frame.name});
+    for (const [name, value] of fields) {
+      const input = document.createElement("input");
+      Object.assign(input, {type: "hidden", name, value});
+      f.append(input);
+    }
+    document.body.append(f);
+    f.submit();
+  });
+}
+(async () => {
+  const simple = (url, type, body) => fetch(url, {method: "POST", mode: "no-cors", body,
+                                                   headers: type ? {"Content-Type": type} : {}});
+  await attempt("fetch text/plain: register", () => simple(base + "/queries", "text/plain", query));
+  await attempt("fetch text/plain: push", () => simple(s, "text/plain", line));
+  await attempt("fetch text/plain: finish", () => simple(base + "/finish", "text/plain", ""));
+  await attempt("fetch no type: push", () => simple(s, null, new Blob([line])));
+  await attempt("fetch no type: finish", () => simple(base + "/finish", null, null));
+  await attempt("beacon: push", () => ({type: navigator.sendBeacon(s, line) ? "opaque" : "x"}));
+  await attempt("form urlencoded: register", () => form(base + "/queries", "application/x-www-form-urlencoded",
+                                                         [["query", query]]));
+  // a text/plain form sends "name=value": the name is a line of the stream and a comment eats the "="
+  await attempt("form text/plain: push", () => form(s, "text/plain", [[line + "#", ""]]));
+  await attempt("form multipart: finish", () => form(base + "/finish", "multipart/form-data", [["x", "1"]]));
+  await attempt("fetch json (preflight): register", () => fetch(base + "/queries", {method: "POST",
+      headers: {"Content-Type": "application/sparql-query"}, body: query}));
+  await attempt("fetch json (preflight): finish", () => fetch(base + "/finish", {method: "POST",
+      headers: {"Content-Type": "application/json"}, body: "{}"}));
+  await attempt("fetch PUT (preflight): register", () => fetch(base + "/queries/q", {method: "PUT", body: query,
+      headers: {"Content-Type": "application/sparql-query"}}));
+  await attempt("fetch DELETE (preflight): stream", () => fetch(s, {method: "DELETE"}));
+  await attempt("websocket: push", () => new Promise(done => {
+    const socket = new WebSocket(s.replace("http", "ws") + "/ws");
+    socket.onopen = () => socket.send(line);
+    socket.onmessage = () => done({status: "answered"});
+    socket.onclose = () => done({status: "closed"});
+  }));
+  window.tried = tried;
+})();
+</script>"""
+
+
+class _Recorder:
+    """Every request the service sees, with its Origin and Host, and how it was answered."""
+
+    def __init__(self, app):
+        self.app, self.seen = app, []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        headers = {key.decode(): value.decode("latin-1") for key, value in scope["headers"]}
+        record = {"method": scope.get("method", "WS"), "path": scope["path"], "origin": headers.get("origin"),
+                  "host": headers.get("host"), "type": headers.get("content-type"), "status": None}
+        self.seen.append(record)
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                record["status"] = message["status"]
+            elif message["type"] == "websocket.close" and record["status"] is None:
+                record["status"] = f"closed {message.get('code')}"
+            elif message["type"] == "websocket.accept":
+                record["status"] = "accepted"
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def _serve_page(html: list[str]):
+    """Another site: a local HTTP server (another port: another origin) serving the page `html[0]`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = html[0].encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _untouched(http, stream: str) -> None:
+    assert http.get("/queries").json() == []
+    assert http.get(f"/streams/{path(stream)}").json()["triples"] == 0
+    assert http.get("/system").json()["finished"] is False
+
+
+def test_a_page_of_another_site_changes_nothing():
+    from rsp_plugin.service import ServiceSettings
+
+    executable = chromium_path()
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must have chromium (.ci/run installs Debian's chromium)")
+        pytest.skip("no chromium here (apt-get install chromium)")
+    stream, query = "http://ex/s", ("REGISTER QUERY q AS SELECT * FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] "
+                                    "WHERE { ?s ?p ?o }")
+    line = "1000 <http://ex/a> <http://ex/p> <http://ex/b> .\n"
+    browser = Browser(executable, extra=("--host-resolver-rules=MAP rebind.test 127.0.0.1",))
+    recorders: list[_Recorder] = []
+
+    def recorded(app):
+        recorders.append(_Recorder(app))
+        return recorders[-1]
+
+    page = [""]
+    hostile = _serve_page(page)
+    other = f"http://127.0.0.1:{hostile.server_address[1]}"
+    try:
+        def attack(base: str) -> list:
+            page[0] = HOSTILE_PAGE
+            for name, value in (("BASE", base), ("STREAM", stream), ("QUERY", query), ("LINE", line)):
+                page[0] = page[0].replace(name, json.dumps(value), 1)
+            browser.open(other + "/")
+            tried = browser.wait_for("window.tried", timeout=60)
+            assert len(tried) == 14, tried
+            return tried
+
+        with running_service(wrap=recorded) as (base, _):
+            http = httpx.Client(base_url=base, timeout=30)
+            http.put(f"/streams/{path(stream)}")
+            tried = attack(base)
+            _untouched(http, stream)
+            foreign = [r for r in recorders[-1].seen if r["origin"] == other]
+            # every attempt reached the service and was refused; the preflighted ones went no further
+            posts = [r for r in foreign if r["method"] == "POST"]
+            assert len(posts) == 9 and all(r["status"] == 403 for r in posts), posts
+            assert {r["status"] for r in foreign if r["method"] == "OPTIONS"} == {403}
+            assert [r["status"] for r in foreign if r["method"] == "WS"] == ["closed 1008"]
+            assert all(r["method"] in ("POST", "OPTIONS", "WS") for r in foreign)
+            assert dict(tried)["fetch json (preflight): register"] == "refused by the browser"
+
+            # DNS rebinding: the attacker's name now points here; its page's requests are same-origin to it
+            browser.open(base.replace("127.0.0.1", "rebind.test") + "/")
+            assert "does not answer to the name" in browser.evaluate("document.body.textContent")
+            status = browser.evaluate(f"""fetch("/queries", {{method: "POST", body: {json.dumps(query)},
+                headers: {{"Content-Type": "application/sparql-query"}}}}).then(r => r.status)""")
+            assert status == 403
+            _untouched(http, stream)
+
+        # the second line holds alone: with the other site's origin allowed, its simple requests are still
+        # refused (by their type), while the one it asks for first (CORS) goes through
+        with running_service(ServiceSettings(allow_origins=(other,)), wrap=recorded) as (base, _):
+            http = httpx.Client(base_url=base, timeout=30)
+            http.put(f"/streams/{path(stream)}")
+            tried = dict(attack(base))
+            seen = recorders[-1].seen
+            simple = [r for r in seen if r["method"] == "POST" and (r["type"] or "").split(";")[0].strip() in
+                      ("", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data")]
+            assert len(simple) == 9 and all(r["status"] == 415 for r in simple), simple
+            # what the allowed page asked for first went through: the registration and the end of the replay
+            assert tried["fetch json (preflight): register"] == "201"
+            assert tried["fetch json (preflight): finish"] == "200"
+            assert http.get("/queries").json()[0]["name"] == "q" and http.get("/system").json()["finished"]
+            assert tried["websocket: push"] == "answered"  # (refused by the engine: the replay had finished)
+    finally:
+        browser.close()
+        hostile.shutdown()
+
+
+def test_the_page_shows_a_report_with_a_lone_surrogate(browser):
+    """A literal "\\uD800" pushed: the page (SSE, /results) shows the report and goes on with the next."""
+    stream = "http://ex/s"
+    with running_service() as (base, _):
+        http = httpx.Client(base_url=base, timeout=30)
+        http.put(f"/streams/{path(stream)}")
+        http.put("/queries/q", headers={"content-type": "application/sparql-query"},
+                 content=f"REGISTER QUERY q AS SELECT * FROM STREAM <{stream}> [RANGE 1s STEP 1s] WHERE {{ ?s ?p ?o }}")
+        browser.open(base + "/")
+        browser.wait_for("document.querySelector('.query') !== null")
+        for body in ('0 <http://ex/a> <http://ex/p> "\\uD800" .\n1000 <http://ex/b> <http://ex/p> "fine" .\n',
+                     "2000 <http://ex/c> <http://ex/p> <http://ex/o> .\n"):
+            assert http.post(f"/streams/{path(stream)}", content=body, headers=TNT).status_code == 200
+        browser.wait_for("document.querySelector('.query').dataset.reports === '2'")
+        cells = browser.evaluate("[...document.querySelectorAll('.query tbody td')].map(td => td.textContent)")
+        assert '"\ud800"' in cells and '"fine"' in cells
+        browser.evaluate("location.reload()")  # a new reader: the history read by /results
+        browser.wait_for("document.readyState === 'complete' && document.querySelector('.query') !== null "
+                         "&& document.querySelector('.query').dataset.reports === '2'")

@@ -211,7 +211,7 @@ def run_load(base: str, streams: list[list[bytes]], texts: dict[str, str], *, ba
             last_said = time.time()
     for thread in clients:
         thread.join()
-    http.post("/finish").raise_for_status()
+    http.post("/finish", json={}).raise_for_status()
     seconds = time.perf_counter() - began
     finished.set()
     sampler.join()

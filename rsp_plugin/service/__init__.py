@@ -17,6 +17,9 @@ Modules, one idea each:
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from .settings import ServiceSettings
 
 
@@ -37,8 +40,23 @@ def serve(settings: ServiceSettings, *, explain: bool = False) -> None:
         from ..explain.service import explainer
 
         options["explainer"] = explainer
-    uvicorn.run(create_app(settings, **options), host=settings.host, port=settings.port, log_level="warning",
-                ws_max_size=settings.max_body_bytes, lifespan="on", timeout_graceful_shutdown=2)
+    logging.getLogger("uvicorn.error").addFilter(_not_a_stop)
+    uvicorn.run(create_app(settings, **options), log_level="warning", **uvicorn_options(settings))
 
 
-__all__ = ["ServiceSettings", "create_app", "serve"]
+def uvicorn_options(settings: ServiceSettings) -> dict:
+    """How uvicorn must run the app for its settings to hold: the address as a socket takes it, the
+    WebSocket message bound, X-Forwarded-For believed only from the trusted proxies (uvicorn believes
+    127.0.0.1 by default: a local client could pick its own address and escape the rate)."""
+    return {"host": settings.listen_host, "port": settings.port, "ws_max_size": settings.max_body_bytes,
+            "lifespan": "on", "timeout_graceful_shutdown": 2, "proxy_headers": bool(settings.trusted_proxies),
+            "forwarded_allow_ips": list(settings.trusted_proxies) or None}
+
+
+def _not_a_stop(record: logging.LogRecord) -> bool:
+    """A request cut short because the service is stopping (SIGTERM while the engine works) is not
+    an error to print with its traceback."""
+    return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+
+
+__all__ = ["ServiceSettings", "create_app", "serve", "uvicorn_options"]

@@ -16,18 +16,27 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .guard import Gate, read_limited
-from .live import LiveEngine, ServiceError
+from .live import LiveEngine, ServiceError, brief, json_bytes, text_bytes
 from .observers import Observers
 from .openapi import docs_page, openapi_document, package_version
 from .settings import ServiceSettings
 
 PAGE = Path(__file__).parent / "page"
+
+
+class JSONResponse(Response):
+    """JSON that always encodes (a lone surrogate in a client's text is written as its escape)."""
+
+    media_type = "application/json"
+
+    def render(self, content) -> bytes:
+        return json_bytes(content)
 
 
 def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> Starlette:
@@ -68,7 +77,9 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
                              "streams": len(live.streams), "queries": len(live.queries),
                              "limits": {"max_body_bytes": settings.max_body_bytes, "rate": settings.rate,
                                         "burst": settings.burst, "history": settings.history,
-                                        "queue": settings.queue},
+                                        "history_bytes": settings.history_bytes, "queue": settings.queue,
+                                        "queue_bytes": settings.queue_bytes, "page_bytes": settings.page_bytes,
+                                        "max_queries": settings.max_queries, "max_gap": settings.max_gap},
                              "graphs": sorted(live.graphs), "rules": sorted(live.rules),
                              "explanations": live.explainer is not None,
                              "errors": live.engine.errors[-20:]})
@@ -119,13 +130,13 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
                     break
                 data = message.get("bytes") or (message.get("text") or "").encode("utf-8")
                 if len(data) > settings.max_body_bytes:
-                    await websocket.send_json({"error": f"the message is larger than {settings.max_body_bytes} bytes"})
+                    await _send(websocket, {"error": f"the message is larger than {settings.max_body_bytes} bytes"})
                     continue
                 try:
-                    answer = await run(live.push, iri, data, None, fmt, int(t) if t else None)
+                    answer = await run(live.push, iri, data, None, fmt, _int(t, "t") if t else None)
                 except ServiceError as error:
                     answer = {"error": error.message}
-                await websocket.send_json(answer)
+                await _send(websocket, answer)
         except WebSocketDisconnect:
             pass
 
@@ -169,21 +180,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
         options: dict = {}
         if media == "application/json":
-            try:
-                spec = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                raise ServiceError(400, f"not JSON: {error}") from None
-            if not isinstance(spec, dict) or not isinstance(spec.get("query"), str):
-                raise ServiceError(400, 'expected {"query": "...", "rules"?: "...", "graphs"?: {IRI: {"data", '
-                                        '"format"}}, "report"?: "...", "dialect"?: "..."}')
-            text = spec["query"]
-            graphs = {}
-            for iri, given in (spec.get("graphs") or {}).items():
-                if not isinstance(given, dict) or not isinstance(given.get("data"), str):
-                    raise ServiceError(400, f'graphs: <{iri}> is {{"data": "...", "format": "ttl"}}')
-                graphs[iri] = (given["data"].encode("utf-8"), given.get("format") or "ttl")
-            options = {"rules": spec.get("rules"), "graphs": graphs, "report": spec.get("report"),
-                       "dialect": spec.get("dialect")}
+            text, options = _registration(_json(body))
         elif media in ("", "application/sparql-query", "text/plain"):
             text = _text(body)
         else:
@@ -194,7 +191,8 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
 
     async def results(request: Request):
         name = request.path_params["name"]
-        return JSONResponse(await run(live.results_after, name, _int_param(request, "after") or 0))
+        return Response(await run(live.results_page, name, _int_param(request, "after") or 0),
+                        media_type="application/json")
 
     async def events(request: Request):
         """Server-Sent Events: every report of the query (or of every query on /events), as it comes."""
@@ -206,27 +204,27 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         if last_id and name is not None and last_id.isdigit():
             after = int(last_id)
         reader = observers.reader({name} if name is not None else None)
-        backlog = (await run(live.results_after, name, after))["results"] if name is not None and after is not None else []
+        backlog = await run(live.kept_after, name, after) if name is not None and after is not None else []
 
         async def stream():
             try:
-                yield "retry: 1000\n\n"
+                yield b"retry: 1000\n\n"
                 last = after or 0
-                for value in backlog:
-                    last = value["seq"]
-                    yield _sse(value)
+                for seq, data in backlog:
+                    last = seq
+                    yield _sse(seq, data)
                 while True:
                     try:
-                        value = await asyncio.wait_for(reader.queue.get(), timeout=15)
+                        item = await asyncio.wait_for(reader.next(), timeout=15)
                     except asyncio.TimeoutError:
-                        yield ": keep-alive\n\n"
+                        yield b": keep-alive\n\n"
                         continue
-                    if value is None:  # cut off: too far behind
-                        yield "event: overflow\ndata: {}\n\n"
+                    if item is None:  # cut off: too far behind
+                        yield b"event: overflow\ndata: {}\n\n"
                         return
-                    if name is not None and value["seq"] <= last:
+                    if name is not None and item[0] <= last:
                         continue
-                    yield _sse(value)
+                    yield _sse(*item)
             finally:
                 observers.drop(reader)
 
@@ -240,15 +238,15 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         except ServiceError as error:
             await websocket.close(code=1008, reason=error.message[:120])
             return
-        await websocket.accept()
-        reader = observers.reader({name})
+        reader = observers.reader({name})  # (before the handshake ends: no report falls between)
         try:
+            await websocket.accept()
             while True:
-                value = await reader.queue.get()
-                if value is None:
+                item = await reader.next()
+                if item is None:
                     await websocket.close(code=1013, reason="too far behind: reconnect with ?after=SEQ")
                     return
-                await websocket.send_json(value)
+                await websocket.send_text(item[1].decode("utf-8"))
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
@@ -256,11 +254,13 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
 
     async def window(request: Request):
         name = request.path_params["name"]
-        answer = await run(live.window, name, _int_param(request, "at"), request.query_params.get("window"),
-                           _int_param(request, "limit"))
+        limit = _int_param(request, "limit")
+        if limit is not None and limit < 1:
+            raise ServiceError(400, f"?limit= expects a positive integer, got {limit}")
+        answer = await run(live.window, name, _int_param(request, "at"), request.query_params.get("window"), limit)
         if "application/n-triples" in request.headers.get("accept", ""):
-            return PlainTextResponse("".join(line + "\n" for line in answer["triples"]),
-                                     media_type="application/n-triples")
+            return Response(text_bytes("".join(line + "\n" for line in answer["triples"])),
+                            media_type="application/n-triples")
         return JSONResponse(answer)
 
     async def explain(request: Request):
@@ -270,8 +270,10 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
             raise ServiceError(400, "explain: give ?t=TIME and the row or triple (?item=JSON)")
         try:
             item = json.loads(request.query_params.get("item") or "{}")
-        except json.JSONDecodeError as error:
-            raise ServiceError(400, f"item: not JSON: {error}") from None
+        except (ValueError, RecursionError) as error:
+            raise ServiceError(400, f"item: not JSON: {brief(error, 200)}") from None
+        if not isinstance(item, (dict, list, str)):
+            raise ServiceError(400, "item: a row {VAR: TERM} or a triple")
         explanation = await run(live.explain, name, t, item)
         if explanation is None:
             return JSONResponse({"query": name, "t": t, "item": item, "explanation": None,
@@ -284,13 +286,14 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         if request.method == "GET":
             return JSONResponse([o.info() for o in observers.webhooks.values() if o.query == name])
         body = await read_limited(request, settings.max_body_bytes)
-        try:
-            url = json.loads(body)["url"] if body and body.strip().startswith(b"{") else _text(body or b"").strip()
-        except (KeyError, json.JSONDecodeError, TypeError):
-            raise ServiceError(400, 'expected {"url": "http://..."} or the URL as text') from None
+        if body is None:
+            raise ServiceError(413, f"the body is larger than {settings.max_body_bytes} bytes")
+        url = _json(body).get("url") if body.strip().startswith(b"{") else _text(body).strip()
+        if not isinstance(url, str):
+            raise ServiceError(400, 'expected {"url": "http://..."} or the URL as text')
         if not url.startswith(("mqtt://", "mqtts://")) and not settings.webhook_allowed(url):
-            raise ServiceError(403, f"webhook <{url}> is not under an allowed prefix (serve --webhook-allow URL); "
-                                    f"allowed: {', '.join(settings.webhook_allow) or 'none'}")
+            raise ServiceError(403, f"webhook <{brief(url, 200)}> is not under an allowed prefix (serve "
+                                    f"--webhook-allow URL); allowed: {', '.join(settings.webhook_allow) or 'none'}")
         observer = observers.add_webhook(name, url)
         return JSONResponse(observer.info(), status_code=201,
                             headers={"location": f"/queries/{_quote(name)}/observers/{observer.id}"})
@@ -309,11 +312,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
 
     async def watermark(request: Request):
         body = await read_limited(request, 4096)
-        try:
-            t = int(json.loads(body)["t"])
-        except (KeyError, ValueError, TypeError):
-            raise ServiceError(400, 'expected {"t": TIME}') from None
-        return JSONResponse(await run(live.advance, t))
+        return JSONResponse(await run(live.advance, _time_in(body)))
 
     async def finish(request: Request):
         return JSONResponse(await run(live.finish))
@@ -350,19 +349,27 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
     app.state.live = live
     app.state.observers = observers
     app.state.settings = settings
+    if settings.allow_origins:  # pages of these origins may read the answers too (the Gate lets them in)
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.allow_origins),
+                           allow_methods=["GET", "POST", "PUT", "DELETE"],
+                           allow_headers=["authorization", "content-type", "last-event-id"],
+                           expose_headers=["location", "retry-after"], max_age=600)
     app.add_middleware(Gate, settings=settings)
     return app
 
 
-def _sse(value: dict) -> str:
-    return f"id: {value['seq']}\nevent: result\ndata: {json.dumps(value, ensure_ascii=False)}\n\n"
+async def _send(websocket: WebSocket, value) -> None:
+    await websocket.send_text(json_bytes(value).decode("utf-8"))
+
+
+def _sse(seq: int, data: bytes) -> bytes:
+    return b"id: %d\nevent: result\ndata: %s\n\n" % (seq, data)
 
 
 def _json_object(body: bytes) -> dict:
-    try:
-        value = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ServiceError(400, f"not JSON: {error}") from None
+    value = _json(body)
     if not isinstance(value, dict):
         raise ServiceError(400, 'expected a JSON object, e.g. {"mqtt": "mqtt://HOST:PORT/TOPIC"}')
     return value
@@ -370,12 +377,83 @@ def _json_object(body: bytes) -> dict:
 
 def _int_param(request, name: str) -> int | None:
     text = request.query_params.get(name)
-    if text is None or text == "":
-        return None
-    try:
+    return None if text is None or text == "" else _int(text, name)
+
+
+def _int(text: str, name: str) -> int:
+    if len(text) <= 30 and text.lstrip("-").isascii() and text.lstrip("-").isdigit():
         return int(text)
-    except ValueError:
-        raise ServiceError(400, f"?{name}= expects an integer (ms), got {text!r}") from None
+    raise ServiceError(400, f"?{name}= expects an integer, got {brief(repr(text))}")
+
+
+#: the formats a static graph is read in (`LiveEngine.put_graph`)
+GRAPH_FORMATS = ("ttl", "nt", "jsonld")
+REGISTRATION = ('expected {"query": "...", "rules"?: "...", "graphs"?: {IRI: {"data": "...", "format"?: "ttl"}}, '
+                '"report"?: "...", "dialect"?: "..."}')
+
+
+def _json(body: bytes):
+    """A body read as JSON, or a 400 saying where it is not."""
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as error:
+        raise ServiceError(400, f"not JSON: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ServiceError(400, f"not JSON: not UTF-8 text (byte {error.start})") from None
+    except RecursionError:
+        raise ServiceError(400, "not JSON this service reads: nested too deeply") from None
+
+
+def _registration(spec) -> tuple[str, dict]:
+    """A JSON registration checked member by member: (query text, register_query's options); a 400 naming
+    the member that is not what it should be."""
+    if not isinstance(spec, dict):
+        raise ServiceError(400, f"{REGISTRATION}, not {type(spec).__name__}")
+    unknown = sorted(set(spec) - {"query", "rules", "graphs", "report", "dialect"})
+    if unknown:
+        raise ServiceError(400, f"unknown member {brief(unknown[0])!r}: {REGISTRATION}")
+    for member in ("query", "rules", "report", "dialect"):
+        if not isinstance(spec.get(member, ""), str) or (member == "query" and member not in spec):
+            raise ServiceError(400, f'"{member}" must be a string (got {brief(json.dumps(spec.get(member)))}): '
+                                    f"{REGISTRATION}")
+    given = spec.get("graphs") or {}
+    if not isinstance(given, dict):
+        raise ServiceError(400, f'"graphs" must be an object {{IRI: {{"data": "...", "format": "ttl"}}}} '
+                                f"(got {brief(json.dumps(given))})")
+    graphs = {}
+    for iri, graph in given.items():
+        if not (isinstance(graph, dict) and isinstance(graph.get("data"), str)
+                and isinstance(graph.get("format", "ttl"), str) and set(graph) <= {"data", "format"}):
+            raise ServiceError(400, f'"graphs": <{brief(iri, 200)}> must be {{"data": "...", "format": "ttl"}} '
+                                    f"(got {brief(json.dumps(graph))})")
+        if graph.get("format", "ttl") not in GRAPH_FORMATS:
+            raise ServiceError(400, f'"graphs": <{brief(iri, 200)}>: "format" is one of {", ".join(GRAPH_FORMATS)} '
+                                    f"(got {brief(json.dumps(graph['format']))})")
+        # (a lone surrogate escape in the data becomes bytes that are not UTF-8: its line is set aside)
+        graphs[iri] = (graph["data"].encode("utf-8", "surrogatepass"), graph.get("format") or "ttl")
+    dialect = spec.get("dialect")
+    if dialect is not None:
+        from ..query.dialects import check_choice
+
+        try:
+            check_choice(dialect)
+        except ValueError as error:
+            raise ServiceError(400, f'"dialect": {error}') from None
+    return spec["query"], {"rules": spec.get("rules"), "graphs": graphs, "report": spec.get("report"),
+                           "dialect": dialect}
+
+
+def _time_in(body: bytes | None) -> int:
+    """`{"t": TIME}`: an integer number of ms (a JSON number without a fraction)."""
+    try:
+        t = json.loads(body)["t"] if body is not None else None
+    except (ValueError, TypeError, KeyError, IndexError):
+        t = None
+    if isinstance(t, float) and t.is_integer():
+        t = int(t)
+    if not isinstance(t, int) or isinstance(t, bool):
+        raise ServiceError(400, 'expected {"t": TIME}, TIME an integer number of ms')
+    return t
 
 
 def _text(body: bytes) -> str:
@@ -388,7 +466,7 @@ def _text(body: bytes) -> str:
 def _quote(name: str) -> str:
     from urllib.parse import quote
 
-    return quote(name, safe="")
+    return quote(name.encode("utf-8", "backslashreplace"), safe="")
 
 
 __all__ = ["create_app"]

@@ -57,10 +57,54 @@ def body_format(content_type: str | None, override: str | None) -> str:
 
 
 def read_body(data: bytes, fmt: str, terms: Dictionary, timestamp: int, name: str) -> ReadBody:
+    """Elements and set-aside lines. Should a reader fail on some line instead of setting it aside, the
+    lines it fails on are found (by halves) and set aside with the reason, and the others read again: a
+    body's good lines are never lost to its bad ones (a document format's document is set aside whole)."""
+    try:
+        return _read(data, fmt, terms, timestamp, name)
+    except Exception as error:  # a reader's failure on some text, whatever it is: not the client's 500
+        if fmt not in LINE_FORMATS:
+            return ReadBody(rejected=[Rejected(name, 1, f"the document is not read: {_why(error)}")])
+    lines = data.split(b"\n")
+    failing = _failing(lines, 1, lambda part: _read(part, fmt, Dictionary(), timestamp, name))
+    kept = [b"" if number in failing else line for number, line in enumerate(lines, 1)]
+    try:
+        read = _read(b"\n".join(kept), fmt, terms, timestamp, name)
+    except Exception as error:
+        return ReadBody(rejected=[Rejected(name, 1, f"the body is not read: {_why(error)}")])
+    read.rejected.extend(Rejected(name, number, f"not read: {reason}") for number, reason in failing.items())
+    read.rejected.sort(key=lambda record: record.line)
+    return read
+
+
+#: the formats read line by line (a line that fails is set aside on its own)
+LINE_FORMATS = ("tnt", "nt", "nq")
+
+
+def _read(data: bytes, fmt: str, terms: Dictionary, timestamp: int, name: str) -> ReadBody:
     out = ReadBody()
     for item in read_source(io.BytesIO(data), fmt, terms, name=name, moment=timestamp):
         (out.rejected if isinstance(item, Rejected) else out.elements).append(item)
     return out
+
+
+def _failing(lines: list[bytes], first: int, read) -> dict[int, str]:
+    """{line number: why} for the lines a reader fails on (halving the lines until one is left)."""
+    try:
+        read(b"\n".join(lines))
+        return {}
+    except Exception as error:
+        if len(lines) == 1:
+            return {first: _why(error)}
+    half = len(lines) // 2
+    return {**_failing(lines[:half], first, read), **_failing(lines[half:], first + half, read)}
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 __all__ = ["FORMATS", "MEDIA_TYPES", "ReadBody", "body_format", "read_body"]

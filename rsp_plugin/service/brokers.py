@@ -20,7 +20,6 @@ counts them as waiting.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 
 from ..io.mqtt import BrokerAddress, BrokerError, MqttOptions, PayloadReader, Publisher, Subscription, is_broker
@@ -148,9 +147,9 @@ def publishing_task(observer, settings):
             return
         try:
             while True:
-                value = await observer.queue.get()
+                data = await observer.next_report()
                 observer.attempts += 1
-                publisher.publish(json.dumps(value, ensure_ascii=False))
+                publisher.publish(data)
                 observer.delivered += 1
         finally:
             await asyncio.to_thread(publisher.close, 5.0)

@@ -21,15 +21,17 @@ SERVICE is refused.
 from __future__ import annotations
 
 import asyncio
+import json
+import queue
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import QuerySyntaxError
+from ..errors import LocatedError, QuerySyntaxError
 from ..formats import Rejected
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query
@@ -91,15 +93,36 @@ class StreamState:
                 "recent_rejected": [str(record) for record in self.recent_rejected]}
 
 
+def json_bytes(value) -> bytes:
+    """A JSON value as UTF-8 bytes that always encode: text that holds a lone surrogate (an escape such as
+    \\uD800 a reader let through) is written as JSON's own escape for it instead of failing the answer."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8",
+                                                                                              "backslashreplace")
+
+
+def text_bytes(text: str) -> bytes:
+    """Text (N-Triples) as UTF-8 bytes that always encode: a lone surrogate as its \\uXXXX escape."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 @dataclass
 class QueryState:
     name: str
     text: str
     registered: object
     seq: int = 0
+    #: the latest reports, (seq, JSON bytes), within `history` reports and `history_bytes` bytes
     history: deque = field(default_factory=deque)
+    history_bytes: int = 0
     results: Meter = field(default_factory=Meter)
     latencies: deque = field(default_factory=lambda: deque(maxlen=200))
+
+    def keep(self, seq: int, data: bytes, most: int, most_bytes: int) -> None:
+        """Keep a report for late readers; forget the oldest beyond the bounds (the latest is always kept)."""
+        self.history.append((seq, data))
+        self.history_bytes += len(data)
+        while len(self.history) > 1 and (len(self.history) > most or self.history_bytes > most_bytes):
+            self.history_bytes -= len(self.history.popleft()[1])
 
     def info(self) -> dict:
         query = self.registered.query
@@ -117,27 +140,72 @@ class QueryState:
         }
 
 
+class EngineThread:
+    """One daemon thread that runs the engine's calls in the order they came. A daemon, and `close`
+    waits only so long: a process told to stop (SIGTERM) ends within seconds even while a long
+    evaluation runs, instead of waiting for it (the engine keeps nothing that must be saved)."""
+
+    def __init__(self):
+        self.calls: queue.SimpleQueue = queue.SimpleQueue()
+        self.closed = False
+        self.thread = threading.Thread(target=self._work, name="rsp-engine", daemon=True)
+        self.thread.start()
+
+    def submit(self, function, *args) -> Future:
+        future: Future = Future()
+        if self.closed:
+            future.set_exception(ServiceError(503, "the service is stopping"))
+        else:
+            self.calls.put((future, function, args))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            call = self.calls.get()
+            if call is None:
+                return
+            future, function, args = call
+            if not future.set_running_or_notify_cancel():  # the request went away while it waited
+                continue
+            try:
+                result = function(*args)
+            except BaseException as error:  # handed to the request that asked
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+    def close(self, wait: float) -> None:
+        """Take no more calls; wait at most `wait` seconds for the one running."""
+        self.closed = True
+        self.calls.put(None)
+        self.thread.join(wait)
+
+
 class LiveEngine:
     """The service's engine: streams, queries, pushes and reports, on one worker thread."""
 
     def __init__(self, settings: ServiceSettings, *, explainer: Callable | None = None):
         self.settings = settings
-        self.engine = RSPEngine(explain=explainer is not None)  # explanations kept only when served
+        # explanations kept only when served; an element too far from the stream's time is set aside
+        self.engine = RSPEngine(explain=explainer is not None, max_gap=settings.max_gap)
         self.engine.subscribe(self._on_result)
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rsp-engine")
+        self.worker = EngineThread()
         self.streams: dict[str, StreamState] = {}
         self.queries: dict[str, QueryState] = {}
         self.graphs: set[str] = set()
         self.rules: set[str] = set()
         self.results = Meter()
         self.finished = False
-        #: called on the event loop with (query name, result JSON) for every report
-        self.listeners: list[Callable[[str, dict], None]] = []
+        #: called on the event loop with (query name, seq, report as JSON bytes) for every report
+        self.listeners: list[Callable[[str, int, bytes], None]] = []
+        #: the streams the queries read (None: to be worked out again, after a registration)
+        self._read: set[str] | None = None
+        #: the earliest time of an element taken (the reference of `--max-gap` before the first report)
+        self._first: int | None = None
         #: `explainer(engine, query_name, t, item)` -> an explanation (a JSON value) or None
         self.explainer = explainer
         self.loop: asyncio.AbstractEventLoop | None = None
         self._request_started: float | None = None
-        self._thread_check = threading.local()
         for iri, path in settings.graphs.items():
             self.engine.add_graph(iri, path)
             self.graphs.add(iri)
@@ -150,10 +218,10 @@ class LiveEngine:
     async def call(self, function, *args):
         """Run `function(*args)` on the engine's thread, after every call made before it."""
         self.loop = asyncio.get_running_loop()
-        return await self.loop.run_in_executor(self.executor, function, *args)
+        return await asyncio.wrap_future(self.worker.submit(function, *args))
 
-    def close(self) -> None:
-        self.executor.shutdown(wait=True, cancel_futures=True)
+    def close(self, wait: float = 1.0) -> None:
+        self.worker.close(wait)
 
     # streams ----------------------------------------------------------------------------------
 
@@ -178,8 +246,8 @@ class LiveEngine:
     def _stream(self, iri: str) -> StreamState:
         state = self.streams.get(iri)
         if state is None:
-            known = ", ".join(f"<{s}>" for s in self.streams) or "none"
-            raise ServiceError(404, f"no stream <{iri}> is registered (registered: {known})")
+            raise ServiceError(404, f"no stream <{brief(iri, 200)}> is registered (registered: "
+                                    f"{_some(f'<{known}>' for known in self.streams)})")
         return state
 
     def push(self, iri: str, data: bytes, content_type: str | None, fmt: str | None, t: int | None) -> dict:
@@ -193,6 +261,8 @@ class LiveEngine:
             kind = body_format(content_type, fmt)
         except ValueError as error:
             raise ServiceError(415, str(error)) from None
+        if t is not None:
+            self._check_time(t, "?t=")
         state.pushes += 1
         name = f"<{iri}> push {state.pushes}"
         timestamp = t if t is not None else int(time.time() * 1000)
@@ -206,14 +276,21 @@ class LiveEngine:
         state = self._stream(iri)
         if self.finished:
             raise ServiceError(409, "the replay has finished (POST /finish): the engine takes no more elements")
+        far = self._too_far(read.elements)
+        if far:
+            read.elements = [element for element in read.elements if element.line not in far]
         before = len(self.engine.rejected)
         if read.elements:
             self.engine.push(iri, read.elements, source=source)
-            latest = max(element.time_point for element in read.elements)
-            if state.latest is None or latest > state.latest:
-                state.latest = latest
-            state.triples.add(len(read.elements))
-        late = self.engine.rejected[before:]
+            # time follows only what admission took: an element set aside (too far ahead, late) moves nothing
+            set_aside = {record.line for record in self.engine.rejected[before:] if record.filename == source}
+            taken = [element.time_point for element in read.elements if element.line not in set_aside]
+            if taken and (state.latest is None or max(taken) > state.latest):
+                state.latest = max(taken)
+            if taken and (self._first is None or min(taken) < self._first):
+                self._first = min(taken)
+            state.triples.add(len(taken))
+        late = [*(Rejected(source, line, reason) for line, reason in far.items()), *self.engine.rejected[before:]]
         self._advance_to(self._watermark())
         del self.engine.rejected[:]
         del self.engine.errors[:-100]  # evaluation failures: the last ones are enough to show
@@ -222,7 +299,7 @@ class LiveEngine:
             state.recent_rejected.append(record)
         self._request_started = None
         return {
-            "accepted": len(read.elements) - len(late),
+            "accepted": len(read.elements) - len(late) + len(far),
             "rejected": [{"line": r.line, "reason": r.reason} for r in read.rejected],
             "late": [{"line": r.line, "reason": r.reason} for r in late],
             "watermark": self.engine.watermark,
@@ -232,9 +309,11 @@ class LiveEngine:
     def _watermark(self) -> int | None:
         """The oldest latest timestamp of the streams queries read (a stream not fed yet holds time back:
         its elements would be late); with no query reading a pushed stream, of the streams fed."""
-        produced = {state.registered.query.output_stream for state in self.queries.values()}
-        read = {clause.stream for state in self.queries.values() for clause in state.registered.query.windows
-                if clause.stream not in produced}
+        if self._read is None:  # (once per change of the queries, not per push)
+            produced = {state.registered.query.output_stream for state in self.queries.values()}
+            self._read = {clause.stream for state in self.queries.values()
+                          for clause in state.registered.query.windows if clause.stream not in produced}
+        read = self._read
         if read:
             latest = [self.streams[iri].latest if iri in self.streams else None for iri in read]
             return None if None in latest else min(latest)
@@ -244,13 +323,57 @@ class LiveEngine:
     def _advance_to(self, watermark: int | None) -> None:
         if watermark is None or self.finished:
             return
+        reach = self._reach()
+        if reach is not None and self.engine.watermark is not None:
+            # (elements taken under a coarser STEP, then a query with a finer one: the rest on later requests)
+            watermark = min(watermark, reach[1])
         if self.engine.watermark is None or watermark > self.engine.watermark:
             self.engine.advance_to(watermark, collect=False)  # (the observers take each report)
+
+    def _reach(self, first: int | None = None) -> tuple[int, int] | None:
+        """(the time a request's jump is measured from, the latest time it may reach), or None (no bound).
+
+        `--max-gap` windows past the watermark (past the first element taken, before the first report),
+        fixed for the whole request: every window in between is reported, so each request walks at most
+        that many, whatever steps its elements take (element by element, each within the engine's gap of
+        the one before, a body could climb for ever)."""
+        gap = self.engine.gap_ms
+        reference = self.engine.watermark
+        if reference is None:
+            reference = self._first if self._first is not None else first
+        return None if gap is None or reference is None else (reference, reference + gap)
+
+    def _too_far(self, elements) -> dict[int, str]:
+        """{line: why} for the elements past the request's reach (`_reach`), set aside before the engine sees them."""
+        reach = self._reach(elements[0].time_point if elements else None)
+        if reach is None:
+            return {}
+        reference, latest = reach
+        return {element.line: f"timestamp {element.time_point} is {element.time_point - reference} ms ahead of "
+                              f"{self._from()} {reference} (max gap {self.engine.max_gap} windows = "
+                              f"{latest - reference} ms; --max-gap); set aside"
+                for element in elements if element.time_point > latest}
+
+    def _from(self) -> str:
+        return "the watermark" if self.engine.watermark is not None else "the first element"
+
+    def _check_time(self, t: int, what: str) -> None:
+        """A time a client names obeys the engine's bounds: a 64-bit number of ms, within the request's
+        reach (`_reach`: a far jump would make every window in between be reported)."""
+        if not -2 ** 63 <= t < 2 ** 63:
+            raise ServiceError(400, f"{what} {brief(t)} is not a time in ms (a 64-bit integer)")
+        reach = self._reach()
+        if reach is not None and t > reach[1]:
+            reference, latest = reach
+            raise ServiceError(400, f"{what} {t} is {t - reference} ms ahead of {self._from()} {reference} "
+                                    f"(max gap {self.engine.max_gap} windows = {latest - reference} ms; "
+                                    "--max-gap); refused")
 
     def advance(self, t: int) -> dict:
         self._request_started = time.perf_counter()
         if self.engine.watermark is not None and t < self.engine.watermark:
             raise ServiceError(409, f"the watermark is at {self.engine.watermark} already; time only moves on")
+        self._check_time(t, "watermark:")
         self._advance_to(t)
         self._request_started = None
         return {"watermark": self.engine.watermark}
@@ -268,7 +391,10 @@ class LiveEngine:
     def put_graph(self, iri: str, data: bytes, content_type: str | None, fmt: str | None) -> dict:
         from rdflib import Graph
 
-        kind = body_format(content_type, fmt) if fmt or content_type else "ttl"
+        try:
+            kind = body_format(content_type, fmt) if fmt or content_type else "ttl"
+        except ValueError as error:
+            raise ServiceError(415, f"graph <{brief(iri, 200)}>: {error}") from None
         if kind in ("tnt", "trig", "nq"):
             raise ServiceError(415, "a static graph is Turtle, N-Triples or JSON-LD")
         read = read_body(data, kind, self.engine.terms, 0, f"graph <{iri}>")
@@ -294,6 +420,8 @@ class LiveEngine:
             parse_program(text, f"<rules {iri}>")
         except RuleSyntaxError as error:
             raise ServiceError(400, str(error)) from None
+        except RecursionError:
+            raise ServiceError(400, f"<rules {brief(iri, 200)}>:1:1: the program nests too deeply") from None
         self.engine.add_rules(iri, text)
         self.rules.add(iri)
         return {"iri": iri}
@@ -308,9 +436,14 @@ class LiveEngine:
             query = _parse(text, filename, dialect)
         except QuerySyntaxError as error:
             raise ServiceError(400, str(error)) from None
+        except RecursionError:
+            raise ServiceError(400, f"{filename}:1:1: the query nests too deeply") from None
         name = name or query.name
         if name is not None and name in self.queries:
-            raise ServiceError(409, f"a query named {name!r} is registered already")
+            raise ServiceError(409, f"a query named {brief(name)!r} is registered already")
+        if len(self.queries) >= self.settings.max_queries:
+            raise ServiceError(409, f"{len(self.queries)} queries are registered, as many as the service takes "
+                                    f"(--max-queries {self.settings.max_queries}): unregister one first")
         for iri, (data, fmt) in (graphs or {}).items():
             self.put_graph(iri, data, None, fmt)
         if rules is not None:
@@ -324,10 +457,13 @@ class LiveEngine:
             raise ServiceError(400, f"report: expected on-window-close or non-empty-content, got {report!r}") from None
         try:
             registered = self.engine.register_query(query, name=name, report=policy)
-        except QuerySyntaxError as error:
+        except LocatedError as error:  # (the query, or the RULES program it names)
             raise ServiceError(400, str(error)) from None
-        state = QueryState(registered.name, text, registered, history=deque(maxlen=self.settings.history))
+        except RecursionError:
+            raise ServiceError(400, f"{filename}:1:1: the query or its program nests too deeply") from None
+        state = QueryState(registered.name, text, registered)
         self.queries[registered.name] = state
+        self._read = None
         if query.output_stream is not None and query.output_stream not in self.streams:
             self.streams[query.output_stream] = StreamState(query.output_stream)
         return state.info(), registered.name
@@ -336,6 +472,7 @@ class LiveEngine:
         self._query(name)
         self.engine.unregister_query(name)
         del self.queries[name]
+        self._read = None
 
     def query_info(self, name: str) -> dict:
         return self._query(name).info()
@@ -343,15 +480,31 @@ class LiveEngine:
     def _query(self, name: str) -> QueryState:
         state = self.queries.get(name)
         if state is None:
-            known = ", ".join(self.queries) or "none"
-            raise ServiceError(404, f"no query named {name!r} is registered (registered: {known})")
+            raise ServiceError(404, f"no query named {brief(name)!r} is registered (registered: "
+                                    f"{_some(repr(known) for known in self.queries)})")
         return state
 
-    def results_after(self, name: str, after: int) -> dict:
+    def kept_after(self, name: str, after: int) -> list[tuple[int, bytes]]:
+        """The reports kept after number `after`, (seq, JSON bytes): what a reader that comes back missed."""
+        return [(seq, data) for seq, data in self._query(name).history if seq > after]
+
+    def results_page(self, name: str, after: int) -> bytes:
+        """`GET .../results?after=N`: the reports kept after N, as many as `page_bytes` holds (at least one),
+        with the last report's number, how many after N are no longer kept, and whether more follow."""
         state = self._query(name)
-        kept = [item for item in state.history if item["seq"] > after]
-        first = state.history[0]["seq"] if state.history else state.seq + 1
-        return {"results": kept, "last": state.seq, "missed": max(0, min(first, state.seq + 1) - after - 1)}
+        page, size, more = [], 0, False
+        for seq, data in state.history:
+            if seq <= after:
+                continue
+            if page and size + len(data) > self.settings.page_bytes:
+                more = True
+                break
+            page.append(data)
+            size += len(data) + 1
+        first = state.history[0][0] if state.history else state.seq + 1
+        missed = max(0, min(first, state.seq + 1) - after - 1)
+        return b'{"results":[%s],"last":%d,"missed":%d,"more":%s}' % (b",".join(page), state.seq, missed,
+                                                                       b"true" if more else b"false")
 
     def window(self, name: str, at: int | None, window: str | None, limit: int | None):
         from ..query.graphs import WindowNotKept
@@ -394,15 +547,16 @@ class LiveEngine:
             latency = round((time.perf_counter() - self._request_started) * 1000, 3)
             value["latency_ms"] = latency
             state.latencies.append(latency)
-        state.history.append(value)
+        data = json_bytes(value)  # once: the history, every reader and the pages share these bytes
+        state.keep(state.seq, data, self.settings.history, self.settings.history_bytes)
         state.results.add(1)
         self.results.add(1)
         if self.loop is not None and self.listeners:
-            self.loop.call_soon_threadsafe(self._deliver, result.query, value)
+            self.loop.call_soon_threadsafe(self._deliver, result.query, state.seq, data)
 
-    def _deliver(self, name: str, value: dict) -> None:
+    def _deliver(self, name: str, seq: int, data: bytes) -> None:
         for listener in list(self.listeners):
-            listener(name, value)
+            listener(name, seq, data)
 
     # the whole picture --------------------------------------------------------------------------
 
@@ -419,6 +573,21 @@ class LiveEngine:
             "triples_per_second": triples.series(now), "results_per_second": self.results.series(now),
             "rates": {"triples": triples.rate(now), "results": self.results.rate(now)},
         }
+
+
+def _some(names, shown: int = 10) -> str:
+    """The first few of many names, and how many in all (a message stays short)."""
+    names = list(names)
+    if not names:
+        return "none"
+    listed = ", ".join(brief(name, 200) for name in names[:shown])
+    return listed if len(names) <= shown else f"{listed}, ... ({len(names)} in all)"
+
+
+def brief(value, limit: int = 40) -> str:
+    """A client's value in a message: cut when long (a message stays one short line)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _parse(text: str, filename: str, dialect: str | None):
@@ -465,4 +634,4 @@ def _service_clause(node, depth: int = 0):
     return None
 
 
-__all__ = ["LiveEngine", "Meter", "ServiceError"]
+__all__ = ["LiveEngine", "Meter", "ServiceError", "brief", "json_bytes", "text_bytes"]

@@ -33,11 +33,10 @@ def package_version() -> str:
 def openapi_document() -> dict:
     push_body = {"required": True, "content": {
         media: {"schema": {"type": "string"}} for media in (
-            "application/x-tnt", "text/plain", "application/n-triples", "text/turtle", "application/trig",
+            "application/x-tnt", "application/n-triples", "text/turtle", "application/trig",
             "application/n-quads", "application/ld+json")}}
     query_body = {"required": True, "content": {
         "application/sparql-query": {"schema": {"type": "string"}},
-        "text/plain": {"schema": {"type": "string"}},
         "application/json": {"schema": {"$ref": "#/components/schemas/QueryRegistration"}}}}
     return {
         "openapi": "3.1.0",
@@ -45,7 +44,10 @@ def openapi_document() -> dict:
                  "description": "Continuous C-SPARQL / RSP-QL queries over RDF streams: register streams and "
                                 "queries, push data, read results live (SSE, WebSocket, webhooks). Resources "
                                 "follow rsp-services where they fit. With a token, send Authorization: Bearer "
-                                "TOKEN (or ?access_token= for EventSource and WebSocket)."},
+                                "TOKEN (or ?access_token= for EventSource and WebSocket). Requests from pages "
+                                "of other origins, and Host names the service does not answer to, are refused "
+                                "(403); a POST, PUT or DELETE may not carry text/plain, a form or multipart, "
+                                "and a POST must carry a Content-Type (415), unless it has the bearer token."},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
@@ -82,12 +84,15 @@ def openapi_document() -> dict:
                                   "over the last two minutes", {"200": _JSON | {"description": "statistics"}})},
             "/events": {"get": _op("Server-Sent Events: every report of every query",
                                    {"200": {"description": "text/event-stream of Result"}})},
-            "/watermark": {"post": _op("move the watermark to t (a quiet stream no longer holds time back)",
-                                       {"200": _JSON | {"description": "the new watermark"}, "409": _ERROR},
+            "/watermark": {"post": _op("move the watermark to t (a quiet stream no longer holds time back); "
+                                       "at most --max-gap windows ahead",
+                                       {"200": _JSON | {"description": "the new watermark"}, "400": _ERROR,
+                                        "409": _ERROR},
                                        requestBody={"content": {"application/json": {"schema": {
                                            "type": "object", "properties": {"t": {"type": "integer"}}}}}})},
-            "/finish": {"post": _op("end a replay: the last windows that still reach the data are reported",
-                                    {"200": _JSON | {"description": "finished"}})},
+            "/finish": {"post": _op("end a replay: the last windows that still reach the data are reported "
+                                    "(Content-Type: application/json)",
+                                    {"200": _JSON | {"description": "finished"}, "415": _ERROR})},
             "/streams": {"get": _op("the registered streams", {"200": _JSON | {"description": "streams"}})},
             "/streams/{iri}": {
                 "parameters": [_STREAM],
@@ -128,13 +133,15 @@ def openapi_document() -> dict:
                 "parameters": [_QUERY],
                 "get": _op("a query: text, form, windows, evaluations, latency",
                            {"200": _JSON | {"description": "the query"}, "404": _ERROR}),
-                "put": _op("register a query under this name", {"201": _JSON | {"description": "registered"},
-                                                                "400": _ERROR, "409": _ERROR},
+                "put": _op("register a query under this name (409: the name is taken, or --max-queries are "
+                           "registered)", {"201": _JSON | {"description": "registered"}, "400": _ERROR,
+                                           "409": _ERROR, "415": _ERROR},
                            requestBody=query_body),
                 "delete": _op("unregister a query (and its observers)", {"204": {"description": "gone"}}),
             },
             "/queries/{name}/results": {"parameters": [_QUERY], "get": _op(
-                "the reports kept after ?after=SEQ", {"200": _JSON | {"description": "{results, last, missed}"}},
+                "the reports kept after ?after=SEQ, a page of at most --page-bytes (\"more\": true: ask again "
+                "after the page's last seq)", {"200": _JSON | {"description": "{results, last, missed, more}"}},
                 parameters=[{"name": "after", "in": "query", "schema": {"type": "integer"}}])},
             "/queries/{name}/events": {"parameters": [_QUERY], "get": _op(
                 "Server-Sent Events: the query's reports as they come (id = seq; Last-Event-ID resumes)",

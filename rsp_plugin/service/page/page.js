@@ -178,8 +178,19 @@ async function loadQueries() {
   if (!response.ok) return;
   for (const query of await response.json()) {
     renderQueryInfo(query);
-    const kept = await (await api(`/queries/${quote(query.name)}/results?after=0`)).json();
-    for (const report of kept.results) onReport(report);
+    await readResults(query.name, 0);
+  }
+}
+
+async function readResults(name, after) {
+  // the reports kept after number `after`, a page at a time (a page is bounded in bytes)
+  for (;;) {
+    const response = await api(`/queries/${quote(name)}/results?after=${after}`);
+    if (!response.ok) return;
+    const page = await response.json();
+    for (const report of page.results) onReport(report);
+    if (!page.more || !page.results.length) return;
+    after = page.results[page.results.length - 1].seq;
   }
 }
 
@@ -228,9 +239,7 @@ async function explain(name, t, item) {
 
 async function catchUp() {
   for (const [name, list] of reports) {
-    const after = list.length ? list[list.length - 1].seq : 0;
-    const response = await api(`/queries/${quote(name)}/results?after=${after}`);
-    if (response.ok) for (const report of (await response.json()).results) onReport(report);
+    await readResults(name, list.length ? list[list.length - 1].seq : 0);
   }
 }
 
