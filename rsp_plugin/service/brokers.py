@@ -78,7 +78,7 @@ class Feed:
     def _run(self) -> None:
         for messages in self.subscription.batches():
             try:
-                self.live.executor.submit(self._push, messages).result()
+                self.live.worker.submit(self._push, messages).result()
             except (ServiceError, RuntimeError):  # the stream is gone, or the service is closing
                 break
         self.subscription.close()
