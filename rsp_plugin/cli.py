@@ -312,6 +312,15 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    if getattr(options, "prefixes", False) or getattr(options, "time", "ms") != "ms":
+        from .commands.reason import readable_output
+
+        with readable_output(options, UserError):  # the usual lines, rewritten for people
+            return _reason_run(options)
+    return _reason_run(options)
+
+
+def _reason_run(options) -> int:
     if options.explain is not None:  # why an atom holds (rsp_plugin/explain/cli.py)
         from .explain.cli import reason_explained
 
@@ -356,6 +365,9 @@ def _query(options) -> int:
         if options.format not in ("json", "sparql-jsonl"):
             raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes JSON "
                             f"lines: json or sparql-jsonl")
+        if options.prefixes and options.format != "json":
+            raise UserError(f"--prefixes writes prefixed names, which --format {options.format} cannot hold: it goes "
+                            f"with json")
         if options.first is not None or options.last is not None:
             raise UserError("--from / --to are read by --engine local")
         if options.explain:

@@ -200,4 +200,33 @@ def _with_well_known(prefixes: dict[str, str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["Readable", "iso_time", "time_literal"]
+
+
+class ReadableLines:
+    """A text output that rewrites each JSON line written to it (`reason`'s lines) as `readable`
+    shows them, and writes it on to `out`: the engines write the contract's lines unchanged."""
+
+    def __init__(self, out, readable: Readable):
+        self.out = out
+        self.readable = readable
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        import json
+
+        pending = self._pending + text
+        *complete, self._pending = pending.split("\n")
+        for line in complete:
+            if line:
+                line = json.dumps(self.readable.atoms_line(json.loads(line)), ensure_ascii=False)
+            self.out.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def __getattr__(self, name):  # fileno, isatty, ... of the output itself
+        return getattr(self.out, name)
+
+
+__all__ = ["Readable", "ReadableLines", "iso_time", "time_literal"]

@@ -171,7 +171,8 @@ def test_a_rules_derived_triple_is_explained_down_to_the_stream(tmp_path):
     (derived,) = tree["body"][0]["because"]
     assert derived["by"] == "rule" and derived["rule"].startswith("?x ex:alarm ?v :- [RANGE 2] BOX")
     box = derived["body"][0]
-    assert box["window"] == [1000, 3000] and box["witness"] == [1000, 2000, 3000]   # time points as report times
+    # time points as the report times they stand for: an element seen at 1010 is in the window of 2000 on
+    assert box["window"] == [2000, 4000] and box["witness"] == [2000, 3000, 4000]
     assert [leaf["timestamp"] for leaf in box["because"]] == [1010, 2010, 3010]
     assert {leaf["by"] for leaf in box["because"]} == {"stream"}
 

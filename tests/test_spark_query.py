@@ -102,7 +102,7 @@ def test_construct_ask_and_sparql_json(spark, tmp_path):
     local, spark_out, _ = both(construct, "--stream", f"http://ex/s={stream}")
     assert spark_out == local
     assert spark_out.splitlines()[0] == '{"t": 1000, "triples": ["<http://ex/b> <http://ex/back> <http://ex/a> ."]}'
-    local, spark_out, _ = both(ask, "--stream", f"http://ex/s={stream}", "--format", "sparql-json")
+    local, spark_out, _ = both(ask, "--stream", f"http://ex/s={stream}", "--format", "sparql-jsonl")
     assert spark_out == local
     assert [json.loads(line)["boolean"] for line in spark_out.splitlines()] == [True, False]
 

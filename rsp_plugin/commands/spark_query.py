@@ -21,7 +21,7 @@ import sys
 
 from .. import limits
 from ..lines import count_lines
-from .query import engine_for
+from .query import engine_for, readable_for
 from ..spark.sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
@@ -54,7 +54,7 @@ def start(options, user_error, *, out=None) -> Started:
     from ..spark.driver import Progress
     from ..spark.session import spark_session
 
-    engine, _, sources = engine_for(options, user_error)
+    engine, registered, sources = engine_for(options, user_error)
     if any(source.live for source in sources):
         raise user_error("--engine spark reads stream files; standard input (IRI=-) and sockets are read by --engine local")
     sources = [(source.iri, source.path, source.moment) for source in sources]
@@ -84,7 +84,7 @@ def start(options, user_error, *, out=None) -> Started:
     quiet = getattr(options, "quiet", False)
     progress = None if quiet else Progress(total_rows=count_lines(p for _, p, _ in sources))
     checkpoint = getattr(options, "checkpoint", None)
-    sink = ConsoleSink(out, fmt=options.format)
+    sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
     if key:
         from ..spark.partitioned import run_partitioned_engine
 

@@ -68,6 +68,11 @@ def _node(node: dict, depth: int, lines: list[str], levels: int | None = None) -
                      f"{count} match{'es' if count != 1 else ''} of the pattern{more}")
         if node.get("note"):
             lines.append(f"{pad}{INDENT}({node['note']})")
+        for missing in node.get("missing", ()):
+            given = ", ".join(f"?{k} = {v}" for k, v in missing.get("with", {}).items())
+            graph = f" in graph <{missing['graph']}>" if missing.get("graph") else ""
+            lines.append(f"{pad}{INDENT}- missing: {missing['pattern']}" + (f" with {given}" if given else "") +
+                         f": no triple{graph} at {node.get('t')}")
         for item in node.get("body", ()):
             _item(item, False, depth + 1, lines, levels)
         return
