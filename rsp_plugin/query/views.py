@@ -34,7 +34,8 @@ from itertools import chain
 from math import gcd
 from typing import Iterable
 
-from ..terms import TRIPLE, Dictionary
+from ..terms import NUMERIC_START, TRIPLE, Dictionary
+from ..xsdnumbers import number_key, rank_of_value
 from .content import Triple, TripleIndex, union
 from .windows import CountingWindow, TimeWindow
 
@@ -97,6 +98,8 @@ class MaterializedView:
         self.content = _DerivedContent(window.content)
         self.now: int | None = None
         self.inconsistencies: list = []
+        #: a rule's number in a triple (`?s ex:limit 30`, `?f = 5`) as the RDF literal it stands for
+        self._as_rdf = _RuleNumbers(terms) if rules is not None else None
         self._apply(self.materializer.holding(), ())
 
     def accepts(self, timestamp: int) -> bool:
@@ -133,14 +136,72 @@ class MaterializedView:
         """Window, materialization, entailed content, inconsistencies found (ids a dictionary keeps)."""
         found = [triple for event in self.inconsistencies for triple in event.triples]
         return chain(self.window.live_terms(), self.materializer.live_terms(), self.content.live_terms(),
-                     chain.from_iterable(found))
+                     chain.from_iterable(found), self._as_rdf.live_terms() if self._as_rdf is not None else ())
 
     def _apply(self, added, removed) -> None:
         content = self.content
+        if self._as_rdf is not None:
+            removed = self._as_rdf.leaving(removed)
+            added = self._as_rdf.coming(added)
         for triple in removed:
             content.discard(tuple(triple))
         for triple in added:
             content.add(tuple(triple))
+
+
+class _RuleNumbers:
+    """Triples a LARS program derives may hold numbers of the rule language (`30`, `2.5`, or
+    `?f = 5`); a query reads RDF, where each is the literal Turtle reads it as, in its canonical
+    form (`xsdnumbers`). The view keeps the triples so rewritten, counted (two derived triples
+    may stand for one RDF triple)."""
+
+    def __init__(self, terms: Dictionary):
+        self.terms = terms
+        self.held: dict[tuple, int] = {}
+
+    def _rdf(self, triple) -> tuple | None:
+        """The triple with its numbers as RDF literals (None: it has none)."""
+        keys = self.terms.keys
+        if not any(keys[term][0] in NUMERIC_START and keys[term][0] != '"' for term in triple):
+            return None
+        numbers = self.terms.numbers
+        out = []
+        for term in triple:
+            value = numbers[term] if keys[term][0] != '"' else None
+            out.append(term if value is None or isinstance(value, bool)
+                       else self.terms.intern(number_key(value, rank_of_value(value))))
+        return tuple(out)
+
+    def coming(self, triples) -> list:
+        out = []
+        for triple in triples:
+            rdf = self._rdf(triple)
+            if rdf is None:
+                out.append(triple)
+                continue
+            count = self.held.get(rdf, 0)
+            self.held[rdf] = count + 1
+            if not count:
+                out.append(rdf)
+        return out
+
+    def leaving(self, triples) -> list:
+        out = []
+        for triple in triples:
+            rdf = self._rdf(triple)
+            if rdf is None:
+                out.append(triple)
+                continue
+            count = self.held.get(rdf, 0)
+            if count <= 1:
+                self.held.pop(rdf, None)
+                out.append(rdf)
+            else:
+                self.held[rdf] = count - 1
+        return out
+
+    def live_terms(self):
+        return chain.from_iterable(self.held)
 
 
 class RulesView:
