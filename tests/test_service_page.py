@@ -130,3 +130,36 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
         browser.screenshot(shots / "5-explain.png")
     for shot in shots.glob("*.png"):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
+
+
+def test_the_pages_why_shows_a_short_prefixed_explanation_wrapped_in_the_dialog_and_the_whole_tree_on_demand(
+        browser, shots):
+    from rsp_plugin.explain.service import explainer
+
+    with running_service(explainer=explainer) as (base, _):
+        http = httpx.Client(base_url=base, timeout=30)
+        assert http.put(f"/streams/{path(STREAM)}").status_code == 201
+        response = http.put("/queries/max", content=MAX_TEMPERATURE.read_text(),
+                            headers={"content-type": "application/sparql-query"})
+        assert response.status_code == 201, response.text
+        browser.open(base + "/")
+        browser.wait_for("document.querySelector('.query') !== null")
+        lines = CSRBENCH.read_bytes().splitlines(keepends=True)
+        assert http.post(f"/streams/{path(STREAM)}", content=b"".join(lines[:400])).status_code == 200
+        latest = http.get("/queries/max/results").json()["results"][-1]["t"]  # only the latest can be explained
+        browser.wait_for(f"document.querySelector(\".query tbody tr[data-t='{latest}']:not(.empty) button\") !== null")
+        browser.evaluate(f"document.querySelector(\".query tbody tr[data-t='{latest}']:not(.empty) button\")"
+                         ".scrollIntoView()")
+        browser.click(f".query tbody tr[data-t='{latest}']:not(.empty) button")  # "why?" of the latest report
+        browser.wait_for("document.getElementById('detail').open && "
+                         "document.getElementById('detail-body').textContent.length > 0")
+        short = browser.evaluate("document.getElementById('detail-body').textContent")
+        assert " om-owl:floatValue " in short and "sensor-observation.owl#" not in short
+        assert browser.evaluate("document.getElementById('detail-title').textContent").startswith("why ?sensor = <")
+        fits = "(() => { const pre = document.getElementById('detail-body'); return pre.scrollWidth <= pre.clientWidth; })()"
+        assert browser.evaluate(fits)  # long lines wrap inside the dialog
+        browser.screenshot(shots / "6-why.png")
+        if not browser.evaluate("document.getElementById('detail-more').hidden"):
+            browser.click("#detail-more")
+            whole = browser.evaluate("document.getElementById('detail-body').textContent")
+            assert len(whole) > len(short) and browser.evaluate(fits)
