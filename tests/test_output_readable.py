@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import pytest
 from rdflib import Literal, URIRef, Variable
@@ -215,3 +217,33 @@ def test_query_why_not_names_the_triple_pattern_missing_at_that_time(tmp_path):
                                 "matches": 0}]
     assert "- missing: ?s <http://ex/in> ?r with ?s = <http://ex/a>, ?r = <http://ex/room/1>: no triple at 1000" \
         in render(tree)
+
+
+def test_reason_why_not_of_the_documented_example_and_a_short_tree(capsys):
+    root = Path(__file__).parent.parent
+    args = ["reason", "examples/alarm.lars", "--stream", "examples/alarm.stream"]
+    before = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(args + ["--explain", "notify(s1)", "--at", "4"]) == 1
+        text = capsys.readouterr().out
+        documented = (root / "docs" / "command-line.md").read_text()
+        assert text.strip() in "\n".join(line[4:] for line in documented.splitlines())  # as docs/ shows it
+        assert main(args + ["--explain", "notify(s1)", "--at", "4", "--explain-format", "json"]) == 1
+        tree = json.loads(capsys.readouterr().out)
+        (rule,) = tree["why_not"]
+        assert (tree["holds"], rule["missing"]["literal"], rule["met"]) == (False, "alarm(s1)", [])
+        assert rule["missing"]["why_not"][0]["missing"]["why"] == \
+            "not at every point of 2..4: hot(s1) is not there at 2, 3"
+        assert main(args + ["--explain", "notify(s7)", "--at", "4", "--explain-depth", "2"]) == 0
+        short = capsys.readouterr().out.splitlines()
+        assert main(args + ["--explain", "notify(s7)", "--at", "4"]) == 0
+        whole = capsys.readouterr().out.splitlines()
+        assert len(short) < len(whole) and short[:3] == whole[:3]
+        assert any("more facts below; --explain-depth all shows them" in line for line in short)
+        assert main(args + ["--explain", "notify(s7)", "--at", "4", "--explain-depth", "1",
+                            "--explain-format", "json"]) == 0
+        cut = json.loads(capsys.readouterr().out)
+        assert all("because" not in item and item.get("more", 0) >= 1 for item in cut["body"] if "witness" in item)
+    finally:
+        os.chdir(before)
