@@ -431,7 +431,8 @@ def same_term(a: Term, b: Term) -> bool:
 
 def order_key(t: Term | None):
     """A sort key for ORDER BY (15.1): unbound, blank nodes, IRIs, literals; literals of one
-    family by value, then by lexical form."""
+    family by value, then by lexical form, then by datatype (so that MIN and MAX pick the same
+    one of equal values, `"79"^^xsd:integer` or `"79"^^xsd:double`, in whatever order they come)."""
     if t is None:
         return (0,)
     if t.kind == "blank":
@@ -442,8 +443,8 @@ def order_key(t: Term | None):
     if kind == "number":
         value = t.number[1]
         if isinstance(value, float) and math.isnan(value):
-            return (3, 0, -math.inf, t.value)
-        return (3, 0, value, t.value) if not isinstance(value, Decimal) else (3, 0, float(value), t.value)
+            return (3, 0, -math.inf, t.value, t.datatype)
+        return (3, 0, value if not isinstance(value, Decimal) else float(value), t.value, t.datatype)
     if kind == "dateTime":
         return (3, 1, t.datetime[0].timestamp(), t.value)
     if kind == "boolean":
