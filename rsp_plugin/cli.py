@@ -1,10 +1,10 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
     rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning] [--language lars|datalogmtl]
-                      [--semantics stream|answer-stream] [--models 1|all]
-                      [--explain ATOM [--at T] [--explain-format text|json]]
+                      [--semantics stream|answer-stream] [--models 1|all] [--prefixes] [--time ms|iso]
+                      [--explain ATOM [--at T] [--explain-format text|json] [--explain-depth N|all]]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
-                     [--dialect auto|csparql|rspql|cqels|sparqlstream]
+                     [--dialect auto|csparql|rspql|cqels|sparqlstream] [--format F] [--prefixes] [--time ms|iso]
     rsp-plugin bench lars [...]
 
 A user's mistake (a syntax error, a missing file) is one line on stderr and

@@ -247,3 +247,14 @@ def test_reason_why_not_of_the_documented_example_and_a_short_tree(capsys):
         assert all("because" not in item and item.get("more", 0) >= 1 for item in cut["body"] if "witness" in item)
     finally:
         os.chdir(before)
+
+
+def test_why_not_reads_datalogmtl_windows_too(capsys):
+    root = Path(__file__).parent.parent
+    assert main(["reason", str(root / "examples/short-stop.mtl"), "--stream", str(root / "examples/short-stop.txt"),
+                 "--explain", "ShortStop(veh2)", "--at", "3", "--explain-format", "json"]) == 1
+    tree = json.loads(capsys.readouterr().out)
+    assert len(tree["why_not"]) == 4  # the four rules of ShortStop
+    for rule in tree["why_not"]:
+        assert rule["met"] == ["NotPos(veh2)"]
+        assert rule["missing"] == {"literal": "Diamondminus[1,1] Pos(veh2)", "why": "none at 2"}

@@ -675,17 +675,22 @@ class _WhyNot:
             return [], "is false"
         window = literal.window
         kind = getattr(window, "kind", None)
-        if kind not in (None, "range", COUNT):
-            return [], "(a DatalogMTL window: not searched)"
-        t = self.t
-        if kind == COUNT or (literal.modality == AT and window is None):
+        t = high = self.t
+        if kind == PAST:  # DatalogMTL's Diamondminus / Boxminus [a, b]: the points t - b .. t - a
+            if literal.modality == SINCE:
+                return [], "(a Since: not searched)"
+            low = self.t0 if window.high is None else max(self.t0, t - window.high)
+            high = t - window.low
+        elif kind not in (None, "range", COUNT):
+            return [], "(a window of another kind: not searched)"
+        elif kind == COUNT or (literal.modality == AT and window is None):
             low = self.t0
         elif window is None:
             low = t
         else:
             low = max(self.t0, t - window.size)
-        points = range(low, t + 1)
-        span = f"{low}..{t}" if low != t else f"{t}"
+        points = range(low, high + 1)
+        span = f"{low}..{high}" if low != high else f"{high}"
         atom = literal.atom
         candidates = []
         closest = None  # BOX: the atom present at the most points of the window, and where not
