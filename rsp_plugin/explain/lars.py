@@ -769,24 +769,31 @@ class _WhyNot:
 
 
 def _ordered_body(rule) -> list:
-    """The body as it is searched: positive atoms in written order, then comparisons and `not`s
-    (which need their variables bound), each as soon as its variables are."""
-    positives = [literal for literal in rule.body if isinstance(literal, ExtendedAtom) and not literal.negated]
-    rest = [literal for literal in rule.body if literal not in positives]
-    ordered, bound = [], set(rule.head.variables()) if hasattr(rule.head, "variables") else set()
-    for literal in positives:
-        ordered.append(literal)
-        bound |= literal.atom.variables() | ({literal.time} if isinstance(literal.time, Var) else set())
-        for other in list(rest):
-            needed = other.variables() if isinstance(other, Comparison) else other.atom.variables()
-            if isinstance(other, Comparison) and other.op == "=":
-                needed = needed - {v for v in needed if v not in bound} if len(needed - bound) <= 1 else needed
-            if needed <= bound:
-                ordered.append(other)
-                rest.remove(other)
-                if isinstance(other, Comparison):
-                    bound |= other.variables()
-    return ordered + rest
+    """The body as it is searched: in written order, a comparison or `not` whose variables are not
+    bound yet put off until they are (`X = e` until all but X are)."""
+    bound = set(rule.head.variables()) | ({rule.head_time} if isinstance(rule.head_time, Var) else set())
+    ordered: list = []
+    waiting: list = []
+
+    def ready(literal) -> bool:
+        if isinstance(literal, ExtendedAtom) and not literal.negated:
+            return True
+        free = literal.variables() - bound
+        return not free or (isinstance(literal, Comparison) and literal.op == "=" and len(free) == 1)
+
+    for literal in rule.body:
+        waiting.append(literal)
+        progress = True
+        while progress:
+            progress = False
+            for candidate in list(waiting):
+                if ready(candidate):
+                    ordered.append(candidate)
+                    waiting.remove(candidate)
+                    bound.update(candidate.variables())
+                    progress = True
+                    break
+    return ordered + waiting
 
 
 def _match(pattern: tuple, args: tuple, binding: dict) -> dict | None:
