@@ -186,3 +186,13 @@ def test_the_cases_derive_something_beyond_their_windows():
     assert sum(any(len(shown) > len(case.window(tau)) for tau, shown in case.expected_temporal().items())
                for case in temporal) >= 12
     assert any(case.range % case.step for case in plain)  # windows that are no whole number of steps
+
+
+def test_a_rules_number_and_the_same_literal_from_the_stream_are_one_triple_while_either_holds(tmp_path):
+    program = "@prefix ex: <http://ex/> .\n?s ex:limit ?l :- ?s ex:on ex:x, ?l = 30 .\n"   # a bare 30: "30"^^xsd:integer
+    query = ("PREFIX ex: <http://ex/>\nSELECT ?s ?l FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] RULES <RULES_FILE> "
+             "WHERE { ?s ex:limit ?l }")
+    stream = [(100, triple("a", "limit", Literal(30))), (1100, triple("a", "on", "x"))]
+    row = [("<http://ex/a>", '"30"^^<http://www.w3.org/2001/XMLSchema#integer>')]
+    # the stream's triple is in the windows of 1000 and 2000, the derived one in those of 2000 and 3000
+    assert run(query, stream, program, tmp_path) == {1000: row, 2000: row, 3000: row}

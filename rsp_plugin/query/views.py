@@ -9,7 +9,7 @@
 
 Mapping time onto the Materializer: a window [RANGE r STEP s] with t0 is read at
 boundaries tau = t0 + k*s, and holds an element seen at t when t < tau <= t + r.
-With one tick g = gcd(r, s), time point p stands for tau = t0 + p*g; an element
+With one tick g = gcd(r, s) (or a RULES program's, below), time point p stands for tau = t0 + p*g; an element
 seen at t arrives at time point floor((t - t0) / g) + 1 and holds for r/g - 1
 more points: exactly the boundaries that hold it. A count window [TRIPLES n]
 counts elements instead: element number i arrives at point i, holds n - 1 more.
@@ -99,7 +99,8 @@ class MaterializedView:
         self.now: int | None = None
         self.inconsistencies: list = []
         #: a rule's number in a triple (`?s ex:limit 30`, `?f = 5`) as the RDF literal it stands for
-        self._as_rdf = _RuleNumbers(terms) if rules is not None else None
+        self._as_rdf = _RuleNumbers(terms, lambda t: self.materializer.expires(t) is not None) \
+            if rules is not None else None
         self._apply(self.materializer.holding(), ())
 
     def accepts(self, timestamp: int) -> bool:
@@ -152,11 +153,12 @@ class MaterializedView:
 class _RuleNumbers:
     """Triples a LARS program derives may hold numbers of the rule language (`30`, `2.5`, or
     `?f = 5`); a query reads RDF, where each is the literal Turtle reads it as, in its canonical
-    form (`xsdnumbers`). The view keeps the triples so rewritten, counted (two derived triples
-    may stand for one RDF triple)."""
+    form (`xsdnumbers`). The view keeps the triples so rewritten, counted: two derived triples
+    may stand for one RDF triple, and so may the materialization's own (`holds`)."""
 
-    def __init__(self, terms: Dictionary):
+    def __init__(self, terms: Dictionary, holds):
         self.terms = terms
+        self.holds = holds
         self.held: dict[tuple, int] = {}
 
     def _rdf(self, triple) -> tuple | None:
@@ -190,12 +192,14 @@ class _RuleNumbers:
         for triple in triples:
             rdf = self._rdf(triple)
             if rdf is None:
-                out.append(triple)
+                if not self.held.get(tuple(triple)):  # (a rule's number may still stand for it)
+                    out.append(triple)
                 continue
             count = self.held.get(rdf, 0)
             if count <= 1:
                 self.held.pop(rdf, None)
-                out.append(rdf)
+                if not self.holds(rdf):  # (the materialization may hold it as written)
+                    out.append(rdf)
             else:
                 self.held[rdf] = count - 1
         return out
