@@ -1,10 +1,10 @@
 """`rsp-plugin`: the command line (a contract: DESIGN.md, "Command line").
 
     rsp-plugin reason PROGRAM --stream FILE [--from T] [--to T] [--no-pruning] [--language lars|datalogmtl]
-                      [--semantics stream|answer-stream] [--models 1|all]
-                      [--explain ATOM [--at T] [--explain-format text|json]]
+                      [--semantics stream|answer-stream] [--models 1|all] [--prefixes] [--time ms|iso]
+                      [--explain ATOM [--at T] [--explain-format text|json] [--explain-depth N|all]]
     rsp-plugin query QUERY --stream IRI=FILE ... [--background FILE ...] [--engine local|spark]
-                     [--dialect auto|csparql|rspql|cqels|sparqlstream]
+                     [--dialect auto|csparql|rspql|cqels|sparqlstream] [--format F] [--prefixes] [--time ms|iso]
     rsp-plugin bench lars [...]
 
 A user's mistake (a syntax error, a missing file) is one line on stderr and
@@ -116,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--explain-format", choices=["text", "json"], default="text",
                         help="--explain: indented text (default) or the tree as JSON")
     _mqtt_arguments(reason, payload_time=False)
+    _explain_depth(reason)
+    _readable_options(reason, "the program's")
     reason.set_defaults(run=_reason, command_parser=reason)
 
     query = commands.add_parser("query", allow_abbrev=False,
@@ -155,11 +157,14 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--partition-by", metavar="VAR",
                        help="--engine spark: one engine per value of ?VAR on the executors (partitioned mode; "
                             "the query must be key-local for it, else it is refused with the reason)")
-    query.add_argument("--format", choices=["json", "sparql-json", "sparql-xml", "csv", "tsv", "nt", "trig"],
+    query.add_argument("--format", choices=["json", "sparql-json", "sparql-jsonl", "sparql-xml", "csv", "tsv", "nt",
+                                            "trig"],
                        default="json",
                        help="json: {\"t\", \"bindings\" | \"triples\" | \"boolean\"} per line; sparql-json, sparql-xml, "
-                            "csv, tsv: W3C SPARQL 1.1 results with the evaluation time (\"t\"); nt, trig: "
+                            "csv, tsv: one W3C SPARQL 1.1 results document with the evaluation time (t); "
+                            "sparql-jsonl: one W3C JSON results object per evaluation and line; nt, trig: "
                             "CONSTRUCT triples (TriG: a named graph per evaluation)")
+    _readable_options(query, "the query's")
     query.add_argument("--from", dest="first", type=int, metavar="T",
                        help="take the elements from time T on (ms)")
     query.add_argument("--to", dest="last", type=int, metavar="T",
@@ -196,6 +201,7 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--explain-format", choices=["text", "json"], default="text",
                        help="--explain: indented text (default) or one JSON object per row")
     _mqtt_arguments(query)
+    _explain_depth(query)
     query.set_defaults(run=_query, command_parser=query)
 
     serve = commands.add_parser("serve", allow_abbrev=False,
@@ -314,6 +320,34 @@ def _mqtt_arguments(command, *, payload_time: bool = True, idle: bool = True) ->
                                 "predicate (ms or xsd:dateTime), not their arrival")
 
 
+def _readable_options(command, whose: str) -> None:
+    command.add_argument("--prefixes", action="store_true",
+                         help=f"write IRIs as prefixed names with {whose} prefixes (and the well-known ones), "
+                              "numbers as Turtle writes them (54.5, not \"54.5\"^^xsd:decimal); default: full terms")
+    command.add_argument("--time", choices=["ms", "iso"], default="ms",
+                         help="report times as epoch ms (default) or as xsd:dateTime in UTC (iso; reason: "
+                              "a program with @tick)")
+
+
+def _explain_depth(command) -> None:
+    command.add_argument("--explain-depth", type=_depth, default=None, metavar="N|all",
+                         help="--explain: show the derivation tree's first N levels of facts ('all': the "
+                              "whole tree; default: query text 3, otherwise all)")
+
+
+def _depth(text: str) -> int:
+    """--explain-depth: a number of levels, or 0 for 'all' (the option not given is None)."""
+    if text.lower() in ("all", "none", "full"):
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of levels or 'all', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of levels >= 1 or 'all', got {text!r}")
+    return value
+
+
 def _line_bound(command) -> None:
     command.add_argument("--max-line-bytes", type=_size, default=limits.MAX_LINE_BYTES, metavar="SIZE",
                          help="set aside a stream line longer than this, unread (e.g. 16M; default "
@@ -364,6 +398,15 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
+    if getattr(options, "prefixes", False) or getattr(options, "time", "ms") != "ms":
+        from .commands.reason import readable_output
+
+        with readable_output(options, UserError):  # the usual lines, rewritten for people
+            return _reason_run(options)
+    return _reason_run(options)
+
+
+def _reason_run(options) -> int:
     if options.stream.startswith(("mqtt://", "mqtts://")):  # a broker's topic (rsp_plugin/io/mqtt.py)
         from .commands.reason import reason_from_broker
 
@@ -409,8 +452,12 @@ def _query(options) -> int:
     if options.engine != "spark" and (getattr(options, "mode", None) or getattr(options, "partition_by", None)):
         raise UserError(f"--{'mode' if options.mode else 'partition-by'} is read by --engine spark")
     if options.engine == "spark":
-        if options.format not in ("json", "sparql-json"):
-            raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes json or sparql-json")
+        if options.format not in ("json", "sparql-jsonl"):
+            raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes JSON "
+                            f"lines: json or sparql-jsonl")
+        if options.prefixes and options.format != "json":
+            raise UserError(f"--prefixes writes prefixed names, which --format {options.format} cannot hold: it goes "
+                            f"with json")
         if options.first is not None or options.last is not None:
             raise UserError("--from / --to are read by --engine local")
         if options.explain:

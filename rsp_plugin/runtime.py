@@ -510,10 +510,11 @@ class RSPEngine:
             return shared
         window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
         explain = self.explanations is not None
-        if query.entailment is not None:
+        if query.entailment is not None or (rules_program is not None and rules_program.semantics == "stream"):
+            # RULES alone too: a derived triple holds while its premises are in the window (query/views.py)
             view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
-                                    rules=rules_program.source if rules_program is not None else None,
-                                    explain=explain)
+                                    rules=rules_program.program if rules_program is not None else None,
+                                    explain=explain, where=_rules_place(query))
         elif rules_program is not None:
             view = RulesView(window, rules_program.program, semantics=rules_program.semantics, explain=explain)
         else:
@@ -1154,6 +1155,12 @@ class _Rules:
     source: str
     program: object
     semantics: str = "stream"
+
+
+def _rules_place(query: ContinuousQuery) -> tuple[str, int, int]:
+    """Where the query names its RULES (for a message about them)."""
+    place = query.places.get("rules")
+    return query.filename, place.line if place else 1, place.column if place else 1
 
 
 def _local_path(iri: str) -> Path | None:

@@ -16,7 +16,9 @@ timestamps count seconds since the Unix epoch.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 #: The horizon of what never expires (background knowledge, unwindowed @).
 NEVER_EXPIRES = 1 << 62
@@ -55,7 +57,8 @@ def parse_timestamp_ms(text: str) -> int:
     moment = datetime.fromisoformat(value)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp() * 1000)
+    # exact (moment.timestamp() * 1000 is a float: "...:00.007Z" came back as 6 ms)
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 def time_point(timestamp: int, tick_ms: int | None) -> int:

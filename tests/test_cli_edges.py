@@ -156,14 +156,16 @@ def test_construct_as_ntriples_and_trig(tmp_path):
     assert nt.returncode == 0, nt.stderr
     assert nt.stdout.splitlines() == [triple for line in expected for triple in line["triples"]]
     trig = rsp("query", query, "--stream", f"{STREAM}={CSRBENCH}", "--format", "trig")
-    from rdflib import Dataset
+    from rdflib import XSD, Dataset
+
+    from rsp_plugin.readable import iso_time
 
     dataset = Dataset()
     dataset.parse(data=trig.stdout, format="trig")
     prov = URIRef("http://www.w3.org/ns/prov#generatedAtTime")
     for line in expected:
         name = URIRef(f"urn:x-rsp-plugin:result:out:{line['t']}")
-        assert dataset.value(name, prov) == Literal(str(line["t"]))
+        assert dataset.value(name, prov) == Literal(iso_time(line["t"]), datatype=XSD.dateTime)  # PROV-O's type
         graph = Graph()
         graph.parse(data="\n".join(line["triples"]), format="nt")
         assert set(dataset.graph(name)) == set(graph)

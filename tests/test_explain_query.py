@@ -171,7 +171,8 @@ def test_a_rules_derived_triple_is_explained_down_to_the_stream(tmp_path):
     (derived,) = tree["body"][0]["because"]
     assert derived["by"] == "rule" and derived["rule"].startswith("?x ex:alarm ?v :- [RANGE 2] BOX")
     box = derived["body"][0]
-    assert box["window"] == [1000, 3000] and box["witness"] == [1000, 2000, 3000]   # time points as report times
+    # time points as the report times they stand for: an element seen at 1010 is in the window of 2000 on
+    assert box["window"] == [2000, 4000] and box["witness"] == [2000, 3000, 4000]
     assert [leaf["timestamp"] for leaf in box["because"]] == [1010, 2010, 3010]
     assert {leaf["by"] for leaf in box["because"]} == {"stream"}
 
@@ -233,7 +234,14 @@ def test_reason_explain_of_what_does_not_hold_and_of_a_mistake(tmp_path, capsys)
     (tmp_path / "s.stream").write_text(ALARM_STREAM)
     args = ["reason", str(tmp_path / "alarm.lars"), "--stream", str(tmp_path / "s.stream")]
     assert main(args + ["--explain", "notify(s1)", "--at", "3"]) == 1
-    assert capsys.readouterr().out == "notify(s1) does not hold at 3\n"
+    program = tmp_path / "alarm.lars"
+    # why not: each rule that could derive it, down the first missing premise that rules derive in turn
+    assert capsys.readouterr().out.splitlines() == [
+        "notify(s1) does not hold at 3",
+        f"  rule {program}:5:1: notify(S) :- alarm(S), [RANGE 10] DIAMOND peak(S) .   with S = s1",
+        "    - alarm(s1): none at 3   <- missing",
+        f"      rule {program}:3:1: alarm(S) :- [RANGE 2] BOX hot(S), not maintenance(S) .   with S = s1",
+        "        - [RANGE 2] BOX hot(s1): none at 1..3   <- missing"]
     assert main(args + ["--explain", "notify(s1", "--at", "3"]) == 2
     assert capsys.readouterr().err.startswith("rsp-plugin: --explain 'notify(s1': ")
     assert main(args + ["--at", "3"]) == 2

@@ -7,6 +7,8 @@ from pathlib import Path
 from starlette.testclient import TestClient
 
 from rsp_plugin.explain.service import explainer
+from rsp_plugin.query.syntax import parse_query
+from rsp_plugin.readable import Readable
 from rsp_plugin.service import ServiceSettings, create_app
 from service_helpers import CSRBENCH, STREAM, TNT, path
 
@@ -34,7 +36,12 @@ def test_the_service_explains_a_row_of_the_latest_report_down_to_the_pushed_line
                 assert leaf["source"]["file"] == f"<{STREAM}> push 1"   # the request, and its line
                 number = leaf["source"]["line"]
                 assert lines[number - 1].split(" ", 1)[1].startswith(leaf["triple"].rsplit(" .", 1)[0])
-        assert answer["explanation"]["text"].startswith(f"?sensor = {row['sensor']} at {latest['t']} in s:")
+        # the text for people: the query's prefixes, the first levels (full_text: the whole tree)
+        shown = Readable(parse_query(SENSORS.read_text()).prefixes).term(row["sensor"])
+        assert answer["explanation"]["text"].startswith(f"?sensor = {shown} at {latest['t']} in s:")
+        assert answer["explanation"]["full_text"].startswith(f"?sensor = {shown} at {latest['t']} in s:")
+        assert " om-owl:procedure " in answer["explanation"]["text"]
+        assert "sensor-observation.owl#procedure" not in answer["explanation"]["full_text"]
         older = results[0]
         stale = client.get("/queries/s/explain", params={"t": older["t"], "item": json.dumps(older["bindings"][0])})
         assert "only the latest report" in stale.json()["explanation"]["error"]

@@ -121,12 +121,20 @@ def test_sparql_json_results_on_request(tmp_path):
                       '600 <http://ex/b> <http://ex/p> "x"@en .\n')
     query = tmp_path / "q.rq"
     query.write_text("SELECT ?s ?o FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] WHERE { ?s <http://ex/p> ?o }")
-    done = rsp("query", query, "--stream", f"http://ex/s={stream}", "--format", "sparql-json")
+    done = rsp("query", query, "--stream", f"http://ex/s={stream}", "--format", "sparql-jsonl")
     assert lines(done.stdout) == [{"t": 1000, "head": {"vars": ["s", "o"]}, "results": {"bindings": [
         {"s": {"type": "uri", "value": "http://ex/a"},
          "o": {"type": "literal", "value": "5", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}},
         {"s": {"type": "uri", "value": "http://ex/b"}, "o": {"type": "literal", "value": "x", "xml:lang": "en"}},
     ]}}]
+    # sparql-json: the whole run is one W3C document, the time its first variable (as CSV's first column)
+    done = rsp("query", query, "--stream", f"http://ex/s={stream}", "--format", "sparql-json")
+    time = {"type": "literal", "value": "1000", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}
+    assert json.loads(done.stdout) == {"head": {"vars": ["t", "s", "o"]}, "results": {"bindings": [
+        {"t": time, "s": {"type": "uri", "value": "http://ex/a"},
+         "o": {"type": "literal", "value": "5", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}},
+        {"t": time, "s": {"type": "uri", "value": "http://ex/b"}, "o": {"type": "literal", "value": "x", "xml:lang": "en"}},
+    ]}}
 
 
 def test_bad_and_late_lines_are_reported_counted_and_skipped(tmp_path):

@@ -37,14 +37,17 @@ def shots(tmp_path):
     return folder
 
 
-def page_reports(browser, name: str) -> list[dict]:
-    """The page's result table read back as the command line's lines: {t, bindings} per report."""
+def page_reports(browser, name: str, *, shown: bool = False) -> list[dict]:
+    """The page's result table read back as the command line's lines: {t, bindings} per report, each
+    term as its cell's title holds it (the exact N-Triples form); `shown`: as the cell shows it."""
     rows = browser.evaluate(f"""(() => {{
         const box = document.querySelector('.query[data-query="' + CSS.escape({json.dumps(name)}) + '"]');
         const names = [...box.querySelectorAll('thead th')].map(th => th.textContent);
         return [...box.querySelectorAll('tbody tr')].map(tr => ({{
             t: Number(tr.dataset.t), empty: tr.classList.contains('empty'),
-            cells: [...tr.querySelectorAll('td')].map(td => td.textContent), names}}));
+            cells: [...tr.querySelectorAll('td')].map(td => {'td.textContent' if shown else
+                                                              "td.getAttribute('title') ?? td.textContent"}),
+            names}}));
     }})()""")
     reports: list[dict] = []
     for row in rows:
@@ -82,6 +85,14 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
         http.post("/finish", json={})
         browser.wait_for(f"document.querySelector('.query').dataset.reports === '{len(expected)}'")
         assert page_reports(browser, name) == expected
+        # each cell shows its term the short way: numbers as numbers ("79"^^xsd:double and its average
+        # "7.9E1"^^xsd:double alike as 79), the exact term in its title
+        first = page_reports(browser, name, shown=True)[0]["bindings"][0]
+        exact = expected[0]["bindings"][0]
+        assert exact["max"] == '"79"^^<http://www.w3.org/2001/XMLSchema#double>'
+        assert exact["avg"] == '"7.9E1"^^<http://www.w3.org/2001/XMLSchema#double>'
+        assert (first["max"], first["avg"], first["n"]) == ("79", "79", "1")
+        assert first["sensor"] == exact["sensor"]  # (no PREFIX of the query names its namespace)
 
         # the rest of the page: the stream's count, the query's text and latency, the plot's rates
         browser.wait_for("document.querySelector('#streams tbody tr td:nth-child(2)').textContent === '1836'")
@@ -105,8 +116,11 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
                                  "document.getElementById('detail-title').textContent")
         window = http.get(f"/queries/{path(name)}/window").json()
         assert title.startswith(f"window of {name} at {window['boundary']}: {window['size']} triples")
-        assert browser.evaluate("document.getElementById('detail-body').textContent").splitlines() == \
-            window["triples"][:500]
+        shown = browser.evaluate("document.getElementById('detail-body').textContent").splitlines()
+        assert len(shown) == len(window["triples"][:500])  # the window's triples, the short way
+        floats = [line for line in window["triples"][:500] if "#floatValue>" in line]
+        assert floats and sum(" om-owl:floatValue " in line for line in shown) == len(floats)
+        assert not any("sensor-observation.owl#" in line for line in shown)
         browser.screenshot(shots / "4-window.png")
         browser.evaluate("document.getElementById('detail').close()")
         browser.click(".query tbody tr:not(.empty) button")  # "why?"
@@ -328,3 +342,37 @@ def test_the_page_shows_a_report_with_a_lone_surrogate(browser):
         browser.evaluate("location.reload()")  # a new reader: the history read by /results
         browser.wait_for("document.readyState === 'complete' && document.querySelector('.query') !== null "
                          "&& document.querySelector('.query').dataset.reports === '2'")
+
+
+def test_the_pages_why_shows_a_short_prefixed_explanation_wrapped_in_the_dialog_and_the_whole_tree_on_demand(
+        browser, shots):
+    from rsp_plugin.explain.service import explainer
+
+    with running_service(explainer=explainer) as (base, _):
+        http = httpx.Client(base_url=base, timeout=30)
+        assert http.put(f"/streams/{path(STREAM)}").status_code == 201
+        response = http.put("/queries/max", content=MAX_TEMPERATURE.read_text(),
+                            headers={"content-type": "application/sparql-query"})
+        assert response.status_code == 201, response.text
+        browser.open(base + "/")
+        browser.wait_for("document.querySelector('.query') !== null")
+        lines = CSRBENCH.read_bytes().splitlines(keepends=True)
+        assert http.post(f"/streams/{path(STREAM)}", content=b"".join(lines[:400]),
+                         headers=TNT).status_code == 200
+        latest = http.get("/queries/max/results").json()["results"][-1]["t"]  # only the latest can be explained
+        browser.wait_for(f"document.querySelector(\".query tbody tr[data-t='{latest}']:not(.empty) button\") !== null")
+        browser.evaluate(f"document.querySelector(\".query tbody tr[data-t='{latest}']:not(.empty) button\")"
+                         ".scrollIntoView()")
+        browser.click(f".query tbody tr[data-t='{latest}']:not(.empty) button")  # "why?" of the latest report
+        browser.wait_for("document.getElementById('detail').open && "
+                         "document.getElementById('detail-body').textContent.length > 0")
+        short = browser.evaluate("document.getElementById('detail-body').textContent")
+        assert " om-owl:floatValue " in short and "sensor-observation.owl#" not in short
+        assert browser.evaluate("document.getElementById('detail-title').textContent").startswith("why ?sensor = <")
+        fits = "(() => { const pre = document.getElementById('detail-body'); return pre.scrollWidth <= pre.clientWidth; })()"
+        assert browser.evaluate(fits)  # long lines wrap inside the dialog
+        browser.screenshot(shots / "6-why.png")
+        if not browser.evaluate("document.getElementById('detail-more').hidden"):
+            browser.click("#detail-more")
+            whole = browser.evaluate("document.getElementById('detail-body').textContent")
+            assert len(whole) > len(short) and browser.evaluate(fits)

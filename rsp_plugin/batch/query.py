@@ -50,8 +50,9 @@ _INTEGER_TYPES = {
                  "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort",
                  "unsignedByte")
 }
-#: value kinds of a term, for aggregates: an integer that fits in 62 bits, anything else
+#: value kinds of a term, for aggregates: a canonical xsd:integer that fits in 62 bits, anything else
 INT, OTHER = 0, 3
+_XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 #: functions whose value depends on the evaluation, not only on the row: never kept across evaluations
 _TIME_DEPENDENT = {"Builtin_NOW", "Builtin_RAND", "Builtin_UUID", "Builtin_STRUUID", "Builtin_BNODE"}
 _EMPTY = np.empty(0, dtype=np.int64)
@@ -717,11 +718,14 @@ _NUMERIC_AGGREGATES = ("Aggregate_Sum", "Aggregate_Avg", "Aggregate_Min", "Aggre
 
 def _value_of(value: int, key: str) -> tuple:
     """(id, kind, integer value) of one term as the per-fact path reads it (`sparql_values`): INT for
-    an integer (of any integer datatype) that fits in 62 bits, OTHER for anything else."""
+    an xsd:integer in its canonical form that fits in 62 bits, OTHER for anything else. (An integer
+    written otherwise, `"079"` or `"79"^^xsd:int`, is one value of several terms: MIN / MAX pick among
+    them as the per-fact path does, term by term.)"""
     if key[:1] != '"':
         return (value, OTHER, None)
     found = term(key).number
-    if found is not None and found[0] == 0 and -(1 << 62) < found[1] < (1 << 62):
+    if (found is not None and found[0] == 0 and -(1 << 62) < found[1] < (1 << 62)
+            and key == f'"{found[1]}"^^<{_XSD_INTEGER}>'):
         return (value, INT, found[1])
     return (value, OTHER, None)
 

@@ -34,6 +34,7 @@ from ..lines import count_lines
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query_file
 from ..query.writers import FormatError, writer_for
+from ..readable import Readable
 from ..runtime import RSPEngine
 from .progress import Progress, Quiet
 from .sources import OpenSource, StreamSource, stream_source
@@ -43,8 +44,10 @@ def run_query(options, user_error) -> int:
     engine, registered, sources = engine_for(options, user_error)
     query = registered.query
     variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
+    readable = readable_for(options, query)
     try:
-        writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables)
+        writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables,
+                            readable=readable)
         if getattr(options, "publish", None):
             from .publish import ReportPublisher, publisher_for
 
@@ -75,7 +78,8 @@ def run_query(options, user_error) -> int:
 
         if getattr(options, "format", "json") != "json":
             raise user_error("--explain writes between the reports: it goes with --format json (the default)")
-        registered.subscribe(print_explanations(engine, sys.stdout, options.explain_format))
+        registered.subscribe(print_explanations(engine, sys.stdout, options.explain_format, readable=readable,
+                                                depth=getattr(options, "explain_depth", None)))
     files = [source.path for source in sources if source.kind == "file"]
     if getattr(options, "quiet", False):
         progress = Quiet()
@@ -91,6 +95,12 @@ def run_query(options, user_error) -> int:
     if set_aside:
         print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)", file=sys.stderr)
     return 0
+
+
+def readable_for(options, query) -> Readable:
+    """How the output shows terms and times (`--prefixes`: the query's prefixes; `--time iso`)."""
+    return Readable(dict(query.prefixes) if getattr(options, "prefixes", False) else None,
+                    iso_time=getattr(options, "time", "ms") == "iso")
 
 
 def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from .. import limits
@@ -47,6 +48,42 @@ def open_stream(options, user_error):
         handle.close()
         raise user_error(f"--from {options.first} is after --to {options.last}")
     return handle
+
+
+@contextmanager
+def readable_output(options, user_error):
+    """`--prefixes` / `--time iso`: standard output rewrites `reason`'s lines for people
+    (`readable.ReadableLines`) while the command runs. Times are time points: `--time iso` needs
+    the program's `@tick` to know how long one is."""
+    from ..readable import Readable, ReadableLines
+    from ..mtl.run import DATALOGMTL, detect_language
+
+    if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
+        from ..mtl.syntax import parse_mtl_file
+
+        program = parse_mtl_file(options.program)
+    else:
+        from ..lars.syntax import parse_program_file
+
+        program = parse_program_file(options.program, semantics=getattr(options, "semantics", "stream"))
+    tick = getattr(program, "tick_ms", None)
+    iso = getattr(options, "time", "ms") == "iso"
+    if iso and tick is None:
+        raise user_error(f"--time iso writes time points as times: {options.program} says how long one is with "
+                         f"@tick (e.g. @tick 1s .)")
+    if options.explain is not None and iso:
+        raise user_error("--time is for the usual lines; --explain shows time points")
+    readable = Readable(dict(getattr(program, "prefixes", None) or {}) if getattr(options, "prefixes", False) else None,
+                        iso_time=iso, tick_ms=tick)
+    if options.explain is not None:  # (explain/cli.py shows --prefixes itself)
+        yield
+        return
+    real = sys.stdout
+    sys.stdout = ReadableLines(real, readable)
+    try:
+        yield
+    finally:
+        sys.stdout = real
 
 
 class SetAside:

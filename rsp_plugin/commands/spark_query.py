@@ -26,7 +26,7 @@ import sys
 
 from .. import limits
 from ..lines import count_lines
-from .query import engine_for
+from .query import engine_for, readable_for
 from ..spark.sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
@@ -67,7 +67,7 @@ def start(options, user_error, *, out=None) -> Started:
     from ..spark.driver import Progress
     from ..spark.session import spark_session
 
-    engine, _, sources = engine_for(options, user_error)
+    engine, registered, sources = engine_for(options, user_error)
     if any(source.kind in ("stdin", "tcp") for source in sources):
         raise user_error("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
                          "sockets are read by --engine local")
@@ -110,7 +110,7 @@ def start(options, user_error, *, out=None) -> Started:
         frames.append((source.iri, reader.load(str(source.path.resolve()))))
     quiet = getattr(options, "quiet", False)
     progress = None if quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
-    sink = ConsoleSink(out, fmt=options.format)
+    sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
     if getattr(options, "publish", None):  # each report one message to a broker's topic
         from .publish import PublishSink, publisher_for
 

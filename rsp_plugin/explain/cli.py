@@ -21,8 +21,11 @@ import sys
 from pathlib import Path
 
 from ..commands.reason import open_stream, peekable_stream, stream_path
-from .lars import ExplanationUnavailable
-from .text import render
+from .lars import ExplanationUnavailable, why_not
+from .text import cut, render
+
+#: `--explain-depth all`: the whole tree
+ALL = 0
 
 #: exit status when the atom asked about does not hold
 DOES_NOT_HOLD = 1
@@ -190,17 +193,43 @@ def _show(engine, fact, point, options, stream, rejected, sources, user_error) -
     tree = engine.explain(fact, point) if sources.provenance is not None else \
         engine.explain(fact, point, sources=sources.lookup)
     written = options.explain.strip()
+    depth = getattr(options, "explain_depth", None)
+    levels = None if not depth else depth
+    readable = _readable(options, engine)
+    holds = tree is not None
+    if tree is None:
+        tree = why_not(engine, fact, point)
     if getattr(options, "explain_format", "text") == "json":
-        shown = tree if tree is not None else {"fact": written, "t": point, "holds": False}
-        sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
+        shown = cut(tree, levels) if holds else {"fact": written, "t": point, "holds": False, **tree}
+        sys.stdout.write(json.dumps(readable.tree(shown), ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render(tree, fact=written, t=point) + "\n")
-    return 0 if tree is not None else DOES_NOT_HOLD
+        sys.stdout.write(readable.text(render(tree, fact=written, t=point, levels=levels)) + "\n")
+    return 0 if holds else DOES_NOT_HOLD
 
 
-def print_explanations(engine, out, explain_format: str = "text"):
+def _readable(options, engine):
+    """`--prefixes`: atoms with the program's prefixes (`--time` is for the usual lines)."""
+    from ..readable import Readable
+
+    program = getattr(engine, "program", None)
+    prefixes = dict(getattr(program, "prefixes", None) or {})
+    return Readable(prefixes if getattr(options, "prefixes", False) else None)
+
+
+#: `query --explain` text shows this many levels of facts unless `--explain-depth` says otherwise
+QUERY_TEXT_LEVELS = 3
+
+
+def print_explanations(engine, out, explain_format: str = "text", *, readable=None, depth: int | None = None):
     """A subscriber for `query --explain`: after each report, why each of its rows (or triples)
-    is there (`query.py`), as indented text or one JSON object per row."""
+    is there (`query.py`), as indented text or one JSON object per row. `readable`: terms with
+    the query's prefixes (`rsp_plugin.readable`); `depth`: the levels of facts shown (text:
+    QUERY_TEXT_LEVELS by default; `--explain-depth all` asks for the whole tree: `ALL`)."""
+    from ..readable import Readable
+
+    readable = readable or Readable()
+    levels = (QUERY_TEXT_LEVELS if explain_format == "text" else None) if depth is None else \
+        (None if depth == ALL else depth)
 
     def explain_report(result) -> None:
         answer = result.to_json()
@@ -216,8 +245,10 @@ def print_explanations(engine, out, explain_format: str = "text"):
                 tree = {"query": result.query, "t": result.t, "answer": item, "by": "query", "matches": 0,
                         "body": [], "note": str(error)}
             if explain_format == "json":
-                out.write(json.dumps({"t": result.t, "explain": item, "why": tree}, ensure_ascii=False) + "\n")
+                line = {"t": readable.time(result.t), "explain": readable.tree(item),
+                        "why": readable.tree(cut(tree, levels))}
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
             else:
-                out.write(render(tree) + "\n")
+                out.write(readable.text(render(tree, levels=levels)) + "\n")
 
     return explain_report

@@ -451,7 +451,7 @@ def _expression_text(expression, terms, binding: dict | None = None) -> str:
         if binding is None:
             return str(expression)
         value = binding.get(expression)
-        return "?" if value is None else terms.keys[value]
+        return str(expression) if value is None else terms.keys[value]
     if isinstance(expression, Arithmetic):
         left = _expression_text(expression.left, terms, binding)
         right = _expression_text(expression.right, terms, binding)
@@ -507,3 +507,307 @@ def comparison_holds(literal: Comparison, binding: dict, terms) -> bool:
     left = _value(literal.left, binding, terms)
     right = _value(literal.right, binding, terms)
     return left is not None and right is not None and compare(literal.op, left, right, terms.numbers)
+
+
+# why not ------------------------------------------------------------------------------------------
+
+#: body groundings a "why not" tries, over all rules, before it says what it found so far
+WHY_NOT_STEPS = 20_000
+#: how many missing derived premises down a "why not" asks why not in turn
+WHY_NOT_DEPTH = 3
+
+
+def why_not(engine, fact: Fact, t: int, *, search=None) -> dict:
+    """Why `fact` is not on the stream at `t`: for each rule whose head matches it, the premises
+    found and the first one missing then (the deepest a search for a ground body went), from what
+    the engine keeps for explanations (data and derivations within its reach, background).
+
+    {"fact": "notify(s1)", "t": 3, "why_not": [{"rule": "...", "at": "p.lars:5:1",
+      "binding": {"S": "s1"}, "met": ["alarm(s1)"],
+      "missing": {"literal": "[RANGE 10] DIAMOND peak(s1)", "why": "none at 0..3"}}]}
+    """
+    terms = engine.terms
+    node = {"fact": format_fact(fact, terms), "t": t, "why_not": []}
+    provenance = getattr(engine, "provenance", None)
+    if provenance is None or getattr(engine, "now", None) is None:
+        node["note"] = "this engine keeps nothing to say why not"
+        return node
+    search = search or _WhyNot(engine, provenance, t)
+    search.asked.add(fact)
+    for rule in engine.program.rules:
+        head = rule.head
+        if head.predicate != fact[0] or len(head.args) != len(fact[1]):
+            continue
+        binding = _unify_head(head.args, fact[1])
+        if binding is None:
+            continue
+        if rule.head_time is not None:  # `@T h`: placed at T, so T is t
+            if isinstance(rule.head_time, Var):
+                binding[rule.head_time] = terms.intern_number(t)
+            elif terms.numbers[rule.head_time] != t:
+                continue
+        found = search.rule(rule, binding)
+        if found is None:
+            node["truncated"] = True
+            break
+        node["why_not"].append(found)
+    if not node["why_not"] and not node.get("truncated"):
+        node["note"] = "no rule derives it, and it is not in the stream then"
+    return node
+
+
+def _unify_head(pattern: tuple, args: tuple) -> dict | None:
+    binding: dict = {}
+    for written, value in zip(pattern, args):
+        if isinstance(written, Var):
+            if binding.setdefault(written, value) != value:
+                return None
+        elif written != value:
+            return None
+    return binding
+
+
+class _WhyNot:
+    """The search of one "why not": what is on the stream at a time point, by predicate."""
+
+    def __init__(self, engine, provenance, t: int):
+        self.engine = engine
+        self.provenance = provenance
+        self.terms = engine.terms
+        self.t = t
+        self.t0 = engine._t0
+        self.steps = 0
+        self.depth = 0
+        self.asked: set = set()
+        by_predicate: dict[int, set] = {}
+        for found in (provenance.sources, provenance.background):
+            for fact in found:
+                by_predicate.setdefault(fact[0], set()).add(fact[1])
+        for bucket in provenance.data.values():
+            for fact in bucket:
+                by_predicate.setdefault(fact[0], set()).add(fact[1])
+        provenance.records((0, ()))  # (makes the index of the kept records)
+        for fact in provenance._index or {}:
+            by_predicate.setdefault(fact[0], set()).add(fact[1])
+        self.by_predicate = {predicate: sorted(args) for predicate, args in by_predicate.items()}
+
+    def present(self, fact: Fact, point: int) -> bool:
+        provenance = self.provenance
+        since = provenance.since(fact)
+        if since is not None and since <= point:
+            return True
+        if provenance.source(point, fact) is not None:
+            return True
+        bucket = provenance.data.get(point)
+        if bucket is not None and fact in bucket:
+            return True
+        return any(record[0] <= point <= record[1] for record in provenance.records(fact))
+
+    def rule(self, rule, binding: dict) -> dict | None:
+        """The rule's entry: its premises met and the first missing (None: out of steps)."""
+        keys = self.terms.keys
+        best = {"depth": -1}
+        order = _ordered_body(rule)
+        done = self._search(order, 0, dict(binding), [], best)
+        if done is None:
+            return None
+        entry = {"rule": rule.text or str(rule)}
+        if rule.location is not None:
+            entry["at"] = str(rule.location)
+        shown = best.get("binding", binding)
+        entry["binding"] = {str(var): keys[value] for var, value in shown.items()}
+        entry["met"] = best.get("met", [])
+        if done:
+            entry["note"] = "every premise is found (the engine no longer keeps what decided it)"
+        else:
+            entry["missing"] = missing = best.get("missing")
+            fact = best.get("missing_fact")
+            if fact is not None and self.depth < WHY_NOT_DEPTH and fact not in self.asked:
+                self.asked.add(fact)
+                self.depth += 1
+                below = why_not(self.engine, fact, self.t, search=self)
+                self.depth -= 1
+                if below["why_not"]:
+                    missing["why_not"] = below["why_not"]
+        return entry
+
+    def _search(self, body: list, index: int, binding: dict, met: list, best: dict):
+        """True when the whole body is met; False with `best` the deepest failure; None past the steps."""
+        self.steps += 1
+        if self.steps > WHY_NOT_STEPS:
+            return None
+        if index == len(body):
+            best.update(depth=index, met=list(met), binding=dict(binding), missing=None)
+            return True
+        literal = body[index]
+        options, why = self._options(literal, binding)
+        if not options:
+            if index > best["depth"]:
+                best.update(depth=index, met=list(met), binding=dict(binding),
+                            missing={"literal": self._text(literal, binding), "why": why},
+                            missing_fact=self._derived_fact(literal, binding))
+            return False
+        for extended, shown in options:
+            met.append(shown)
+            found = self._search(body, index + 1, extended, met, best)
+            met.pop()
+            if found is None or found:
+                return found
+        return False
+
+    def _options(self, literal, binding: dict) -> tuple[list, str]:
+        """The bindings that make `literal` true at t ([(binding, text)]), or why there is none."""
+        terms = self.terms
+        if isinstance(literal, Comparison):
+            free = literal.variables() - binding.keys()
+            if literal.op == "=" and len(free) == 1:
+                (variable,) = free
+                other = literal.right if literal.left == variable else literal.left if literal.right == variable \
+                    else None
+                value = None if other is None else _value(other, binding, terms)
+                if value is not None:
+                    extended = {**binding, variable: value}
+                    return [(extended, self._text(literal, extended))], ""
+            if free:
+                return [], "cannot be evaluated (unbound " + ", ".join(sorted(map(str, free))) + ")"
+            if comparison_holds(literal, binding, terms):
+                return [(binding, self._text(literal, binding))], ""
+            return [], "is false"
+        window = literal.window
+        kind = getattr(window, "kind", None)
+        t = high = self.t
+        if kind == PAST:  # DatalogMTL's Diamondminus / Boxminus [a, b]: the points t - b .. t - a
+            if literal.modality == SINCE:
+                return [], "(a Since: not searched)"
+            low = self.t0 if window.high is None else max(self.t0, t - window.high)
+            high = t - window.low
+        elif kind not in (None, "range", COUNT):
+            return [], "(a window of another kind: not searched)"
+        elif kind == COUNT or (literal.modality == AT and window is None):
+            low = self.t0
+        elif window is None:
+            low = t
+        else:
+            low = max(self.t0, t - window.size)
+        points = range(low, high + 1)
+        span = f"{low}..{high}" if low != high else f"{high}"
+        atom = literal.atom
+        candidates = []
+        closest = None  # BOX: the atom present at the most points of the window, and where not
+        for args in self.by_predicate.get(atom.predicate, ()):
+            if len(args) != len(atom.args):
+                continue
+            extended = _match(atom.args, args, binding)
+            if extended is None:
+                continue
+            fact = (atom.predicate, args)
+            if literal.modality == AT:
+                time = binding.get(literal.time) if isinstance(literal.time, Var) else literal.time
+                if time is not None:
+                    at = [self.terms.numbers[time]] if isinstance(self.terms.numbers[time], int) else []
+                    found = [p for p in at if low <= p <= t and self.present(fact, p)]
+                else:
+                    found = [p for p in points if self.present(fact, p)]
+                for point in found:
+                    with_time = dict(extended)
+                    if isinstance(literal.time, Var):
+                        with_time[literal.time] = terms.intern_number(point)
+                    candidates.append((with_time, fact))
+                continue
+            if literal.modality == BOX:
+                gaps = [p for p in points if not self.present(fact, p)]
+                holds = not gaps
+                if gaps and len(gaps) < len(points) and (closest is None or len(gaps) < len(closest[1])):
+                    closest = (fact, gaps)
+            else:  # PLAIN (at t) and DIAMOND (somewhere in the window)
+                holds = any(self.present(fact, p) for p in points)
+            if holds:
+                candidates.append((extended, fact))
+        if literal.negated:
+            if candidates:
+                shown = format_fact(candidates[0][1], terms)
+                return [], f"{shown} is there ({span})"
+            return [(binding, self._text(literal, binding))], ""
+        if not candidates:
+            if literal.modality == BOX and closest is not None:
+                fact, gaps = closest
+                shown = ", ".join(map(str, gaps)) if len(gaps) <= 5 else f"{gaps[0]}, ..., {gaps[-1]}"
+                return [], f"not at every point of {span}: {format_fact(fact, terms)} is not there at {shown}"
+            return [], f"none at {span}"
+        return [(extended, self._text(literal, extended)) for extended, _ in candidates], ""
+
+    def _derived_fact(self, literal, binding: dict):
+        """The ground atom of a missing plain premise that rules derive (its own "why not" is asked)."""
+        if isinstance(literal, Comparison) or literal.negated or literal.modality != PLAIN or literal.window:
+            return None
+        args = tuple(binding.get(arg, arg) if isinstance(arg, Var) else arg for arg in literal.atom.args)
+        if any(isinstance(arg, Var) for arg in args):
+            return None
+        if not any(rule.head.predicate == literal.atom.predicate for rule in self.engine.program.rules):
+            return None
+        return (literal.atom.predicate, args)
+
+    def _text(self, literal, binding: dict) -> str:
+        terms = self.terms
+        if isinstance(literal, Comparison):
+            return (f"{_expression_text(literal.left, terms, binding)} {literal.op} "
+                    f"{_expression_text(literal.right, terms, binding)}")
+        atom = literal.atom
+        args = tuple(binding.get(arg, arg) if isinstance(arg, Var) else arg for arg in atom.args)
+        if all(not isinstance(arg, Var) for arg in args):
+            time = None
+            if literal.modality == AT:
+                value = binding.get(literal.time) if isinstance(literal.time, Var) else literal.time
+                time = terms.numbers[value] if value is not None else None
+            if literal.modality != AT or time is not None:
+                return literal_text(literal, terms, fact=(atom.predicate, args), time=time)
+        from ..lars.program import Atom
+
+        partial = ExtendedAtom(Atom(atom.predicate, args), literal.modality, literal.window, literal.time,
+                               literal.negated)
+        return literal_text(partial, terms)
+
+
+def _ordered_body(rule) -> list:
+    """The body as it is searched: in written order, a comparison or `not` whose variables are not
+    bound yet put off until they are (`X = e` until all but X are)."""
+    bound = set(rule.head.variables()) | ({rule.head_time} if isinstance(rule.head_time, Var) else set())
+    ordered: list = []
+    waiting: list = []
+
+    def ready(literal) -> bool:
+        if isinstance(literal, ExtendedAtom) and not literal.negated:
+            return True
+        free = literal.variables() - bound
+        return not free or (isinstance(literal, Comparison) and literal.op == "=" and len(free) == 1)
+
+    for literal in rule.body:
+        waiting.append(literal)
+        progress = True
+        while progress:
+            progress = False
+            for candidate in list(waiting):
+                if ready(candidate):
+                    ordered.append(candidate)
+                    waiting.remove(candidate)
+                    bound.update(candidate.variables())
+                    progress = True
+                    break
+    return ordered + waiting
+
+
+def _match(pattern: tuple, args: tuple, binding: dict) -> dict | None:
+    extended = None
+    for written, value in zip(pattern, args):
+        if isinstance(written, Var):
+            bound = binding.get(written) if extended is None else extended.get(written)
+            if bound is None:
+                if extended is None:
+                    extended = dict(binding)
+                extended[written] = value
+            elif bound != value:
+                return None
+        elif written != value:
+            return None
+    return binding if extended is None else extended
+

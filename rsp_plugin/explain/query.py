@@ -51,6 +51,8 @@ from .lars import ExplanationUnavailable
 MAX_MATCHES = 10
 #: Occurrences of one triple in a window shown.
 MAX_OCCURRENCES = 5
+#: patterns a "why not" matches before it says what it found
+MAX_WHY_NOT_STEPS = 10_000
 #: Sources kept per stream beyond what its windows need (elements).
 _PRUNE_EVERY = 1024
 
@@ -126,8 +128,10 @@ def _retention(windows) -> tuple[int | None, int | None]:
     for shared in windows:
         window = shared.window
         reach = 0
-        if isinstance(shared.view, RulesView):
-            engine = shared.view.engine
+        view = shared.view
+        engine = view.engine if isinstance(view, RulesView) else \
+            getattr(getattr(view, "materializer", None), "engine", None)  # (a RULES program's windows reach back)
+        if engine is not None:
             provenance, history = getattr(engine, "provenance", None), getattr(engine, "history", None)
             if provenance is not None:
                 reach = provenance.data_reach + 1
@@ -194,7 +198,81 @@ class _Answer:
                 "matches": len(agreeing), "body": body}
         if not agreeing:
             node["note"] = "no solution of the WHERE pattern gives this answer now"
+            missing = self._missing(patterns, wanted)
+            if missing is not None:
+                node["missing"] = [missing]
+            elif patterns:
+                node["note"] += " (each triple pattern matches: a FILTER, OPTIONAL, MINUS or HAVING decides)"
         return node
+
+    # why not ------------------------------------------------------------------------------------
+
+    def _missing(self, patterns, wanted: dict[str, str]) -> dict | None:
+        """The triple pattern no triple matches at t, with the values the answer (and the patterns
+        matched before it) give its variables: the deepest a search for a solution went; None
+        when the patterns match together."""
+        patterns = [(graph, pattern) for graph, pattern in patterns
+                    if all(isinstance(node, (Variable, BNode, URIRef, Literal)) for node in pattern)]
+        best = {"depth": -1, "found": None}
+        budget = [MAX_WHY_NOT_STEPS]
+
+        def search(index: int, binding: dict) -> bool:
+            budget[0] -= 1
+            if index == len(patterns) or budget[0] < 0:
+                return True
+            graph, pattern = patterns[index]
+            matches = list(self._pattern_matches(graph, pattern, binding))
+            if not matches:
+                if index > best["depth"]:
+                    names = [str(node) for node in pattern if isinstance(node, Variable)]
+                    best.update(depth=index, found={
+                        "pattern": " ".join(_pattern_text(node) for node in pattern),
+                        "with": {name: binding[name] for name in dict.fromkeys(names) if name in binding},
+                        "matches": 0})
+                    if graph is not None:
+                        best["found"]["graph"] = str(graph)
+                return False
+            return any(search(index + 1, extended) for extended in matches[:MAX_MATCHES])
+
+        return None if search(0, dict(wanted)) else best["found"]
+
+    def _pattern_matches(self, graph, pattern, binding: dict):
+        """The bindings of the pattern's variables by the triples of `graph` at t that match it."""
+        find = self.terms.find
+        keys = self.terms.keys
+        ids = []
+        for node in pattern:
+            if isinstance(node, Variable):
+                key = binding.get(str(node))
+            elif isinstance(node, BNode):
+                key = None
+            else:
+                key = term_key(node)
+            if key is None:
+                ids.append(None)
+                continue
+            found = find(key)
+            if found is None:
+                return
+            ids.append(found)
+        name = graph
+        if isinstance(graph, Variable):
+            value = binding.get(str(graph))
+            name = None if value is None else value[1:-1]
+            if name is None:
+                return  # (a variable graph: not searched)
+        elif graph is not None:
+            name = str(graph)
+        content = self.snapshot.graph(name)
+        for triple in content.match(*ids):
+            extended = dict(binding)
+            for node, value in zip(pattern, triple):
+                if isinstance(node, Variable):
+                    seen = extended.setdefault(str(node), keys[value])
+                    if seen != keys[value]:
+                        break
+            else:
+                yield extended
 
     # the answer asked about ------------------------------------------------------------------
 
@@ -412,6 +490,14 @@ def _triple_patterns(node, graph=None):
         child = node.get(key)
         if isinstance(child, CompValue):
             yield from _triple_patterns(child, graph)
+
+
+def _pattern_text(node) -> str:
+    if isinstance(node, Variable):
+        return f"?{node}"
+    if isinstance(node, BNode):
+        return f"_:{node}"
+    return term_key(node)
 
 
 def _in_pattern(variable: str, pattern) -> bool:

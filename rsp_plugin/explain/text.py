@@ -17,16 +17,45 @@ from __future__ import annotations
 INDENT = "  "
 
 
-def render(tree: dict | None, *, fact: str = "", t: int | None = None) -> str:
-    """The tree as lines of text; a fact that does not hold says so."""
+def render(tree: dict | None, *, fact: str = "", t: int | None = None, levels: int | None = None) -> str:
+    """The tree as lines of text; a fact that does not hold says so. `levels`: how many levels of
+    facts (or triples) to show, the root's being the first (None: all); what is below them is
+    counted on one line."""
     if tree is None:
         return f"{fact} does not hold at {t}"
+    if "why_not" in tree:
+        return _why_not(tree)
     lines: list[str] = []
-    _node(tree, 0, lines)
+    _node(tree, 0, lines, levels)
     return "\n".join(lines)
 
 
-def _node(node: dict, depth: int, lines: list[str]) -> None:
+def cut(tree, levels: int | None):
+    """The tree (plain data) with only its first `levels` levels of facts; each body item that had
+    more says how many facts below it are left out (`"more"`)."""
+    if levels is None or not isinstance(tree, dict):
+        return tree
+    out = dict(tree)
+    if "body" in out:
+        body = []
+        for item in out["body"]:
+            item = dict(item)
+            if "because" in item:
+                if levels <= 1:
+                    item["more"] = sum(_size(child) for child in item.pop("because"))
+                else:
+                    item["because"] = [cut(child, levels - 1) for child in item["because"]]
+            body.append(item)
+        out["body"] = body
+    return out
+
+
+def _size(node: dict) -> int:
+    """How many fact nodes a subtree has (its root included)."""
+    return 1 + sum(_size(child) for item in node.get("body", ()) for child in item.get("because", ()))
+
+
+def _node(node: dict, depth: int, lines: list[str], levels: int | None = None) -> None:
     pad = INDENT * depth
     if node.get("by") == "query":
         answer = node.get("answer")
@@ -39,8 +68,13 @@ def _node(node: dict, depth: int, lines: list[str]) -> None:
                      f"{count} match{'es' if count != 1 else ''} of the pattern{more}")
         if node.get("note"):
             lines.append(f"{pad}{INDENT}({node['note']})")
+        for missing in node.get("missing", ()):
+            given = ", ".join(f"?{k} = {v}" for k, v in missing.get("with", {}).items())
+            graph = f" in graph <{missing['graph']}>" if missing.get("graph") else ""
+            lines.append(f"{pad}{INDENT}- missing: {missing['pattern']}" + (f" with {given}" if given else "") +
+                         f": no triple{graph} at {node.get('t')}")
         for item in node.get("body", ()):
-            _item(item, False, depth + 1, lines)
+            _item(item, False, depth + 1, lines, levels)
         return
     name = node.get("triple") or node.get("fact", "?")
     head = f"{pad}{name} at {node.get('t')}"
@@ -61,7 +95,7 @@ def _node(node: dict, depth: int, lines: list[str]) -> None:
         if node.get("truncated"):
             lines.append(f"{pad}{INDENT}... (the explanation is too large; stopped here)")
         for index, item in enumerate(node.get("body", ())):
-            _item(item, index == node.get("bounded_by"), depth + 1, lines)
+            _item(item, index == node.get("bounded_by"), depth + 1, lines, levels)
         return
     if by == "data":
         lines.append(f"{head}: stream element{_source(node.get('source'))}")
@@ -85,8 +119,13 @@ def _node(node: dict, depth: int, lines: list[str]) -> None:
         lines.append(f"{head}: {by}")
 
 
-def _item(item: dict, bounds: bool, depth: int, lines: list[str]) -> None:
+def _item(item: dict, bounds: bool, depth: int, lines: list[str], levels: int | None = None) -> None:
     pad = INDENT * depth
+    below = item.get("because", ())
+    if levels is not None and levels <= 1 and below:  # the facts below are not shown: counted
+        item = {key: value for key, value in item.items() if key != "because"}
+        item["more"] = sum(_size(child) for child in below)
+    children = (lambda child_depth: _children(item, child_depth, lines, levels))
     literal = item.get("literal", "")
     if "absent" in item:
         low, high = item["absent"]
@@ -98,8 +137,7 @@ def _item(item: dict, bounds: bool, depth: int, lines: list[str]) -> None:
         return
     if "matched" in item:  # a solution of a query's pattern (`query.py`)
         lines.append(f"{pad}- {literal}")
-        for child in item.get("because", ()):
-            _node(child, depth + 1, lines)
+        children(depth + 1)
         return
     witness = item.get("witness", [])
     low, high = item.get("window", [None, None])
@@ -114,8 +152,16 @@ def _item(item: dict, bounds: bool, depth: int, lines: list[str]) -> None:
     until = item.get("horizon")
     text = f"{pad}- {literal}: {seen}, until {_horizon(until)}"
     lines.append(text + (" (bounds the horizon)" if bounds else ""))
+    children(depth + 2)
+
+
+def _children(item: dict, depth: int, lines: list[str], levels: int | None) -> None:
     for child in item.get("because", ()):
-        _node(child, depth + 2, lines)
+        _node(child, depth, lines, None if levels is None else levels - 1)
+    if item.get("more"):
+        count = item["more"]
+        lines.append(f"{INDENT * depth}... ({count} more fact{'s' if count != 1 else ''} below; "
+                     f"--explain-depth all shows them)")
 
 
 def _graph(graph) -> str:
@@ -144,3 +190,32 @@ def _source(source) -> str:
             parts.append(f"timestamp {source['timestamp']}")
         return ", " + ", ".join(parts) if parts else ""
     return f", {source}"
+
+
+def _why_not(tree: dict) -> str:
+    """A fact that does not hold (`lars.why_not`): for each rule that could derive it, the first
+    premise missing at that time point."""
+    lines = [f"{tree.get('fact')} does not hold at {tree.get('t')}"]
+    rules = tree.get("why_not", [])
+    if not rules:
+        lines.append(f"{INDENT}({tree.get('note', 'no rule derives it, and it is not in the stream then')})")
+    _why_not_rules(rules, 1, lines)
+    if tree.get("truncated"):
+        lines.append(f"{INDENT}... (more rules; stopped here)")
+    return "\n".join(lines)
+
+
+def _why_not_rules(rules: list, depth: int, lines: list[str]) -> None:
+    pad = INDENT * depth
+    for rule in rules:
+        binding = ", ".join(f"{k} = {v}" for k, v in rule.get("binding", {}).items() if not k.startswith("_"))
+        lines.append(f"{pad}rule {rule.get('at', '')}: {rule.get('rule', '')}" +
+                     (f"   with {binding}" if binding else ""))
+        for met in rule.get("met", ()):
+            lines.append(f"{pad}{INDENT}- {met}: holds")
+        missing = rule.get("missing")
+        if missing is not None:
+            lines.append(f"{pad}{INDENT}- {missing['literal']}: {missing['why']}   <- missing")
+            _why_not_rules(missing.get("why_not", ()), depth + 2, lines)
+        if rule.get("note"):
+            lines.append(f"{pad}{INDENT}({rule['note']})")

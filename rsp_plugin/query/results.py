@@ -189,7 +189,7 @@ class QueryResult:
             names = self.answer.variables
             rows = self.rows()
         return {"t": self.t, "head": {"vars": list(names)}, "results": {"bindings": [
-            {name: _sparql_json_term(key) for name, key in zip(names, row) if key is not None} for row in rows
+            {name: sparql_json_term(key) for name, key in zip(names, row) if key is not None} for row in rows
         ]}}
 
 
@@ -211,7 +211,8 @@ def _row_order(row: tuple) -> tuple:
     return tuple("" if key is None else key for key in row)
 
 
-def _sparql_json_term(key: str) -> dict:
+def sparql_json_term(key: str) -> dict:
+    """A term (its N-Triples key) as W3C SPARQL 1.1 JSON results write it."""
     from rdflib import BNode, Literal, URIRef
 
     term = key_term(key)

@@ -27,6 +27,8 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from ..terms import unescape
+from ..xsdnumbers import decimal_lexical as _decimal_lexical
+from ..xsdnumbers import double_lexical, to_float32 as _to_float32
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -211,15 +213,6 @@ def _parse_number(t: Term):
     return rank, value
 
 
-def _to_float32(value: float) -> float:
-    import struct
-
-    try:
-        return struct.unpack("f", struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
-
-
 def number(value, rank: int) -> Term:
     """A numeric literal in its XSD canonical form: 2, 2.5, 2.0E0 (double and float)."""
     datatype = RANK_TYPE[rank]
@@ -231,30 +224,11 @@ def number(value, rank: int) -> Term:
 
 
 def decimal_lexical(value: Decimal) -> str:
-    """XSD canonical decimal: no exponent, at least one digit on each side of the point."""
-    if not value.is_finite():
-        raise SparqlError("not a decimal")
-    text = format(value.normalize(), "f")
-    if "." not in text:
-        text += ".0"
-    if text.startswith("-0.0") and value == 0:
-        text = "0.0"
-    return text
-
-
-def double_lexical(value: float) -> str:
-    """XSD canonical double: mantissa with one digit before the point, E, exponent (1.0E0)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "INF" if value > 0 else "-INF"
-    if value == 0:
-        return "-0.0E0" if math.copysign(1, value) < 0 else "0.0E0"
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    exponent_value = len(digits) + exponent - 1
-    written = "".join(map(str, digits)).rstrip("0") or "0"
-    head, tail = written[0], written[1:] or "0"
-    return f"{'-' if sign else ''}{head}.{tail}E{exponent_value}"
+    """XSD canonical decimal (`xsdnumbers.decimal_lexical`; a SparqlError for no finite value)."""
+    try:
+        return _decimal_lexical(value)
+    except ValueError:
+        raise SparqlError("not a decimal") from None
 
 
 def numeric(t: Term):
@@ -448,7 +422,8 @@ def same_term(a: Term, b: Term) -> bool:
 
 def order_key(t: Term | None):
     """A sort key for ORDER BY (15.1): unbound, blank nodes, IRIs, literals; literals of one
-    family by value, then by lexical form."""
+    family by value, then by lexical form, then by datatype (so that MIN and MAX pick the same
+    one of equal values, `"79"^^xsd:integer` or `"79"^^xsd:double`, in whatever order they come)."""
     if t is None:
         return (0,)
     if t.kind == "blank":
@@ -459,8 +434,8 @@ def order_key(t: Term | None):
     if kind == "number":
         value = t.number[1]
         if isinstance(value, float) and math.isnan(value):
-            return (3, 0, -math.inf, t.value)
-        return (3, 0, value, t.value) if not isinstance(value, Decimal) else (3, 0, float(value), t.value)
+            return (3, 0, -math.inf, t.value, t.datatype)
+        return (3, 0, value if not isinstance(value, Decimal) else float(value), t.value, t.datatype)
     if kind == "dateTime":
         return (3, 1, t.datetime[0].timestamp(), t.value)
     if kind == "boolean":

@@ -1,20 +1,31 @@
 """Windows as queries read them: the stream's triples, plus what ENTAILMENT and RULES add.
 
     PlainView          the window's content (`windows.py`)
-    RulesView          + the triples a LARS program derives over the window's stream
     MaterializedView   the window's RDFS / OWL 2 RL materialization with the background
-                       (maintained by `rsp_plugin.reasoning.Materializer`, never recomputed)
+                       (maintained by `rsp_plugin.reasoning.Materializer`, never recomputed),
+                       and the triples a query's RULES program derives (with or without ENTAILMENT)
+    RulesView          + the triples a LARS program derives at each time point alone (a RULES
+                       program under answer-stream semantics)
 
 Mapping time onto the Materializer: a window [RANGE r STEP s] with t0 is read at
 boundaries tau = t0 + k*s, and holds an element seen at t when t < tau <= t + r.
-With one tick g = gcd(r, s), time point p stands for tau = t0 + p*g; an element
+With one tick g = gcd(r, s) (or a RULES program's, below), time point p stands for tau = t0 + p*g; an element
 seen at t arrives at time point floor((t - t0) / g) + 1 and holds for r/g - 1
 more points: exactly the boundaries that hold it. A count window [TRIPLES n]
 counts elements instead: element number i arrives at point i, holds n - 1 more.
 
-A query's RULES program ticks once per STEP unless it says `@tick`: an element
-seen at t is at time point floor((t - t0) / tick), and the window of boundary
-tau sees what holds at the last point before tau.
+A query's RULES program reads the window's triples as ENTAILMENT does: a
+window triple holds while it is in the window, and a triple the rules derive
+holds as long as the premises it was derived from (its expiration is the least
+of theirs, Barbieri's rule), so `?s a ex:Hot :- ?s ex:temp ?v, ?v > 30` keeps
+?s a Hot in every report whose window holds the temperature. A program whose
+rules read time (windows, BOX, DIAMOND, @) counts it in ticks of one STEP unless
+it says `@tick`; the tick must divide the window's RANGE and STEP (so that each
+triple's life in ticks is its life in the window, and reports fall on ticks).
+A program that reads no time needs no tick: the view uses gcd(RANGE, STEP).
+Under answer-stream semantics (`RulesView`) the rules hold at each time point
+alone: an element seen at t is at time point floor((t - t0) / tick), and the
+window of boundary tau sees what holds at the last point before tau.
 """
 
 from __future__ import annotations
@@ -23,7 +34,8 @@ from itertools import chain
 from math import gcd
 from typing import Iterable
 
-from ..terms import TRIPLE, Dictionary
+from ..terms import NUMERIC_START, TRIPLE, Dictionary
+from ..xsdnumbers import number_key, rank_of_value
 from .content import Triple, TripleIndex, union
 from .windows import CountingWindow, TimeWindow
 
@@ -68,13 +80,14 @@ class MaterializedView:
     """The window's materialization under an entailment profile, with the background (and rules)."""
 
     def __init__(self, window: TimeWindow | CountingWindow, profile: str | None, *, terms: Dictionary,
-                 background: Iterable[Triple] = (), rules: str | None = None, explain: bool = False):
+                 background: Iterable[Triple] = (), rules=None, explain: bool = False,
+                 where: tuple[str, int, int] = ("<query>", 1, 1)):
         from ..reasoning import Materializer  # the reasoning layer (another module of the project)
 
         self.window = window
         if isinstance(window, TimeWindow):
             spec = window.spec
-            self.tick = gcd(spec.range, spec.step)
+            self.tick = rules_tick(rules, spec, where)
             horizon = spec.range // self.tick - 1
         else:
             self.tick = None
@@ -85,6 +98,9 @@ class MaterializedView:
         self.content = _DerivedContent(window.content)
         self.now: int | None = None
         self.inconsistencies: list = []
+        #: a rule's number in a triple (`?s ex:limit 30`, `?f = 5`) as the RDF literal it stands for
+        self._as_rdf = _RuleNumbers(terms, lambda t: self.materializer.expires(t) is not None) \
+            if rules is not None else None
         self._apply(self.materializer.holding(), ())
 
     def accepts(self, timestamp: int) -> bool:
@@ -121,14 +137,75 @@ class MaterializedView:
         """Window, materialization, entailed content, inconsistencies found (ids a dictionary keeps)."""
         found = [triple for event in self.inconsistencies for triple in event.triples]
         return chain(self.window.live_terms(), self.materializer.live_terms(), self.content.live_terms(),
-                     chain.from_iterable(found))
+                     chain.from_iterable(found), self._as_rdf.live_terms() if self._as_rdf is not None else ())
 
     def _apply(self, added, removed) -> None:
         content = self.content
+        if self._as_rdf is not None:
+            removed = self._as_rdf.leaving(removed)
+            added = self._as_rdf.coming(added)
         for triple in removed:
             content.discard(tuple(triple))
         for triple in added:
             content.add(tuple(triple))
+
+
+class _RuleNumbers:
+    """Triples a LARS program derives may hold numbers of the rule language (`30`, `2.5`, or
+    `?f = 5`); a query reads RDF, where each is the literal Turtle reads it as, in its canonical
+    form (`xsdnumbers`). The view keeps the triples so rewritten, counted: two derived triples
+    may stand for one RDF triple, and so may the materialization's own (`holds`)."""
+
+    def __init__(self, terms: Dictionary, holds):
+        self.terms = terms
+        self.holds = holds
+        self.held: dict[tuple, int] = {}
+
+    def _rdf(self, triple) -> tuple | None:
+        """The triple with its numbers as RDF literals (None: it has none)."""
+        keys = self.terms.keys
+        if not any(keys[term][0] in NUMERIC_START and keys[term][0] != '"' for term in triple):
+            return None
+        numbers = self.terms.numbers
+        out = []
+        for term in triple:
+            value = numbers[term] if keys[term][0] != '"' else None
+            out.append(term if value is None or isinstance(value, bool)
+                       else self.terms.intern(number_key(value, rank_of_value(value))))
+        return tuple(out)
+
+    def coming(self, triples) -> list:
+        out = []
+        for triple in triples:
+            rdf = self._rdf(triple)
+            if rdf is None:
+                out.append(triple)
+                continue
+            count = self.held.get(rdf, 0)
+            self.held[rdf] = count + 1
+            if not count:
+                out.append(rdf)
+        return out
+
+    def leaving(self, triples) -> list:
+        out = []
+        for triple in triples:
+            rdf = self._rdf(triple)
+            if rdf is None:
+                if not self.held.get(tuple(triple)):  # (a rule's number may still stand for it)
+                    out.append(triple)
+                continue
+            count = self.held.get(rdf, 0)
+            if count <= 1:
+                self.held.pop(rdf, None)
+                if not self.holds(rdf):  # (the materialization may hold it as written)
+                    out.append(rdf)
+            else:
+                self.held[rdf] = count - 1
+        return out
+
+    def live_terms(self):
+        return chain.from_iterable(self.held)
 
 
 class RulesView:
@@ -196,6 +273,37 @@ class RulesView:
         for predicate, args in report.started:
             if predicate == triple and len(args) == 3:
                 derived.add(tuple(args))
+
+
+def rules_tick(rules, spec, where: tuple[str, int, int]) -> int:
+    """The time point of a materialized time window, in ms: gcd(RANGE, STEP), or for a RULES
+    program that reads time its own tick (`@tick`, else the STEP), which must divide both."""
+    fine = gcd(spec.range, spec.step)
+    if rules is None or not hasattr(rules, "rules") or not reads_time(rules):
+        return fine
+    tick = rules.tick_ms if rules.tick_ms is not None else spec.step
+    if spec.range % tick or spec.step % tick:
+        from ..errors import QuerySyntaxError
+
+        said = f"@tick {tick} ms" if rules.tick_ms is not None else f"one STEP ({tick} ms; @tick sets another)"
+        raise QuerySyntaxError(
+            f"the RULES program counts time in ticks of {said}, and the window's RANGE {spec.range} ms and STEP "
+            f"{spec.step} ms are not whole numbers of ticks: set @tick {fine}ms in the program, or make them "
+            f"multiples of its tick", *where)
+    return tick
+
+
+def reads_time(program) -> bool:
+    """Does a program's meaning depend on how long a tick is (windows, BOX, DIAMOND, @)?"""
+    from ..lars.program import PLAIN, ExtendedAtom
+
+    for rule in program.rules:
+        if rule.head_time is not None:
+            return True
+        for literal in rule.body:
+            if isinstance(literal, ExtendedAtom) and (literal.window is not None or literal.modality != PLAIN):
+                return True
+    return False
 
 
 def _moved(window, tau: int, tick: int, shift: int) -> tuple[dict[int, list], int] | None:

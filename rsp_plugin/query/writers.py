@@ -3,17 +3,24 @@
 One writer per output, fed every report in order, closed at the end:
 
     json         one line per evaluation: {"t", "bindings" | "triples" | "boolean"}
-    sparql-json  one line per evaluation: W3C SPARQL 1.1 JSON results with "t"
+    sparql-json  one W3C SPARQL 1.1 JSON results document: the evaluation time is its
+                 first variable (`t`, an xsd:integer of ms), one binding per solution
+    sparql-jsonl JSON Lines: one W3C SPARQL 1.1 JSON results object per evaluation,
+                 with the member "t"
     csv, tsv     W3C SPARQL 1.1 CSV / TSV results: one header, then one row per
                  solution, the evaluation time in the first column (`t`)
     sparql-xml   one W3C SPARQL results XML document; each <result> (or
                  <boolean>) carries the evaluation time as the attribute rsp:t
     nt           CONSTRUCT triples as N-Triples lines (the time is not kept)
     trig         CONSTRUCT results as timestamped graphs: one named graph per
-                 evaluation, its time in prov:generatedAtTime (RSP-QL's convention)
+                 evaluation, its time in prov:generatedAtTime as an xsd:dateTime
+                 (RSP-QL's convention, which `formats.read_timestamped_graphs` reads back)
 
-CSV, TSV and XML hold solutions, so an evaluation with no solution leaves no row;
-`json` shows every evaluation.
+CSV, TSV, XML and the SPARQL JSON document hold solutions, so an evaluation with
+no solution leaves no row; `json` and `sparql-jsonl` show every evaluation. A
+`Readable` (`rsp_plugin.readable`) writes times as xsd:dateTime (`--time iso`,
+every format) and terms with the query's prefixes (`--prefixes`: json and trig,
+whose readers take prefixed names; the W3C formats keep their full terms).
 
 >>> import io
 >>> from rsp_plugin.terms import Dictionary
@@ -36,11 +43,14 @@ from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
 from ..rdfterms import key_term
+from ..readable import XSD, XSD_DATETIME, XSD_INTEGER, Readable, iso_time, time_literal
+from .results import sparql_json_term
 
 #: --format values, and what each holds
 FORMATS = {
     "json": "one JSON line per evaluation: {\"t\", \"bindings\" | \"triples\" | \"boolean\"}",
-    "sparql-json": "one W3C SPARQL 1.1 JSON results object per line, with \"t\"",
+    "sparql-json": "one W3C SPARQL 1.1 JSON results document, the evaluation time as its first variable t",
+    "sparql-jsonl": "JSON Lines: one W3C SPARQL 1.1 JSON results object per evaluation, with \"t\"",
     "sparql-xml": "one W3C SPARQL results XML document, each result with the attribute rsp:t",
     "csv": "W3C SPARQL 1.1 CSV results with the evaluation time as column t",
     "tsv": "W3C SPARQL 1.1 TSV results with the evaluation time as column ?t",
@@ -48,31 +58,43 @@ FORMATS = {
     "trig": "CONSTRUCT results as TriG, one named graph per evaluation with prov:generatedAtTime",
 }
 CONSTRUCT_ONLY = ("nt", "trig")
+#: the formats whose readers take prefixed names (`--prefixes`)
+COMPACTING = ("json", "trig")
 RSP_NAMESPACE = "https://w3id.org/rsp-plugin/results#"
 PROV_GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
+XSD_BOOLEAN = XSD + "boolean"
 
 
 class FormatError(ValueError):
     """A format that cannot hold this query's results (N-Triples for a SELECT, say)."""
 
 
-def writer_for(fmt: str, out: TextIO, *, form: str, variables: tuple[str, ...] = ()) -> "ResultWriter":
-    """The writer of `fmt` for a query of `form` ("SELECT", "CONSTRUCT", "ASK") projecting `variables`."""
+def writer_for(fmt: str, out: TextIO, *, form: str, variables: tuple[str, ...] = (),
+               readable: Readable | None = None) -> "ResultWriter":
+    """The writer of `fmt` for a query of `form` ("SELECT", "CONSTRUCT", "ASK") projecting `variables`;
+    `readable`: how terms and times are shown (default: as the contract writes them)."""
     if fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if fmt in CONSTRUCT_ONLY and form != "CONSTRUCT":
         raise FormatError(f"--format {fmt} writes the triples of a CONSTRUCT query; this is a {form} query "
-                          f"(use json, sparql-json, sparql-xml, csv or tsv)")
-    kind = {"json": JSONLinesWriter, "sparql-json": JSONLinesWriter, "csv": CSVWriter, "tsv": TSVWriter,
-            "sparql-xml": XMLWriter, "nt": NTriplesWriter, "trig": TriGWriter}[fmt]
-    return kind(out, fmt=fmt, form=form, variables=tuple(variables))
+                          f"(use json, sparql-json, sparql-jsonl, sparql-xml, csv or tsv)")
+    readable = readable or Readable()
+    if readable.compacts and fmt not in COMPACTING:
+        raise FormatError(f"--prefixes writes prefixed names, which --format {fmt} cannot hold: it goes with "
+                          f"{' or '.join(COMPACTING)}")
+    kind = {"json": JSONLinesWriter, "sparql-json": SPARQLJSONWriter, "sparql-jsonl": JSONLinesWriter,
+            "csv": CSVWriter, "tsv": TSVWriter, "sparql-xml": XMLWriter, "nt": NTriplesWriter,
+            "trig": TriGWriter}[fmt]
+    return kind(out, fmt=fmt, form=form, variables=tuple(variables), readable=readable)
 
 
 class ResultWriter:
     """Writes each report as it comes; `close()` ends the document (the stream stays open)."""
 
-    def __init__(self, out: TextIO, *, fmt: str, form: str, variables: tuple[str, ...]):
+    def __init__(self, out: TextIO, *, fmt: str, form: str, variables: tuple[str, ...],
+                 readable: Readable | None = None):
         self.out = out
+        self.readable = readable or Readable()
         self.fmt = fmt
         self.form = form
         self.variables = variables
@@ -117,8 +139,43 @@ class ResultWriter:
 
 class JSONLinesWriter(ResultWriter):
     def body(self, result) -> None:
-        value = result.to_sparql_json() if self.fmt == "sparql-json" else result.to_json()
-        self.out.write(json.dumps(value, ensure_ascii=False) + "\n")
+        value = result.to_sparql_json() if self.fmt == "sparql-jsonl" else result.to_json()
+        self.out.write(json.dumps(self.readable.report(value), ensure_ascii=False) + "\n")
+
+
+class SPARQLJSONWriter(ResultWriter):
+    """One W3C SPARQL 1.1 JSON results document for the whole run, written as the reports come:
+    the head names the time variable first (as CSV's first column), then one binding per solution
+    (per evaluation for ASK: its `boolean` an xsd:boolean), each with its evaluation time."""
+
+    def start(self, result) -> None:
+        self.columns = self.names(result)
+        self.time_name = _time_column(self.columns)
+        head = json.dumps({"vars": [self.time_name, *self.columns]}, ensure_ascii=False)
+        self.out.write(f'{{"head": {head}, "results": {{"bindings": [')
+        self.first = True
+
+    def body(self, result) -> None:
+        if result.form == "ASK":
+            rows = [(f'"{"true" if result.boolean else "false"}"^^<{XSD_BOOLEAN}>',)]
+        else:
+            rows = self.solutions(result)
+        if not rows:
+            return
+        stamp = {"type": "literal", "value": iso_time(result.t), "datatype": XSD_DATETIME} if self.readable.iso_time \
+            else {"type": "literal", "value": str(result.t), "datatype": XSD_INTEGER}
+        for row in rows:
+            binding = {self.time_name: stamp}
+            binding.update((name, sparql_json_term(key)) for name, key in zip(self.columns, row) if key is not None)
+            self.out.write(("\n" if self.first else ",\n") + json.dumps(binding, ensure_ascii=False))
+            self.first = False
+
+    def close(self) -> None:
+        if not self.started:
+            self.start(None)
+            self.started = True
+        self.out.write("\n]}}\n")
+        self.out.flush()
 
 
 def _time_column(names: tuple[str, ...]) -> str:
@@ -139,10 +196,11 @@ class CSVWriter(ResultWriter):
 
     def body(self, result) -> None:
         if result.form == "ASK":
-            self.csv.writerow([result.t, "true" if result.boolean else "false"])
+            self.csv.writerow([self.readable.time(result.t), "true" if result.boolean else "false"])
             return
+        t = self.readable.time(result.t)
         for row in self.solutions(result):
-            self.csv.writerow([result.t, *(_csv_value(key) for key in row)])
+            self.csv.writerow([t, *(_csv_value(key) for key in row)])
 
 
 def _csv_value(key: str | None) -> str:
@@ -162,11 +220,12 @@ class TSVWriter(ResultWriter):
         self.out.write("\t".join(f"?{name}" for name in (_time_column(self.columns), *self.columns)) + "\n")
 
     def body(self, result) -> None:
+        t = time_literal(result.t) if self.readable.iso_time else str(result.t)
         if result.form == "ASK":
-            self.out.write(f"{result.t}\t{'true' if result.boolean else 'false'}\n")
+            self.out.write(f"{t}\t{'true' if result.boolean else 'false'}\n")
             return
         for row in self.solutions(result):
-            self.out.write("\t".join([str(result.t), *("" if key is None else _tsv_value(key) for key in row)]) + "\n")
+            self.out.write("\t".join([t, *("" if key is None else _tsv_value(key) for key in row)]) + "\n")
 
 
 def _tsv_value(key: str) -> str:
@@ -174,7 +233,8 @@ def _tsv_value(key: str) -> str:
 
 
 class XMLWriter(ResultWriter):
-    """W3C SPARQL Query Results XML; every <result> / <boolean> with rsp:t, the evaluation time (ms)."""
+    """W3C SPARQL Query Results XML; every <result> / <boolean> with rsp:t, the evaluation time (ms,
+    or its xsd:dateTime with `--time iso`)."""
 
     def start(self, result) -> None:
         self.columns = self.names(result)
@@ -189,11 +249,12 @@ class XMLWriter(ResultWriter):
             self.out.write("  <results>\n")
 
     def body(self, result) -> None:
+        t = self.readable.time(result.t)
         if result.form == "ASK":
-            self.out.write(f'  <boolean rsp:t="{result.t}">{"true" if result.boolean else "false"}</boolean>\n')
+            self.out.write(f'  <boolean rsp:t="{t}">{"true" if result.boolean else "false"}</boolean>\n')
             return
         for row in self.solutions(result):
-            self.out.write(f'    <result rsp:t="{result.t}">\n')
+            self.out.write(f'    <result rsp:t="{t}">\n')
             for name, key in zip(self.columns, row):
                 if key is not None:
                     self.out.write(f"      <binding name={quoteattr(name)}>{_xml_term(key)}</binding>\n")
@@ -231,12 +292,17 @@ class NTriplesWriter(ResultWriter):
 
 
 class TriGWriter(ResultWriter):
-    """One named graph per evaluation, `<urn:x-rsp-plugin:result:QUERY:T>`, its time in the default graph."""
+    """One named graph per evaluation, `<urn:x-rsp-plugin:result:QUERY:T>` (T in ms), its time in the
+    default graph as PROV-O says: `prov:generatedAtTime "1970-01-01T00:00:05Z"^^xsd:dateTime`. With
+    `--prefixes`, terms are prefixed names and each prefix is declared before its first use."""
 
     def body(self, result) -> None:
+        shown = self.readable
         graph = f"<urn:x-rsp-plugin:result:{result.query}:{result.t}>"
-        lines = "".join(f"  {line}\n" for line in result.triples())
-        self.out.write(f"{graph} {{\n{lines}}}\n{graph} <{PROV_GENERATED_AT_TIME}> \"{result.t}\" .\n")
+        lines = "".join(f"  {shown.text(line)}\n" for line in result.triples())
+        stamp = f"{graph} {shown.text(f'<{PROV_GENERATED_AT_TIME}> {time_literal(result.t)}')} .\n"
+        declared = "".join(line + "\n" for line in shown.declarations())
+        self.out.write(f"{declared}{graph} {{\n{lines}}}\n{stamp}")
 
 
 __all__ = ["FORMATS", "FormatError", "ResultWriter", "writer_for"]

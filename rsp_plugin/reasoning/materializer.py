@@ -108,7 +108,8 @@ class Materializer:
     `window`: a triple arriving at time point t holds on [t, t + window]; None: it never expires.
     `background`: an rdflib Graph, a path to an RDF file, or (s, p, o) id triples; never expires.
     `terms`: the dictionary to share (created if None); `rules`: extra LARS program text (or a
-    path to a .lars file) evaluated in the same program, on top of the materialized triples.
+    path to a .lars file, or a Program parsed with `terms`) evaluated in the same program, on top
+    of the materialized triples.
     `trivial`: also the rules true of every term (rdfs4a/b, rdfs8, rdfs1; eq-ref).
     `start`: the first time point (default: the first one `advance_to` is called with).
     `explain`: keep what `explain(triple)` needs to say why a triple holds (`rsp_plugin/explain/`).
@@ -121,7 +122,7 @@ class Materializer:
         window: int | None = None,
         background=(),
         terms: Dictionary | None = None,
-        rules: str | os.PathLike | None = None,
+        rules: str | os.PathLike | Program | None = None,
         trivial: bool = False,
         start: int | None = None,
         explain: bool | int = False,
@@ -351,6 +352,8 @@ def _profile_name(profile: str | None) -> str | None:
 
 
 def _parse_user_rules(rules, terms: Dictionary) -> Program:
+    if isinstance(rules, Program):  # parsed already (with `terms`), e.g. a query's RULES
+        return rules
     if isinstance(rules, os.PathLike):
         return parse_program_file(rules, terms)
     return parse_program(rules, "<rules>", terms)

@@ -41,18 +41,22 @@ class Sink:
         pass
 
 
-def result_line(result, fmt: str = "json") -> str:
-    """The command line's JSON line of a result (or W3C SPARQL JSON with "t")."""
-    value = result.to_sparql_json() if fmt == "sparql-json" else result.to_json()
+def result_line(result, fmt: str = "json", readable=None) -> str:
+    """The command line's JSON line of a result (`sparql-jsonl`: W3C SPARQL JSON with "t"), its
+    terms and time as `readable` shows them (`rsp_plugin.readable`; default: as they are)."""
+    value = result.to_sparql_json() if fmt in ("sparql-jsonl", "sparql-json") else result.to_json()
+    if readable is not None:
+        value = readable.report(value)
     return json.dumps(value, ensure_ascii=False)
 
 
 class ConsoleSink(Sink):
     """One JSON line per result on stdout (the `rsp-plugin query` contract)."""
 
-    def __init__(self, out=None, fmt: str = "json"):
+    def __init__(self, out=None, fmt: str = "json", readable=None):
         self.out = out
         self.fmt = fmt
+        self.readable = readable
 
     def __repr__(self) -> str:
         return f"<ConsoleSink {self.fmt}>"
@@ -60,7 +64,7 @@ class ConsoleSink(Sink):
     def write(self, batch_id: int, results: list) -> None:
         out = self.out or sys.stdout
         for result in results:
-            out.write(result_line(result, self.fmt) + "\n")
+            out.write(result_line(result, self.fmt, self.readable) + "\n")
         out.flush()
 
     def _file(self):

@@ -96,6 +96,79 @@ function drawPlot(stats) {
   context.fillText("now", width - 25, canvas.height - 4);
 }
 
+// terms as a person reads them -----------------------------------------------------------------
+// A cell shows a term the short way (a prefixed name with the query's own PREFIX lines, a number
+// as a number, a string without its quotes); its title holds the exact N-Triples form.
+
+const XSD = "http://www.w3.org/2001/XMLSchema#";
+const INTEGERS = new Set(["integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+  "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"]);
+const PLAIN = new Set(["string", "boolean", "dateTime", "date", "time", "duration", "dateTimeStamp"]);
+const LOCAL = /^([A-Za-z0-9_]([A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)?$/;
+const TERM = /"(?:[^"\\\n]|\\.)*"(?:\^\^<[^<>"\s]*>|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?|<[^<>"\s]*>|_:\S+/g;
+
+function prefixesOf(text) {
+  // the query's PREFIX lines (longest namespace first: the most specific name wins)
+  const found = [...(text || "").matchAll(/PREFIX\s+([A-Za-z][\w.\-]*)?:\s*<([^>]*)>/gi)]
+    .map(match => [match[1] || "", match[2]]).filter(([, namespace]) => namespace);
+  return found.sort((a, b) => b[1].length - a[1].length);
+}
+
+function compactIri(iri, prefixes) {
+  for (const [name, namespace] of prefixes) {
+    if (iri.startsWith(namespace) && LOCAL.test(iri.slice(namespace.length))) return name + ":" + iri.slice(namespace.length);
+  }
+  return "<" + iri + ">";
+}
+
+function unescapeLexical(text) {
+  return text.replace(/\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)/g, (_, code) => {
+    if ((code[0] === "u" || code[0] === "U") && code.length > 1) return String.fromCodePoint(parseInt(code.slice(1), 16));
+    return {t: "\t", n: "\n", r: "\r", b: "\b", f: "\f"}[code] ?? code;
+  });
+}
+
+function shownNumber(lexical, type) {
+  if (INTEGERS.has(type)) return lexical.replace(/^\+/, "");
+  if (type === "decimal") return lexical.replace(/^\+/, "").replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+  if (/^[+-]?INF$/.test(lexical) || lexical === "NaN") return lexical;
+  const value = Number(lexical);
+  return Number.isFinite(value) ? String(value) : lexical;
+}
+
+function readable(key, prefixes) {
+  // {text, number}: a term (its N-Triples key) the short way
+  if (typeof key !== "string" || key === "") return {text: key === undefined ? "" : String(key), number: false};
+  if (key[0] === "<") return {text: compactIri(key.slice(1, -1), prefixes), number: false};
+  const literal = /^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@(.+))?$/s.exec(key);
+  if (!literal) return {text: key, number: false};
+  const [, written, datatype, language] = literal;
+  const lexical = unescapeLexical(written);
+  if (language) return {text: lexical + " @" + language, number: false};
+  if (!datatype) return {text: lexical, number: false};
+  const type = datatype.startsWith(XSD) ? datatype.slice(XSD.length) : null;
+  if (type && (INTEGERS.has(type) || type === "decimal" || type === "double" || type === "float")) {
+    return {text: shownNumber(lexical, type), number: true};
+  }
+  if (type && PLAIN.has(type)) return {text: lexical, number: false};
+  return {text: lexical + " ^^" + compactIri(datatype, prefixes), number: false};
+}
+
+function readableText(text, prefixes) {
+  // every term in a line (a CONSTRUCT triple, a window's triple) the short way
+  return String(text).replace(TERM, key => {
+    if (key.startsWith("_:")) return key;
+    const shown = readable(key, prefixes);
+    return shown.number || key[0] === "<" ? shown.text : key[0] === '"' && !key.includes("^^") ? key : shown.text;
+  });
+}
+
+function termCell(key, prefixes) {
+  if (key === "") return element("td", {});
+  const shown = readable(key, prefixes);
+  return element("td", {class: shown.number ? "term num" : "term", title: key}, element("code", {}, shown.text));
+}
+
 // queries -------------------------------------------------------------------------------------
 
 function queryBox(name) {
@@ -115,6 +188,7 @@ function queryBox(name) {
 function renderQueryInfo(query) {
   const box = queryBox(query.name);
   box.querySelector("pre.text").textContent = query.query;
+  box.dataset.prefixes = JSON.stringify(prefixesOf(query.query));
   const latency = query.latency_ms;
   box.querySelector(".info").textContent =
     `${query.form} ${query.r2s} · ${query.evaluations} evaluations · ${query.results} reports · ` +
@@ -134,6 +208,7 @@ function renderResults(name) {
   const list = reports.get(name) || [];
   const form = box.dataset.form || "SELECT";
   const variables = JSON.parse(box.dataset.variables || "[]");
+  const prefixes = JSON.parse(box.dataset.prefixes || "[]");
   const columns = form === "CONSTRUCT" ? ["triple"] : form === "ASK" ? ["boolean"] : variables;
   const head = element("tr", {}, element("th", {}, "t"), ...columns.map(c => element("th", {}, c)),
                        element("th", {}, ""));
@@ -146,9 +221,11 @@ function renderResults(name) {
       continue;
     }
     for (const item of items) {
-      const cells = report.bindings ? columns.map(c => item[c] === undefined ? "" : item[c]) : [String(item)];
+      const cells = report.bindings ? columns.map(c => termCell(item[c] === undefined ? "" : item[c], prefixes))
+        : report.triples ? [element("td", {class: "term", title: item}, element("code", {}, readableText(item, prefixes)))]
+        : [element("td", {}, element("code", {}, String(item)))];
       rows.push(element("tr", {"data-t": report.t, "data-row": JSON.stringify(item)},
-        element("td", {class: "num"}, report.t), ...cells.map(value => element("td", {}, element("code", {}, value))),
+        element("td", {class: "num"}, report.t), ...cells,
         element("td", {}, element("button", {class: "small", onclick: () => explain(name, report.t, item)}, "why?"))));
     }
   }
@@ -216,25 +293,37 @@ async function unregister(name) {
   if (box) box.remove();
 }
 
-function show(title, text) {
+function show(title, text, more = null) {
+  // a dialog; `more`: a longer text the reader may ask for (the whole derivation tree)
   document.getElementById("detail-title").textContent = title;
   document.getElementById("detail-body").textContent = text;
-  document.getElementById("detail").showModal();
+  const button = document.getElementById("detail-more");
+  button.hidden = !more || more === text;
+  button.onclick = () => { document.getElementById("detail-body").textContent = more; button.hidden = true; };
+  const dialog = document.getElementById("detail");
+  if (!dialog.open) dialog.showModal();
 }
 
 async function showWindow(name) {
   const answer = await (await api(`/queries/${quote(name)}/window?limit=500`)).json();
   if (answer.error) { show(`window of ${name}`, answer.error); return; }
+  const prefixes = JSON.parse(queryBox(name).dataset.prefixes || "[]");
   show(`window of ${name} at ${answer.boundary}: ${answer.size} triples${answer.truncated ? " (first 500)" : ""}`,
-       answer.triples.join("\n"));
+       answer.triples.map(line => readableText(line, prefixes)).join("\n"));
 }
 
 async function explain(name, t, item) {
   const response = await api(`/queries/${quote(name)}/explain?t=${t}&item=${encodeURIComponent(JSON.stringify(item))}`);
   const answer = await response.json();
-  show(`why ${JSON.stringify(item)} at ${t}`,
-       answer.explanation ? (answer.explanation.text || answer.explanation.error || JSON.stringify(answer.explanation, null, 2))
-                          : (answer.reason || answer.error));
+  const prefixes = JSON.parse(queryBox(name).dataset.prefixes || "[]");
+  const asked = typeof item === "object" && item !== null
+    ? Object.entries(item).map(([k, v]) => `?${k} = ${readable(v, prefixes).text}`).join(", ")
+    : readableText(String(item), prefixes);
+  const explanation = answer.explanation;
+  show(`why ${asked} at ${t}`,
+       explanation ? (explanation.text || explanation.error || JSON.stringify(explanation, null, 2))
+                   : (answer.reason || answer.error),
+       explanation && explanation.full_text);
 }
 
 async function catchUp() {
