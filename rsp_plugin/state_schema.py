@@ -128,9 +128,12 @@ SCHEMA: dict[str, dict | str] = {
                                                          "batch.columns:ColumnTimeWindow")),
     "rsp_plugin.query.views:_DerivedContent": dict(_TRIPLE_INDEX, window_content=ours("query.content:WindowContent")),
     "rsp_plugin.query.views:MaterializedView": dict(
-        content=ours("query.views:_DerivedContent"), inconsistencies=LIST,
+        _as_rdf=maybe(ours("query.views:_RuleNumbers")), content=ours("query.views:_DerivedContent"),
+        inconsistencies=LIST,
         materializer=ours("reasoning.materializer:Materializer"), now=maybe(int), tick=INT,
         window=ours("query.windows:TimeWindow")),
+    "rsp_plugin.query.views:_RuleNumbers": dict(
+        terms=DICTIONARY, materializer=ours("reasoning.materializer:Materializer"), held=DICT),
     "rsp_plugin.query.views:RulesView": dict(
         _elements=INT, content=ours("query.content:UnionContent"), derived=ours("query.content:TripleIndex"),
         engine=ours("lars.engine:IncrementalEngine", "asp.engine:AnswerStreamEngine"), now=maybe(int),

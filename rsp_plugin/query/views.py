@@ -99,8 +99,7 @@ class MaterializedView:
         self.now: int | None = None
         self.inconsistencies: list = []
         #: a rule's number in a triple (`?s ex:limit 30`, `?f = 5`) as the RDF literal it stands for
-        self._as_rdf = _RuleNumbers(terms, lambda t: self.materializer.expires(t) is not None) \
-            if rules is not None else None
+        self._as_rdf = _RuleNumbers(terms, self.materializer) if rules is not None else None
         self._apply(self.materializer.holding(), ())
 
     def accepts(self, timestamp: int) -> bool:
@@ -156,9 +155,10 @@ class _RuleNumbers:
     form (`xsdnumbers`). The view keeps the triples so rewritten, counted: two derived triples
     may stand for one RDF triple, and so may the materialization's own (`holds`)."""
 
-    def __init__(self, terms: Dictionary, holds):
+    def __init__(self, terms: Dictionary, materializer):
         self.terms = terms
-        self.holds = holds
+        #: what the materialization holds as written (a number-free triple may be there too)
+        self.materializer = materializer
         self.held: dict[tuple, int] = {}
 
     def _rdf(self, triple) -> tuple | None:
@@ -198,7 +198,7 @@ class _RuleNumbers:
             count = self.held.get(rdf, 0)
             if count <= 1:
                 self.held.pop(rdf, None)
-                if not self.holds(rdf):  # (the materialization may hold it as written)
+                if self.materializer.expires(rdf) is None:  # (the materialization may hold it as written)
                     out.append(rdf)
             else:
                 self.held[rdf] = count - 1
