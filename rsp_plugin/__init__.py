@@ -14,17 +14,17 @@ stays free of rdflib.
 from __future__ import annotations
 
 _EXPORTS = {
-    "RSPEngine": "rsp_plugin.runtime",
-    "RegisteredQuery": "rsp_plugin.runtime",
-    "TimestampedGraph": "rsp_plugin.runtime",
+    "RSPEngine": "rsp_plugin.runtime.engine",
+    "RegisteredQuery": "rsp_plugin.runtime.engine",
+    "TimestampedGraph": "rsp_plugin.runtime.engine",
     "QueryResult": "rsp_plugin.query.results",
     "ContinuousQuery": "rsp_plugin.query.model",
     "ReportPolicy": "rsp_plugin.query.model",
     "R2S": "rsp_plugin.query.model",
     "parse_query": "rsp_plugin.query.syntax",
     "parse_query_file": "rsp_plugin.query.syntax",
-    "QuerySyntaxError": "rsp_plugin.errors",
-    "RuleSyntaxError": "rsp_plugin.errors",
+    "QuerySyntaxError": "rsp_plugin.core.errors",
+    "RuleSyntaxError": "rsp_plugin.core.errors",
 }
 
 __all__ = sorted(_EXPORTS)

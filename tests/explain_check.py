@@ -12,12 +12,12 @@ sharing nothing with the engine but the program model and the builtins.
 
 from __future__ import annotations
 
-from rsp_plugin.formats import format_fact
+from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.builtins import calculate, compare
 from rsp_plugin.lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Comparison, ExtendedAtom, Var
 from rsp_plugin.lars.metric import PAST, SINCE
 from rsp_plugin.lars.reference import ReferenceEvaluator
-from rsp_plugin.timeline import NEVER_EXPIRES
+from rsp_plugin.core.time import NEVER_EXPIRES
 
 
 class RecordingReference(ReferenceEvaluator):

@@ -7,7 +7,7 @@ import random
 
 from rsp_plugin.asp.check import GuessAndCheck
 from rsp_plugin.asp.engine import AnswerStreamEngine, answer_stream_engine
-from rsp_plugin.formats import format_fact, read_atom_stream
+from rsp_plugin.io.formats import format_fact, read_atom_stream
 from rsp_plugin.lars.engine import IncrementalEngine
 from rsp_plugin.lars.reference import ReferenceEvaluator
 from rsp_plugin.lars.syntax import parse_program

@@ -81,7 +81,7 @@ def _serve(master: str, conf: dict) -> None:
     import time
     import traceback
 
-    from rsp_plugin.cli import main
+    from rsp_plugin.cli.command_line import main
     from rsp_plugin.spark import spark_session
 
     real_out = sys.stdout

@@ -13,8 +13,8 @@ import pytest
 
 from lars_cases import CornerGenerator, LoopGenerator, ProgramGenerator, answer_streams, run
 from rsp_plugin.asp.engine import AnswerStreamEngine, agrees_with_stream_semantics, answer_stream_engine
-from rsp_plugin.errors import RuleSyntaxError
-from rsp_plugin.formats import format_fact
+from rsp_plugin.core.errors import RuleSyntaxError
+from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.engine import IncrementalEngine
 from rsp_plugin.lars.limits import LimitError
 from rsp_plugin.lars.syntax import parse_program

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from rsp_plugin.batch import atoms
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.columnar import atoms
+from rsp_plugin.core.terms import Dictionary
 
 
 def _line(draw: random.Random, t: int, arity: int, name: str) -> str:

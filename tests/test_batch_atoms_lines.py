@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from rsp_plugin.batch import atoms
+from rsp_plugin.columnar import atoms
 
 PIECES = ["0", "7", "-3", "12", "1" * 18, "1" * 19, " ", "  ", "p", "q_1", "Ab", "a", "(", ")", ",", "\n", "1.5",
           "x", "é", "-", "\t", "_", "Z9"]

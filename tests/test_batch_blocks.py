@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from rsp_plugin.batch.atoms import read_atom_blocks
-from rsp_plugin.batch.blocks import read_tnt_blocks
-from rsp_plugin.formats import Rejected, read_atom_stream, read_ntriples_at, read_tnt
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.columnar.atoms import read_atom_blocks
+from rsp_plugin.columnar.blocks import read_tnt_blocks
+from rsp_plugin.io.formats import Rejected, read_atom_stream, read_ntriples_at, read_tnt
+from rsp_plugin.core.terms import Dictionary
 
 TNT_LINES = [
     '0 <http://ex/s> <http://ex/p> <http://ex/o> .',

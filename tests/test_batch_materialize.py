@@ -12,9 +12,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from test_reasoning_differential import generated_case  # noqa: E402
 
-from rsp_plugin.batch.materialize import BatchMaterializer  # noqa: E402
+from rsp_plugin.columnar.materialize import BatchMaterializer
 from rsp_plugin.reasoning import Materializer, intern_triples  # noqa: E402
-from rsp_plugin.terms import Dictionary  # noqa: E402
+from rsp_plugin.core.terms import Dictionary
 
 
 def _compare(seed: int, profile: str, trivial: bool = False, gaps: bool = False):

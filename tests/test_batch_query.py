@@ -20,8 +20,8 @@ from rdflib import Graph
 sys.path.insert(0, str(Path(__file__).parent))
 from test_query_differential import STREAM, STREAM2, Case  # noqa: E402
 
-from rsp_plugin.rdfterms import term_key  # noqa: E402
-from rsp_plugin.runtime import RSPEngine  # noqa: E402
+from rsp_plugin.core.rdfterms import term_key
+from rsp_plugin.runtime.engine import RSPEngine
 
 
 def _engine(case: Case, batch: bool) -> RSPEngine:
@@ -72,7 +72,7 @@ def _columns(case: Case, seed: int):
 @pytest.fixture
 def polars_always(monkeypatch):
     """Small windows take the per-fact join by default: here every evaluation is a polars plan."""
-    from rsp_plugin.batch import query
+    from rsp_plugin.columnar import query
 
     monkeypatch.setattr(query, "SMALL", 0)
 
@@ -152,8 +152,8 @@ def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(bat
     from contextlib import redirect_stdout
     from types import SimpleNamespace
 
-    import rsp_plugin.commands.query as cli
-    from rsp_plugin.batch import blocks
+    import rsp_plugin.cli.query as cli
+    from rsp_plugin.columnar import blocks
     from rsp_plugin.bench import sosa
 
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 20_000)
@@ -216,7 +216,7 @@ def test_the_typed_cases_run_on_column_windows():
 def test_sorted_join_gives_polars_join_rows_in_the_left_frames_order(seed):
     import polars as pl
 
-    from rsp_plugin.batch.query import _sorted_join
+    from rsp_plugin.columnar.query import _sorted_join
 
     draw = np.random.default_rng(seed)
     size = int(draw.integers(1, 60))
@@ -239,9 +239,9 @@ def test_sorted_join_gives_polars_join_rows_in_the_left_frames_order(seed):
 def test_the_sosa_aggregate_on_the_batch_path_answers_what_the_per_fact_path_answers(tmp_path, polars_always):
     """The throughput benchmark's star join (time-ordered new subjects: the binary-search join)
     and aggregates (integer values read by subscript), against the per-fact path."""
-    from rsp_plugin.batch.replay import replay_file
+    from rsp_plugin.columnar.replay import replay_file
     from rsp_plugin.bench import sosa
-    from rsp_plugin.formats import Rejected, read_tnt
+    from rsp_plugin.io.formats import Rejected, read_tnt
 
     stream = tmp_path / "s.tnt"
     sosa.write(stream, 20000, rate=200)

@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from rsp_plugin.batch.reason import replay
-from rsp_plugin.formats import format_fact, read_stream_file
+from rsp_plugin.columnar.reason import replay
+from rsp_plugin.io.formats import format_fact, read_stream_file
 from rsp_plugin.lars.engine import IncrementalEngine
 from rsp_plugin.lars.syntax import parse_program
-from rsp_plugin.replay import timeline
+from rsp_plugin.io.replay import timeline
 
 PROGRAMS = [
     "q(X,Y) :- [RANGE 3] DIAMOND p(X,Y) .",
@@ -47,7 +47,7 @@ def _per_line(program_text, stream_text, name, first, last, changes, pruning=Tru
 
 
 def _blocks(program_text, stream_text, name, first, last, changes, pruning=True, block_bytes=97):
-    from rsp_plugin.batch import atoms
+    from rsp_plugin.columnar import atoms
 
     program = parse_program(program_text, "p.lars")
     rejected, out = [], io.StringIO()
@@ -98,7 +98,7 @@ def test_a_long_stream_of_new_terms_is_forgotten_as_it_leaves():
     program = parse_program("q(X,Y) :- [RANGE 3] DIAMOND p(X,Y) .", "p.lars")
     lines = "".join(f"{t} p(s{t}_{k},o{t}_{k})\n" for t in range(400) for k in range(300))
     out = io.StringIO()
-    blocks = __import__("rsp_plugin.batch.atoms", fromlist=["x"]).read_atom_blocks(
+    blocks = __import__("rsp_plugin.columnar.atoms", fromlist=["x"]).read_atom_blocks(
         "s.stream", program.terms, handle=io.BytesIO(lines.encode()), block_bytes=1 << 16)
     replay(program, "s.stream", out, blocks=blocks)
     assert program.terms.forgotten > 150_000
@@ -109,7 +109,7 @@ def test_a_long_stream_of_new_terms_is_forgotten_as_it_leaves():
 
 @pytest.mark.parametrize("seed", range(200))
 def test_cutting_runs_out_of_the_sorted_atoms_leaves_what_a_filter_leaves(seed):
-    from rsp_plugin.batch.reason import without
+    from rsp_plugin.columnar.reason import without
 
     draw = random.Random(seed)
     ordered = sorted({f"q(s{draw.randrange(400)},o{draw.randrange(9)})" for _ in range(draw.randint(1, 300))})
@@ -145,8 +145,8 @@ def test_streams_that_repeat_lines_write_what_the_per_line_replay_writes(seed):
 
 
 def test_written_atoms_are_format_fact_whatever_the_mix_of_predicates_and_arities():
-    from rsp_plugin.batch.reason import written
-    from rsp_plugin.terms import Dictionary
+    from rsp_plugin.columnar.reason import written
+    from rsp_plugin.core.terms import Dictionary
 
     terms = Dictionary()
     p, q, a, b = (terms.intern(key) for key in ("p", "q", "a", "b"))

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from rsp_plugin.batch import atoms
-from rsp_plugin.batch import reason as batch_reason
+from rsp_plugin.columnar import atoms
+from rsp_plugin.columnar import reason as batch_reason
 from rsp_plugin.lars.syntax import parse_program
-from rsp_plugin.terms import Forgetting
+from rsp_plugin.core.terms import Forgetting
 
 PROGRAMS = [
     "q(X,Y) :- [RANGE 5] DIAMOND p(X,Y) .",

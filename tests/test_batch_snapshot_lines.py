@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from rsp_plugin.batch.reason import SnapshotLines
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.columnar.reason import SnapshotLines
+from rsp_plugin.core.terms import Dictionary
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 4, 512])
@@ -45,7 +45,7 @@ def test_lines_are_json_dumps_of_the_sorted_atoms(seed, chunk, monkeypatch):
 
 @pytest.mark.parametrize("seed", range(50))
 def test_the_escape_test_is_the_regex_test(seed):
-    from rsp_plugin.batch.reason import _NEEDS_ESCAPE, _escapes
+    from rsp_plugin.columnar.reason import _NEEDS_ESCAPE, _escapes
 
     draw = random.Random(seed)
     alphabet = ["a", "q(", ",", ")", '"', "\\", "\n", "\x00", "\x1f", " ", "\x7f", "é", "€", "😀", "\ud800", "\u2028"]

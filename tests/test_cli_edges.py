@@ -15,7 +15,7 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.query import Result
 
-from rsp_plugin.rdfterms import key_term
+from rsp_plugin.core.rdfterms import key_term
 
 ROOT = Path(__file__).parent.parent
 CSRBENCH = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
@@ -158,7 +158,7 @@ def test_construct_as_ntriples_and_trig(tmp_path):
     trig = rsp("query", query, "--stream", f"{STREAM}={CSRBENCH}", "--format", "trig")
     from rdflib import XSD, Dataset
 
-    from rsp_plugin.readable import iso_time
+    from rsp_plugin.query.readable import iso_time
 
     dataset = Dataset()
     dataset.parse(data=trig.stdout, format="trig")

@@ -10,6 +10,7 @@ import rsp_plugin
 
 MODULES = sorted(
     info.name for info in pkgutil.walk_packages(rsp_plugin.__path__, "rsp_plugin.") if "spark" not in info.name
+    and not info.name.endswith("__main__")  # (importing it runs the command line)
 )
 
 

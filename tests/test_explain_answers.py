@@ -1,4 +1,4 @@
-"""Explanations of answer streams (the LARS papers' Def. 5, the clingo path: rsp_plugin/explain/answers.py).
+"""Explanations of answer streams (the LARS papers' Def. 5, the clingo path: rsp_plugin/asp/explain.py).
 
 On generated programs with loops through `not` (those the guess-and-check reference can try),
 every atom of the chosen answer at every time point is explained, and the explanation is checked
@@ -12,8 +12,8 @@ import pytest
 from lars_cases import LoopGenerator, _facts
 from rsp_plugin.asp.check import GuessAndCheck
 from rsp_plugin.asp.engine import AnswerStreamEngine
-from rsp_plugin.explain.lars import ExplanationUnavailable
-from rsp_plugin.formats import format_fact
+from rsp_plugin.lars.explain import ExplanationUnavailable
+from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.builtins import compare
 from rsp_plugin.lars.program import BOX, Comparison, Var
 from rsp_plugin.lars.syntax import parse_program

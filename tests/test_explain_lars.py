@@ -8,8 +8,8 @@ import pytest
 
 from explain_check import Checker, RecordingReference
 from lars_cases import ProgramGenerator, _facts, run
-from rsp_plugin.explain.lars import ExplanationUnavailable
-from rsp_plugin.formats import format_fact
+from rsp_plugin.lars.explain import ExplanationUnavailable
+from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.engine import IncrementalEngine
 from rsp_plugin.lars.syntax import parse_program
 
@@ -130,7 +130,7 @@ def test_records_are_forgotten_with_the_windows_that_can_reach_them():
 
 
 def test_an_engine_that_explains_goes_on_explaining_after_a_checkpoint():
-    from rsp_plugin.state import dumps, loads
+    from rsp_plugin.runtime.state import dumps, loads
 
     program = parse_program(ALARM)
     engine = IncrementalEngine(program, start=1, explain=True)

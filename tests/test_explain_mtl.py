@@ -10,7 +10,7 @@ import pytest
 
 from explain_check import Checker, MetricReference
 from mtl_cases import ProgramGenerator
-from rsp_plugin.formats import format_fact
+from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.engine import IncrementalEngine
 from rsp_plugin.mtl.data import fact_timeline, read_dataset
 from rsp_plugin.mtl.lower import lower_program

@@ -1,4 +1,4 @@
-"""Explanations of continuous query results (rsp_plugin/explain/query.py) and `--explain` on the
+"""Explanations of continuous query results (rsp_plugin/query/explain.py) and `--explain` on the
 command line: every row of every report of the example queries is explained at its report, and
 each explanation is checked: as many matches as the row stands for (an aggregate's COUNT), every
 matched triple in the window or graph it claims, every stream element at the file and line it
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from rsp_plugin.cli import main
-from rsp_plugin.explain.lars import ExplanationUnavailable
-from rsp_plugin.formats import read_tnt
-from rsp_plugin.runtime import RSPEngine
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.lars.explain import ExplanationUnavailable
+from rsp_plugin.io.formats import read_tnt
+from rsp_plugin.runtime.engine import RSPEngine
+from rsp_plugin.core.terms import Dictionary
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRBENCH = ROOT / "tests/data/csrbench/stream-6s.tnt"

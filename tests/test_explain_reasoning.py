@@ -1,4 +1,4 @@
-"""Explanations of RDFS / OWL 2 RL entailments over windows (rsp_plugin/explain/reasoning.py).
+"""Explanations of RDFS / OWL 2 RL entailments over windows (rsp_plugin/reasoning/explain.py).
 
 On the generated cases of the differential test (an ontology partly in the
 background, partly streamed, instance triples through a window), every triple
@@ -11,13 +11,13 @@ in the window (and hold until arrival + window) or background triples.
 
 import pytest
 
-from rsp_plugin.formats import format_fact
+from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.builtins import compare
 from rsp_plugin.lars.program import Comparison, Var
 from rsp_plugin.reasoning import Materializer, intern_triples
 from rsp_plugin.reasoning.datatypes import literal_facts
-from rsp_plugin.terms import Dictionary
-from rsp_plugin.timeline import NEVER_EXPIRES
+from rsp_plugin.core.terms import Dictionary
+from rsp_plugin.core.time import NEVER_EXPIRES
 from test_reasoning_differential import TIME_POINTS, generated_case
 
 
@@ -131,7 +131,7 @@ def test_the_checked_explanations_reach_both_kinds_of_leaves():
 
 
 def test_a_transitive_chain_through_the_window():
-    from rsp_plugin.terms import RDF_TYPE
+    from rsp_plugin.core.terms import RDF_TYPE
 
     terms = Dictionary()
     ex = lambda name: terms.intern(f"<http://example.org/{name}>")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from rsp_plugin.explain.service import explainer
+from rsp_plugin.service.explain import explainer
 from rsp_plugin.query.syntax import parse_query
-from rsp_plugin.readable import Readable
+from rsp_plugin.query.readable import Readable
 from rsp_plugin.service import ServiceSettings, create_app
 from service_helpers import CSRBENCH, STREAM, TNT, path
 

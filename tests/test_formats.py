@@ -2,10 +2,10 @@
 
 from rdflib import Literal
 
-from rsp_plugin.formats import read_tnt
+from rsp_plugin.io.formats import read_tnt
 from rsp_plugin.lars.syntax import parse_program
-from rsp_plugin.rdfterms import term_key
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.rdfterms import term_key
+from rsp_plugin.core.terms import Dictionary
 
 
 def test_a_literal_has_one_id_whatever_escapes_it_was_written_with():
@@ -29,8 +29,8 @@ def test_a_program_interns_into_the_dictionary_it_is_given_even_an_empty_one():
 def test_a_comment_after_the_dot_reads_alike_with_or_without_the_newline():
     """N-Triples allows a comment after a triple's dot: a line handed over with its newline (a text
     file, the block reader's slow lines) reads as the same line without it."""
-    from rsp_plugin.formats import read_tnt
-    from rsp_plugin.terms import Dictionary
+    from rsp_plugin.io.formats import read_tnt
+    from rsp_plugin.core.terms import Dictionary
 
     for line in ("5 <a:s> <a:p> <a:o> . # seen", "5 <a:s>  <a:p> <a:o> .   # seen  "):
         with_newline = list(read_tnt([line + "\n"], Dictionary(), filename="f"))

@@ -245,7 +245,7 @@ def _as_atom(triple_line: str) -> str:
 def test_background_facts_hold_at_every_time_point_and_never_expire(semi_naive):
     from rsp_plugin.lars.engine import IncrementalEngine
     from rsp_plugin.lars.syntax import parse_program
-    from rsp_plugin.formats import format_fact
+    from rsp_plugin.io.formats import format_fact
 
     program = parse_program("""
         hot(R) :- [RANGE 1] DIAMOND reading(S, V), V > 30, locatedIn(S, R) .
@@ -269,7 +269,7 @@ def test_background_facts_hold_at_every_time_point_and_never_expire(semi_naive):
 
 
 def engine_never():
-    from rsp_plugin.timeline import NEVER_EXPIRES
+    from rsp_plugin.core.time import NEVER_EXPIRES
     return NEVER_EXPIRES
 
 
@@ -307,7 +307,7 @@ def test_an_engine_pickled_mid_stream_goes_on_as_if_never_stopped(seed):
     import pickle
 
     from lars_cases import ProgramGenerator, _facts
-    from rsp_plugin.formats import format_fact
+    from rsp_plugin.io.formats import format_fact
     from rsp_plugin.lars.engine import IncrementalEngine
     from rsp_plugin.lars.syntax import parse_program
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from lars_cases import run
-from rsp_plugin.errors import LocatedError
+from rsp_plugin.core.errors import LocatedError
 from rsp_plugin.lars.limits import LimitError
 from rsp_plugin.lars.syntax import parse_program
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rsp_plugin.errors import RuleSyntaxError
+from rsp_plugin.core.errors import RuleSyntaxError
 from rsp_plugin.lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, RANGE, Comparison, Var, Window
 from rsp_plugin.lars.syntax import parse_program
 

@@ -189,7 +189,7 @@ def test_credentials(tmp_path):
 
 
 def test_without_paho_the_extra_is_named(monkeypatch, capsys):
-    from rsp_plugin import cli as command_line
+    from rsp_plugin.cli import command_line as command_line
 
     monkeypatch.setitem(sys.modules, "paho.mqtt.client", None)  # import fails as if it were not installed
     status = command_line.main(["query", str(QUERY), "--stream", f"{STREAM_IRI}=mqtt://127.0.0.1:1/t", *BACKGROUND])

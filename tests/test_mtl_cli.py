@@ -4,9 +4,9 @@ import json
 import subprocess
 import sys
 
-from rsp_plugin.formats import read_tnt
+from rsp_plugin.io.formats import read_tnt
 from rsp_plugin.mtl.generate import SHORT_STOP, sumo_stream
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.runtime.engine import RSPEngine
 
 
 def rsp(*args):

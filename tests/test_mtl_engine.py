@@ -138,7 +138,7 @@ def test_diamondminus_from_zero_is_a_range_diamond(seed):
     #  Diamondminus[0,n] p and LARS's [RANGE n] DIAMOND p: the same window, the same horizons.
     import random
 
-    from rsp_plugin.formats import format_fact
+    from rsp_plugin.io.formats import format_fact
     from rsp_plugin.lars.engine import IncrementalEngine
     from rsp_plugin.lars.syntax import parse_program
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rsp_plugin.errors import RuleSyntaxError
-from rsp_plugin.formats import Rejected
+from rsp_plugin.core.errors import RuleSyntaxError
+from rsp_plugin.io.formats import Rejected
 from rsp_plugin.lars.metric import SINCE, PastWindow
 from rsp_plugin.lars.program import BOX, DIAMOND, PLAIN
 from rsp_plugin.lars.syntax import parse_program
@@ -11,7 +11,7 @@ from rsp_plugin.mtl import load_program
 from rsp_plugin.mtl.data import TimedFact, read_dataset
 from rsp_plugin.mtl.model import Binary, Temporal
 from rsp_plugin.mtl.syntax import parse_mtl
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.terms import Dictionary
 
 
 def _error(text, filename="p.mtl", parse=parse_mtl):

@@ -14,9 +14,9 @@ from itertools import combinations_with_replacement
 
 import pytest
 
-from rsp_plugin.cli import main
-from rsp_plugin.rdfterms import key_term
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.core.rdfterms import key_term
+from rsp_plugin.runtime.engine import RSPEngine
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 VALUES = [f'"79"^^<{XSD}integer>', f'"079"^^<{XSD}integer>', f'"79.0"^^<{XSD}decimal>', f'"7.90"^^<{XSD}decimal>',

@@ -14,11 +14,11 @@ from rdflib import Literal, URIRef, Variable
 from rdflib.plugins.sparql.results.jsonresults import JSONResultParser
 from rdflib.plugins.sparql.results.xmlresults import XMLResultParser
 
-from rsp_plugin.cli import main
-from rsp_plugin.formats import Rejected, read_timestamped_graphs
-from rsp_plugin.readable import Readable, iso_time
-from rsp_plugin.terms import Dictionary
-from rsp_plugin.timeline import parse_timestamp_ms
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.io.formats import Rejected, read_timestamped_graphs
+from rsp_plugin.query.readable import Readable, iso_time
+from rsp_plugin.core.terms import Dictionary
+from rsp_plugin.core.time import parse_timestamp_ms
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 STREAM = (
@@ -202,8 +202,8 @@ def test_query_explanations_are_short_and_prefixed_unless_asked_for_the_whole_tr
 
 
 def test_query_why_not_names_the_triple_pattern_missing_at_that_time(tmp_path):
-    from rsp_plugin.explain import render
-    from rsp_plugin.runtime import RSPEngine
+    from rsp_plugin.core.explanations import render
+    from rsp_plugin.runtime.engine import RSPEngine
 
     engine = RSPEngine(explain=True)
     engine.register_stream("http://ex/s")

@@ -1,14 +1,14 @@
-"""The LARS, query and SPARQL parsers loaded from their shipped tables (`rsp_plugin/parser_tables.py`)
+"""The LARS, query and SPARQL parsers loaded from their shipped tables (`rsp_plugin/core/parser_tables.py`)
 are the ones their grammars build."""
 
 import json
 
 import pytest
 
-from rsp_plugin import parser_tables
-from rsp_plugin.errors import QuerySyntaxError, RuleSyntaxError
+from rsp_plugin.core import parser_tables
+from rsp_plugin.core.errors import QuerySyntaxError, RuleSyntaxError
 from rsp_plugin.lars import syntax as lars_syntax
-from rsp_plugin.parser_tables import REGENERATE, ShippedGrammar, _untag
+from rsp_plugin.core.parser_tables import REGENERATE, ShippedGrammar, _untag
 from rsp_plugin.query import checker
 from rsp_plugin.query import syntax as query_syntax
 

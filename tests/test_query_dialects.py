@@ -17,9 +17,9 @@ import sys
 import pytest
 from rdflib import RDF, RDFS, Graph, Literal, URIRef
 
-from rsp_plugin.errors import QuerySyntaxError
+from rsp_plugin.core.errors import QuerySyntaxError
 from rsp_plugin.query import R2S, CountWindow, NowWindow, RangeWindow, ReportPolicy, parse_query
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.runtime.engine import RSPEngine
 
 EX = "http://ex/"
 PREFIX = "PREFIX ex: <http://ex/>\n"
@@ -601,8 +601,8 @@ def test_rsp4j_relative_stream_iris_match_the_stream_given_as_written(tmp_path):
 def test_a_file_iri_encodes_only_what_an_iri_must():
     # RFC 3987: sub-delimiters, ':' and '@' and non-ASCII letters stay; space, '%', '#', '?' and the like
     # are percent-encoded (UTF-8), and the engine reads the path back from it
-    from rsp_plugin.iris import file_iri
-    from rsp_plugin.runtime import _local_path
+    from rsp_plugin.core.iris import file_iri
+    from rsp_plugin.runtime.engine import _local_path
 
     path = "/data/a+b/x=1,y;z(2)!$&'*@host:8/é 日 %#?[x].ttl"
     iri = file_iri(path)

@@ -20,7 +20,7 @@ import pytest
 from rdflib import BNode, Dataset, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, XSD
 
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.runtime.engine import RSPEngine
 
 EX = Namespace("http://ex/")
 STREAM = "http://ex/stream"
@@ -387,8 +387,8 @@ class TypedCase(Case):
         from rsp_plugin.query.content import TripleIndex
         from rsp_plugin.query.evaluate import Snapshot
         from rsp_plugin.query.syntax import parse_query
-        from rsp_plugin.rdfterms import TermCache
-        from rsp_plugin.terms import Dictionary
+        from rsp_plugin.core.rdfterms import TermCache
+        from rsp_plugin.core.terms import Dictionary
 
         query = parse_query(self.text())
         algebra = query.algebra.algebra

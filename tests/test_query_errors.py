@@ -15,9 +15,9 @@ import json
 import pytest
 from rdflib import Literal, Namespace
 
-from rsp_plugin.cli import main
+from rsp_plugin.cli.command_line import main
 from rsp_plugin.query import algebra
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.runtime.engine import RSPEngine
 
 EX = Namespace("http://ex/")
 S = "http://ex/s"

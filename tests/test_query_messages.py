@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rsp_plugin.errors import QuerySyntaxError, RuleSyntaxError
+from rsp_plugin.core.errors import QuerySyntaxError, RuleSyntaxError
 from rsp_plugin.lars.syntax import parse_program
 from rsp_plugin.query import ReportPolicy, parse_query
 

@@ -18,12 +18,12 @@ import random
 import pytest
 from rdflib import Literal, URIRef
 
-from rsp_plugin.errors import QuerySyntaxError
+from rsp_plugin.core.errors import QuerySyntaxError
 from rsp_plugin.lars.reference import ReferenceEvaluator
 from rsp_plugin.lars.syntax import parse_program
-from rsp_plugin.rdfterms import term_key
-from rsp_plugin.runtime import RSPEngine
-from rsp_plugin.terms import TRIPLE, Dictionary
+from rsp_plugin.core.rdfterms import term_key
+from rsp_plugin.runtime.engine import RSPEngine
+from rsp_plugin.core.terms import TRIPLE, Dictionary
 
 EX = "http://ex/"
 STREAM = EX + "s"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rsp_plugin.errors import LocatedError, QuerySyntaxError
+from rsp_plugin.core.errors import LocatedError, QuerySyntaxError
 from rsp_plugin.query import R2S, CountWindow, NowWindow, RangeWindow, parse_query
 
 STREAM = "FROM STREAM <http://ex/s> [RANGE 10s STEP 1s]"

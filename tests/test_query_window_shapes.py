@@ -10,7 +10,7 @@ from rdflib import URIRef
 from rsp_plugin.query import RangeWindow, ReportPolicy
 from rsp_plugin.query.model import CountWindow
 from rsp_plugin.query.windows import CountingWindow, TimeWindow
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.runtime.engine import RSPEngine
 
 
 def test_a_window_that_ends_before_now_holds_tau_minus_range_to_tau_minus_end():

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from rsp_plugin.errors import RuleSyntaxError
-from rsp_plugin.formats import read_tnt
+from rsp_plugin.core.errors import RuleSyntaxError
+from rsp_plugin.io.formats import read_tnt
 from rsp_plugin.query.model import ReportPolicy
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.runtime.engine import RSPEngine
 
 S = "http://ex/s"
 S2 = "http://ex/s2"

@@ -4,7 +4,7 @@ the benchmark runs both as whole processes on the same files and compares their 
 import io
 from pathlib import Path
 
-from rsp_plugin.batch.reason import replay
+from rsp_plugin.columnar.reason import replay
 from rsp_plugin.bench import reason
 from rsp_plugin.lars.syntax import parse_program_file
 

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from rsp_plugin.bench.materialize import DEPTH, build_forest, leaf_stream, plan, run
 from rsp_plugin.reasoning import Materializer
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.terms import Dictionary
 
 
 def test_the_plan_hits_the_requested_share_of_change():

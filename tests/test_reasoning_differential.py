@@ -57,7 +57,7 @@ from rdflib import OWL, RDF, RDFS, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from rsp_plugin.reasoning import Materializer, intern_triples, term_key
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.terms import Dictionary
 
 EX = "http://example.org/"
 ERROR_MESSAGE = URIRef("http://www.daml.org/2002/03/agents/agent-ont#ErrorMessage")

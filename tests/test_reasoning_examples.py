@@ -7,10 +7,10 @@ Triples are written short: `A isIn B` is <http://example.org/A> <http://example.
 import pytest
 from rdflib import Dataset, Graph, URIRef
 
-from rsp_plugin.errors import RuleSyntaxError
+from rsp_plugin.core.errors import RuleSyntaxError
 from rsp_plugin.reasoning import BackgroundError, Materializer, intern_triples
-from rsp_plugin.terms import Dictionary
-from rsp_plugin.timeline import NEVER_EXPIRES
+from rsp_plugin.core.terms import Dictionary
+from rsp_plugin.core.time import NEVER_EXPIRES
 
 PREFIXES = {
     "rdf:": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",

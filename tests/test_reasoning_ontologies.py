@@ -11,8 +11,8 @@ from rdflib import Graph
 
 from rsp_plugin.reasoning import Materializer, intern_triples
 from rsp_plugin.reasoning.background import key_term
-from rsp_plugin.terms import Dictionary
-from rsp_plugin.timeline import NEVER_EXPIRES
+from rsp_plugin.core.terms import Dictionary
+from rsp_plugin.core.time import NEVER_EXPIRES
 from test_reasoning_differential import comparable, owlrl_closure
 
 ONTOLOGIES = Path(__file__).parent.parent / "ontologies"

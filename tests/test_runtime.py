@@ -8,10 +8,10 @@ import pytest
 from rdflib import Graph, Literal, Namespace
 
 import rsp_plugin
-from rsp_plugin import state
+from rsp_plugin.runtime import state
 from rsp_plugin import QueryResult, ReportPolicy, RSPEngine, TimestampedGraph
-from rsp_plugin.errors import QuerySyntaxError
-from rsp_plugin.formats import read_tnt
+from rsp_plugin.core.errors import QuerySyntaxError
+from rsp_plugin.io.formats import read_tnt
 
 EX = Namespace("http://ex/")
 S = "http://ex/s"

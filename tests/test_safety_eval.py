@@ -19,7 +19,7 @@ import pytest
 from rdflib import Literal, URIRef
 
 from rsp_plugin import RSPEngine
-from rsp_plugin.cli import main
+from rsp_plugin.cli.command_line import main
 from rsp_plugin.query.bounds import Budget, EvaluationCut
 from rsp_plugin.query.patterns import compile_pattern
 from rsp_plugin.query.sparql_values import SparqlError

@@ -31,13 +31,13 @@ from pathlib import Path
 
 import pytest
 
-from rsp_plugin.cli import main
-from rsp_plugin.errors import LocatedError
-from rsp_plugin.formats import Rejected, StreamElement, read_atom_stream, read_timestamped_graphs, read_tnt
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.core.errors import LocatedError
+from rsp_plugin.io.formats import Rejected, StreamElement, read_atom_stream, read_timestamped_graphs, read_tnt
 from rsp_plugin.lars.syntax import parse_program
-from rsp_plugin.lines import decode_text, read_document
+from rsp_plugin.io.lines import decode_text, read_document
 from rsp_plugin.query.syntax import parse_query
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.terms import Dictionary
 
 ROOT = Path(__file__).parent.parent
 EX = "http://ex.org/"
@@ -355,7 +355,7 @@ def test_graph_formats_set_aside_the_text_edges_and_keep_every_good_graph(fmt, s
 
 
 def test_json_ld_documents_with_text_edges_are_read_or_set_aside_whole():
-    from rsp_plugin.commands.sources import read_source
+    from rsp_plugin.io.sources import read_source
 
     draw = random.Random("edge-jsonld")
     values = ['"x"', '"x\\ud800"', '"\\udc00y"', '"\\ud83d\\ude00"', "1", '{"@id": "http://ex.org/b"}',
@@ -464,10 +464,10 @@ def nested(draw: random.Random, depth: int, language: str) -> str:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_deep_nesting_in_every_grammar_is_one_located_error(seed):
-    from rsp_plugin import limits
-    from rsp_plugin.commands.sources import read_source
-    from rsp_plugin.documents import DocumentRefused, parse_document
-    from rsp_plugin.formats import read_rdf_document_at
+    from rsp_plugin.core import limits
+    from rsp_plugin.io.sources import read_source
+    from rsp_plugin.io.documents import DocumentRefused, parse_document
+    from rsp_plugin.io.formats import read_rdf_document_at
 
     draw = random.Random(f"nesting-{seed}")
     for _ in range(24):

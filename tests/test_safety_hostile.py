@@ -22,8 +22,8 @@ import pytest
 from rdflib import Graph, URIRef
 
 from rsp_plugin import RSPEngine
-from rsp_plugin.cli import main
-from rsp_plugin.errors import QuerySyntaxError
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.core.errors import QuerySyntaxError
 from rsp_plugin.reasoning import BackgroundError, Materializer
 from rsp_plugin.spark.http import parse_body
 

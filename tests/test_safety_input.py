@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from rsp_plugin.cli import main
-from rsp_plugin.formats import Rejected, StreamElement, read_stream_file, read_tnt
-from rsp_plugin.lines import check_line, read_document, read_lines
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.io.formats import Rejected, StreamElement, read_stream_file, read_tnt
+from rsp_plugin.io.lines import check_line, read_document, read_lines
+from rsp_plugin.core.terms import Dictionary
 
 EX = "http://ex.org/"
 BAD = b"\xff\xfe"  # never UTF-8

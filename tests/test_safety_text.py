@@ -20,27 +20,19 @@ import json
 
 import pytest
 
-from rsp_plugin import limits
-from rsp_plugin.batch.atoms import atom_block, tnt_atom_block
-from rsp_plugin.batch.blocks import read_tnt_blocks, tnt_block
-from rsp_plugin.cli import main
-from rsp_plugin.commands.sources import read_source
-from rsp_plugin.documents import DocumentRefused, parse_document
-from rsp_plugin.errors import LocatedError
-from rsp_plugin.formats import (
-    Rejected,
-    StreamElement,
-    read_atom_stream,
-    read_ntriples_at,
-    read_rdf_document_at,
-    read_timestamped_graphs,
-    read_tnt,
-)
+from rsp_plugin.core import limits
+from rsp_plugin.columnar.atoms import atom_block, tnt_atom_block
+from rsp_plugin.columnar.blocks import read_tnt_blocks, tnt_block
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.io.sources import read_source
+from rsp_plugin.io.documents import DocumentRefused, parse_document
+from rsp_plugin.core.errors import LocatedError
+from rsp_plugin.io.formats import Rejected, StreamElement, read_atom_stream, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
 from rsp_plugin.lars.syntax import parse_program
 from rsp_plugin.mtl.data import read_atom_lines, read_dataset, read_facts
 from rsp_plugin.mtl.syntax import parse_mtl
 from rsp_plugin.query.syntax import parse_query
-from rsp_plugin.terms import BadText, Dictionary, bad_escapes, canonical_literal, unescape
+from rsp_plugin.core.terms import BadText, Dictionary, bad_escapes, canonical_literal, unescape
 
 EX = "http://ex.org/"
 BAD = [r"\uD800", r"\uDC00", r"\U00110000", r"\U8001F600", r"\U0000D800"]

@@ -19,7 +19,7 @@ import pytest
 from rdflib import URIRef
 
 from rsp_plugin import ReportPolicy, RSPEngine
-from rsp_plugin.cli import main
+from rsp_plugin.cli.command_line import main
 
 EX = "http://ex.org/"
 

@@ -346,7 +346,7 @@ def test_the_page_shows_a_report_with_a_lone_surrogate(browser):
 
 def test_the_pages_why_shows_a_short_prefixed_explanation_wrapped_in_the_dialog_and_the_whole_tree_on_demand(
         browser, shots):
-    from rsp_plugin.explain.service import explainer
+    from rsp_plugin.service.explain import explainer
 
     with running_service(explainer=explainer) as (base, _):
         http = httpx.Client(base_url=base, timeout=30)

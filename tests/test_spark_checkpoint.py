@@ -9,7 +9,7 @@ memory) from the last committed batch and cuts what the killed run had written
 after it. No result is lost or written twice.
 
 A checkpoint is data someone else may write: the states are authenticated with
-the checkpoint's key (`rsp_plugin.state`). A state changed the way issue 32 did
+the checkpoint's key (`rsp_plugin.runtime.state`). A state changed the way issue 32 did
 it (code in a rule's text, its plain SHA-256 written again) stops the restart in
 one line naming the file, and none of its code runs; so does a key file that
 others may read.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from rsp_plugin.cli import main
+from rsp_plugin.cli.command_line import main
 
 pytestmark = pytest.mark.spark
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from rsp_plugin.cli import main
+from rsp_plugin.cli.command_line import main
 
 pytestmark = pytest.mark.spark
 
@@ -94,7 +94,7 @@ def entailment_case(folder: Path, profile: str, seeds: range) -> list[str]:
     """The generated cases of seeds, each in its own namespace, as one stream and one background."""
     from rdflib import BNode, URIRef
 
-    from rsp_plugin.rdfterms import term_key
+    from rsp_plugin.core.rdfterms import term_key
     from test_reasoning_differential import generated_case
 
     def renamed(term, seed):
@@ -231,7 +231,7 @@ CONSTANT_QUERIES = {
 def test_entailment_with_the_schema_in_the_background_distributed_gives_the_local_results(cluster, seed, tmp_path):
     from rdflib import RDF, RDFS
 
-    from rsp_plugin.rdfterms import term_key
+    from rsp_plugin.core.rdfterms import term_key
     from test_reasoning_differential import generated_case
 
     graph, stream, _ = generated_case(seed, "rdfs")

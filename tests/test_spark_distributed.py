@@ -109,7 +109,7 @@ def rdfs_case(seed: int):
     """(background lines, window triples) of a generated RDFS case, its schema in the background."""
     from rdflib import RDF, RDFS
 
-    from rsp_plugin.rdfterms import term_key
+    from rsp_plugin.core.rdfterms import term_key
     from test_reasoning_differential import generated_case
 
     graph, stream, _ = generated_case(seed, "rdfs")

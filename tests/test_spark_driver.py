@@ -14,8 +14,8 @@ import random
 import pyarrow as pa
 import pytest
 
-from rsp_plugin.cli import main
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.cli.command_line import main
+from rsp_plugin.runtime.engine import RSPEngine
 from rsp_plugin.spark.checkpoint import StateStore
 from rsp_plugin.spark.driver import MicroBatchDriver
 from rsp_plugin.spark.sinks import CallbackSink, DeadLetters, JSONLinesSink

@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from rsp_plugin.cli import main
+from rsp_plugin.cli.command_line import main
 from rsp_plugin.spark.partitioned import NotKeyLocal, key_plan, split_partition_clause
 
 EX = "http://ex/"
@@ -82,7 +82,7 @@ def test_a_state_store_written_with_another_key_is_refused_in_one_line(tmp_path)
     executors: states the key does not authenticate stop the run with the executor's one line, not Spark's trace."""
     from rsp_plugin.spark import spark_session
     from rsp_plugin.spark.partitioned import run_partitioned
-    from rsp_plugin.state import KEY_FILE, StateError
+    from rsp_plugin.runtime.state import KEY_FILE, StateError
 
     spark = spark_session("local[2]")
     stream = tmp_path / "s.tnt"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rsp_plugin.cli import main
+from rsp_plugin.cli.command_line import main
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from rsp_plugin.runtime import RSPEngine
+from rsp_plugin.runtime.engine import RSPEngine
 from rsp_plugin.spark.sinks import (
     CallbackSink,
     ConsoleSink,
@@ -25,7 +25,7 @@ from rsp_plugin.spark.sinks import (
     TriGSink,
     sink_for,
 )
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.terms import Dictionary
 
 EX = "http://ex/"
 
@@ -53,7 +53,7 @@ def test_file_sinks_write_json_lines_n_triples_and_timestamped_graphs(tmp_path):
         {"t": 2000, "triples": [f"<{EX}a> <{EX}back> <{EX}b> ."]}]
     assert (tmp_path / "r.nt").read_text() == f"<{EX}b> <{EX}back> <{EX}a> .\n<{EX}a> <{EX}back> <{EX}b> .\n"
     assert (tmp_path / "r.tnt").read_text().splitlines()[1] == f"2000 <{EX}a> <{EX}back> <{EX}b> ."
-    from rsp_plugin.formats import read_timestamped_graphs
+    from rsp_plugin.io.formats import read_timestamped_graphs
 
     elements = list(read_timestamped_graphs((tmp_path / "r.trig").read_text(), Dictionary(), filename="r.trig"))
     assert [(element.time_point, str(element).split(" ", 1)[1]) for element in elements] == [

@@ -12,9 +12,9 @@ import os
 
 import pytest
 
-from rsp_plugin.formats import Rejected, read_tnt
+from rsp_plugin.io.formats import Rejected, read_tnt
 from rsp_plugin.spark.source import SourceOptionError, SourceOptions
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.terms import Dictionary
 
 pytestmark = pytest.mark.spark
 

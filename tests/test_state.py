@@ -1,4 +1,4 @@
-"""Checkpoints as plain, versioned data (`rsp_plugin.state`): engines go on as if never stopped, and a
+"""Checkpoints as plain, versioned data (`rsp_plugin.runtime.state`): engines go on as if never stopped, and a
 foreign, tampered, old or hostile checkpoint is refused with a clear message while none of its code runs.
 """
 
@@ -18,14 +18,15 @@ from pathlib import Path
 import pytest
 from rdflib import Literal, URIRef
 
-from rsp_plugin import RSPEngine, state
-from rsp_plugin.formats import format_fact, read_tnt
+from rsp_plugin import RSPEngine
+from rsp_plugin.runtime import state
+from rsp_plugin.io.formats import format_fact, read_tnt
 from rsp_plugin.lars.engine import IncrementalEngine
 from rsp_plugin.lars.syntax import parse_program
 from rsp_plugin.reasoning import Materializer
 from rsp_plugin.spark.checkpoint import StateStore
-from rsp_plugin.state import StateError
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.runtime.state import StateError
+from rsp_plugin.core.terms import Dictionary
 
 ROOT = Path(__file__).parent.parent
 CSRBENCH = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
@@ -285,7 +286,7 @@ def test_a_state_of_another_format_version_is_refused_naming_both(blob):
 
 
 @pytest.mark.parametrize("name", ["os:system", "builtins:eval", "subprocess:Popen", "posix:system",
-                                  "rsp_plugin.cli:main", "rsp_plugin.errors:QuerySyntaxError", "rsp_plugin:__class__",
+                                  "rsp_plugin.cli:main", "rsp_plugin.core.errors:QuerySyntaxError", "rsp_plugin:__class__",
                                   "rsp_plugin.lars.engine:IncrementalEngine.__init__.__globals__",
                                   "rsp_plugin.nowhere:Thing", "rsp_plugin.lars.engine:os",
                                   "rsp_plugin.spark.checkpoint:StateStore", "rsp_plugin.lars.program:Atom",
@@ -297,7 +298,7 @@ def test_a_class_the_schema_does_not_name_is_refused(blob, name):
         first[1] = name
 
     with pytest.raises(StateError, match=rf"^<state>: {re.escape(repr(name))} is not a class a state may hold "
-                                         r"\(rsp_plugin.state_schema\); refused$"):
+                                         r"\(rsp_plugin.runtime.state_schema\); refused$"):
         loads(rewrite(blob, change))
 
 
@@ -310,23 +311,23 @@ def test_a_class_the_schema_does_not_name_is_never_written():
 
 def test_an_unknown_field_or_a_value_of_another_kind_is_refused(blob):
     def extra_field(document):
-        entries(document, "rsp_plugin.terms:Dictionary")[0][2][1]["hook"] = "os.system"
+        entries(document, "rsp_plugin.core.terms:Dictionary")[0][2][1]["hook"] = "os.system"
 
     def other_kind(document):
-        entries(document, "rsp_plugin.terms:Dictionary")[0][2][1]["next"] = "__import__('os')"
+        entries(document, "rsp_plugin.core.terms:Dictionary")[0][2][1]["next"] = "__import__('os')"
 
     def another_object(document):  # a plan's rule that is the dictionary
         dictionary = next(index for index, entry in enumerate(document["objects"])
-                          if entry[:2] == ["o", "rsp_plugin.terms:Dictionary"])
+                          if entry[:2] == ["o", "rsp_plugin.core.terms:Dictionary"])
         entries(document, "rsp_plugin.lars.plan:RulePlan")[0][2][1]["rule"] = ["r", dictionary]
 
-    with pytest.raises(StateError, match=r"a rsp_plugin.terms:Dictionary has no field 'hook' "
-                                         r"\(rsp_plugin.state_schema\); refused$"):
+    with pytest.raises(StateError, match=r"a rsp_plugin.core.terms:Dictionary has no field 'hook' "
+                                         r"\(rsp_plugin.runtime.state_schema\); refused$"):
         loads(rewrite(blob, extra_field))
-    with pytest.raises(StateError, match=r"rsp_plugin.terms:Dictionary.next holds a str, not a kind "
-                                         r"rsp_plugin.state_schema names for it; refused$"):
+    with pytest.raises(StateError, match=r"rsp_plugin.core.terms:Dictionary.next holds a str, not a kind "
+                                         r"rsp_plugin.runtime.state_schema names for it; refused$"):
         loads(rewrite(blob, other_kind))
-    with pytest.raises(StateError, match=r"rsp_plugin.lars.plan:RulePlan.rule holds a rsp_plugin.terms:Dictionary, "
+    with pytest.raises(StateError, match=r"rsp_plugin.lars.plan:RulePlan.rule holds a rsp_plugin.core.terms:Dictionary, "
                                          r"not a kind"):
         loads(rewrite(blob, another_object))
 
@@ -334,8 +335,8 @@ def test_an_unknown_field_or_a_value_of_another_kind_is_refused(blob):
 def test_a_field_the_schema_does_not_name_is_never_written():
     engine = RSPEngine()
     engine.note = "not state"
-    with pytest.raises(StateError, match=r"^cannot store the state: a rsp_plugin.runtime:RSPEngine has no field "
-                                         r"'note' \(rsp_plugin.state_schema\)$"):
+    with pytest.raises(StateError, match=r"^cannot store the state: a rsp_plugin.runtime.engine:RSPEngine has no field "
+                                         r"'note' \(rsp_plugin.runtime.state_schema\)$"):
         dumps(engine)
 
 
@@ -351,7 +352,7 @@ def test_a_reconstructor_entry_is_refused(blob, tmp_path):
 def test_the_schema_names_classes_that_exist_and_stores_its_own_way_only_what_the_codec_knows():
     import enum
 
-    from rsp_plugin.state_schema import CUSTOM, ENUM, SCHEMA
+    from rsp_plugin.runtime.state_schema import CUSTOM, ENUM, SCHEMA
 
     for name, spec in SCHEMA.items():
         found = state._resolve(name)

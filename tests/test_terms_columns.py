@@ -2,7 +2,7 @@
 
 import pytest
 
-from rsp_plugin.terms import Dictionary
+from rsp_plugin.core.terms import Dictionary
 
 
 def _both(keys, known=("k1", "k2")):

@@ -8,7 +8,7 @@ import pytest
 from rdflib import RDF, RDFS, Graph, Namespace, URIRef
 
 from rsp_plugin import RSPEngine
-from rsp_plugin.formats import read_tnt
+from rsp_plugin.io.formats import read_tnt
 from rsp_plugin.query.graphs import WindowNotKept
 
 ROOT = Path(__file__).parent.parent

@@ -26,8 +26,8 @@ import rdflib
 from rdflib import Graph, Namespace
 from rdflib.compare import isomorphic
 
-from rsp_plugin.rdfterms import term_key
-from rsp_plugin.terms import canonical_literal
+from rsp_plugin.core.rdfterms import term_key
+from rsp_plugin.core.terms import canonical_literal
 
 SUITE = Path(__file__).parent / "data" / "w3c-sparql11"
 STREAM = "http://example.org/w3c/stream"
@@ -315,7 +315,7 @@ def _csv_value(key: str | None) -> str:
         return key[1:-1]
     if key.startswith("_:"):
         return key
-    from rsp_plugin.rdfterms import key_term
+    from rsp_plugin.core.rdfterms import key_term
 
     return str(key_term(key))
 
@@ -378,7 +378,7 @@ def run_cli(test: W3CTest, workdir: Path, *, engine: str = "local") -> tuple[lis
     """`rsp-plugin query` in this process: the JSON lines it prints and its stderr."""
     from contextlib import redirect_stderr, redirect_stdout
 
-    from rsp_plugin.cli import main
+    from rsp_plugin.cli.command_line import main
 
     argv = command_line(test, workdir, engine=engine)
     out, err = io.StringIO(), io.StringIO()
@@ -391,10 +391,10 @@ def run_cli(test: W3CTest, workdir: Path, *, engine: str = "local") -> tuple[lis
 
 def run_spark_cli(tests: list[W3CTest], workdir: Path, *, at_once: int = 4) -> dict[str, list[dict]]:
     """`rsp-plugin query ... --engine spark` for many tests in one Spark session: the command line's
-    own arguments and code (`rsp_plugin.commands.spark_query.start`), `at_once` of them running together (each
+    own arguments and code (`rsp_plugin.cli.spark_query.start`), `at_once` of them running together (each
     its own streaming query), each printing its JSON lines into its own buffer. Test id -> lines."""
-    from rsp_plugin.cli import UserError, parse_arguments
-    from rsp_plugin.commands.spark_query import start
+    from rsp_plugin.cli.command_line import UserError, parse_arguments
+    from rsp_plugin.cli.spark_query import start
 
     printed: dict[str, list[dict]] = {}
     for first in range(0, len(tests), at_once):
@@ -411,7 +411,7 @@ def run_spark_cli(tests: list[W3CTest], workdir: Path, *, at_once: int = 4) -> d
 
 def run_engine(test: W3CTest) -> list[dict]:
     """The same through the embedded `RSPEngine`: pushes of rdflib triples, then the replay's end."""
-    from rsp_plugin.runtime import RSPEngine
+    from rsp_plugin.runtime.engine import RSPEngine
 
     engine = RSPEngine()
     for iri, path in static_graphs(test):

@@ -18,7 +18,7 @@ other paths. Bodies are evaluated by the naive reference's reading of windows
 (`lars/reference.py`); nothing is shared with the grounder or the solver.
 
 >>> from rsp_plugin.lars.syntax import parse_program
->>> from rsp_plugin.formats import format_fact
+>>> from rsp_plugin.io.formats import format_fact
 >>> program = parse_program("a :- not b .  b :- not a .  c :- a .", semantics="answer-stream")
 >>> models = GuessAndCheck(program).advance_to(0)
 >>> sorted(sorted(format_fact(f, program.terms) for f in m) for m in models)

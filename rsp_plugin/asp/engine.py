@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..formats import format_fact
+from ..io.formats import format_fact
 from ..lars.limits import DEFAULT_MAX_DERIVATIONS
 from ..lars.program import Program
 from .ground import Fact, Grounder, History
@@ -125,8 +125,8 @@ class AnswerStreamEngine:
 
     def explain(self, fact: Fact, t: int | None = None, sources=None) -> dict | None:
         """Why `fact` is in the first answer at the last time point, as a small tree of plain data;
-        None if it is not (`rsp_plugin/explain/answers.py`; made from this state, nothing is kept)."""
-        from ..explain.answers import explain
+        None if it is not (`rsp_plugin/asp/explain.py`; made from this state, nothing is kept)."""
+        from .explain import explain
 
         return explain(self, fact, self.now if t is None else t, sources)
 
@@ -154,7 +154,7 @@ def answer_stream_engine(program: Program, *, start: int | None = None, timeout:
     """The fastest exact path for answer streams: the incremental engine when the program is
     stratified and both semantics agree on it (`agrees_with_stream_semantics`), else the solver.
     `explain`: the incremental engine keeps what explanations need (the solver's are made from
-    its state when asked, `rsp_plugin/explain/answers.py`)."""
+    its state when asked, `rsp_plugin/asp/explain.py`)."""
     if program.stratified and agrees_with_stream_semantics(program):
         from ..lars.engine import IncrementalEngine
 

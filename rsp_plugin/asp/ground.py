@@ -34,7 +34,7 @@ from ..lars.builtins import calculate, compare
 from ..lars.limits import (DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, derivation_bound, too_large_a_join,
                            too_many_derivations)
 from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, ExtendedAtom, Program, Rule, Var
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 
 Fact = tuple[int, tuple[int, ...]]
 Key = tuple[int, int]  # (predicate, arity): p/1 and p/2 are two predicates

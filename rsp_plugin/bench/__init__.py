@@ -7,8 +7,8 @@ def run_suite(options) -> int:
     if getattr(options, "repeat", None) is None:  # (not given: each suite's own default; the Spark modes' one run each)
         options.repeat = (1 if options.suite == "spark" and not getattr(options, "overhead", False)
                           else 5 if options.suite == "startup" else 3)
-    if getattr(options, "explain", False):  # what explanations cost (rsp_plugin/explain/bench.py)
-        from ..explain.bench import run
+    if getattr(options, "explain", False):  # what explanations cost (rsp_plugin/bench/explain.py)
+        from .explain import run
 
         return run(options)
     if options.suite == "lars":

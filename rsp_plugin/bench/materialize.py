@@ -37,7 +37,7 @@ import tracemalloc
 from dataclasses import dataclass
 
 from ..reasoning import Materializer, to_graph
-from ..terms import RDF_TYPE, Dictionary
+from ..core.terms import RDF_TYPE, Dictionary
 
 OWL_TRANSITIVE = "<http://www.w3.org/2002/07/owl#TransitiveProperty>"
 IS_IN = "<http://example.org/isIn>"

@@ -110,7 +110,7 @@ def stream_lines(rate: int, seconds: float) -> list[bytes]:
 
 
 def _engine():
-    from ..runtime import RSPEngine
+    from ..runtime.engine import RSPEngine
 
     engine = RSPEngine()
     engine.register_stream(STREAM)
@@ -120,8 +120,8 @@ def _engine():
 
 def over_broker(port: int, lines: list[bytes], rate: int, qos: int) -> dict:
     """Publish `lines` paced at `rate` a second while the query reads the topic; the figures."""
-    from ..commands.query import replay
-    from ..commands.sources import stream_source
+    from ..cli.query import replay
+    from ..io.sources import stream_source
     from ..io.mqtt import BrokerAddress, MqttOptions, Publisher
 
     topic = f"bench/{rate}/{qos}"
@@ -170,8 +170,8 @@ def over_broker(port: int, lines: list[bytes], rate: int, qos: int) -> dict:
 
 def from_file(lines: list[bytes], path: Path) -> dict:
     """The same stream from a `.tnt` file, through the same command's replay (its block path)."""
-    from ..commands.query import replay
-    from ..commands.sources import stream_source
+    from ..cli.query import replay
+    from ..io.sources import stream_source
 
     path.write_bytes(b"\n".join(lines) + b"\n")
     engine, registered = _engine()

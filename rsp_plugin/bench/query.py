@@ -53,7 +53,7 @@ import time
 from rdflib import Graph
 
 from ..query.evaluate import QueryEvaluator
-from ..runtime import RSPEngine
+from ..runtime.engine import RSPEngine
 
 EX = "http://example.org/"
 STREAM = f"{EX}sensors"
@@ -199,7 +199,7 @@ def _fresh_graph(engine: RSPEngine, elements, sparql: str, profile: str):
 
 
 def _ontology_keys() -> list[tuple[str, str, str]]:
-    from ..rdfterms import term_key
+    from ..core.rdfterms import term_key
 
     return [tuple(term_key(t) for t in triple) for triple in Graph().parse(data=ONTOLOGY, format="turtle")]
 

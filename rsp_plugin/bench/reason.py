@@ -8,7 +8,7 @@ reading, evaluating, printing), alternately:
 
     per-line  `per_line_reason` below: what `rsp-plugin reason` did before the batch path
               (formats.read_stream_file, replay.timeline, one json.dumps per time point)
-    batch     `rsp-plugin reason` today (rsp_plugin.batch.reason: blocks in, lines kept
+    batch     `rsp-plugin reason` today (rsp_plugin.columnar.reason: blocks in, lines kept
               from the engine's changes)
 
 Both must print the same lines (compared by digest). Figures: wall seconds and CPU
@@ -42,11 +42,11 @@ def per_line_reason(program_path: str, stream_path: str, out) -> int:
     """The per-line `rsp-plugin reason` (before the batch path), kept as the benchmark's baseline:
     every line read and parsed alone, a time point's facts gathered by `replay.timeline`, the
     snapshot rebuilt, sorted and JSON-encoded atom by atom at every time point."""
-    from .. import limits
-    from ..formats import format_fact, read_stream_file
+    from ..core import limits
+    from ..io.formats import format_fact, read_stream_file
     from ..lars.engine import IncrementalEngine
     from ..lars.syntax import parse_program_file
-    from ..replay import timeline
+    from ..io.replay import timeline
 
     program = parse_program_file(program_path)
     stream = Path(stream_path)

@@ -10,7 +10,7 @@ every report by Server-Sent Events. Printed: triples per second end to end,
 the push latency (median, p99, max), reports, their latency inside the engine,
 the server's memory as the load went on.
 
-The same workload replayed the command line's way (`rsp_plugin.commands.query.replay`,
+The same workload replayed the command line's way (`rsp_plugin.cli.query.replay`,
 every query in one engine) gives the reports the service must have sent: the load
 test compares them.
 """
@@ -230,9 +230,9 @@ def run_load(base: str, streams: list[list[bytes]], texts: dict[str, str], *, ba
 
 def replay(streams: list[list[bytes]], texts: dict[str, str]) -> dict[str, list[dict]]:
     """The command line's replay of the same streams (files merged in time order), every query in one engine."""
-    from ..commands.query import replay as cli_replay
-    from ..commands.sources import StreamSource
-    from ..runtime import RSPEngine
+    from ..cli.query import replay as cli_replay
+    from ..io.sources import StreamSource
+    from ..runtime.engine import RSPEngine
 
     folder = Path(tempfile.mkdtemp(prefix="rsp-load-"))
     sources = []

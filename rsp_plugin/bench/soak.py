@@ -115,9 +115,9 @@ class _Sampler:
 def _query_soak(profile: str, size: int) -> None:
     import tempfile
 
-    from ..batch.blocks import tnt_block
+    from ..columnar.blocks import tnt_block
     from ..query.syntax import parse_query
-    from ..runtime import RSPEngine
+    from ..runtime.engine import RSPEngine
 
     with tempfile.TemporaryDirectory() as scratch:
         ontology = Path(scratch) / "ontology.ttl"
@@ -145,8 +145,8 @@ def _query_soak(profile: str, size: int) -> None:
 def _lars_soak(size: int) -> None:
     import random
 
-    from ..batch.atoms import atom_block
-    from ..batch.reason import replay
+    from ..columnar.atoms import atom_block
+    from ..columnar.reason import replay
     from ..lars.syntax import parse_program
 
     program = parse_program(LARS_PROGRAM, "<soak>")

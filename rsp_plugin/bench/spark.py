@@ -196,8 +196,8 @@ def _spark_windows(spark, stream: Path, size: int) -> _Run:
 def _local(text: str, stream: Path) -> _Run:
     """The local replay (as `rsp-plugin query --engine local` does it: a block at a time, pushed
     as columns), timing each evaluation of the query."""
-    from ..batch.replay import replay_file
-    from ..runtime import RSPEngine
+    from ..columnar.replay import replay_file
+    from ..runtime.engine import RSPEngine
 
     started = time.perf_counter()
     engine = RSPEngine()

@@ -130,15 +130,15 @@ def _child(workload: str, path: str, stream: Path, ontology: Path) -> dict:
 def _measure(workload: str, path: str, stream: Path, ontology: Path) -> dict:
     """Imports and the query's registration come first; the timers cover reading, windows,
     reasoning, evaluation and the results' JSON (a digest of the lines)."""
-    from ..formats import read_tnt  # noqa: F401  (both paths' modules imported before the timers)
-    from ..runtime import RSPEngine  # noqa: F401
+    from ..io.formats import read_tnt
+    from ..runtime.engine import RSPEngine
 
     if path == "batch":
         import numpy.ma  # noqa: F401  (polars imports it on its first numpy column)
         import polars  # noqa: F401
         import pyarrow.compute  # noqa: F401
 
-        from ..batch import blocks, query, replay  # noqa: F401
+        from ..columnar import blocks, query, replay
     digest = hashlib.sha256()
     evaluations: list[float] = []
     if workload == "parse":
@@ -158,19 +158,19 @@ def _measure(workload: str, path: str, stream: Path, ontology: Path) -> dict:
 
 
 def _parse(path: str, stream: Path, digest) -> int:
-    from ..terms import Dictionary
+    from ..core.terms import Dictionary
 
     terms = Dictionary()
     count = 0
     if path == "per-fact":
-        from ..formats import Rejected, read_tnt
+        from ..io.formats import Rejected, read_tnt
 
         with stream.open(encoding="utf-8") as handle:
             for element in read_tnt(handle, terms, tick_ms=1, filename=str(stream)):
                 if not isinstance(element, Rejected):
                     count += 1
     else:
-        from ..batch.blocks import read_tnt_blocks
+        from ..columnar.blocks import read_tnt_blocks
 
         for block in read_tnt_blocks(stream, terms, tick_ms=1):
             count += len(block)
@@ -180,7 +180,7 @@ def _parse(path: str, stream: Path, digest) -> int:
 
 def _engine(workload: str, path: str, ontology: Path, digest, evaluations: list):
     from ..query.syntax import parse_query
-    from ..runtime import RSPEngine
+    from ..runtime.engine import RSPEngine
 
     engine = RSPEngine(batch=path == "batch")
     engine.register_stream(sosa.STREAM)
@@ -200,7 +200,7 @@ def _engine(workload: str, path: str, ontology: Path, digest, evaluations: list)
 
 def _replay(engine, path: str, stream: Path) -> int:
     if path == "batch":
-        from ..batch.replay import replay_file
+        from ..columnar.replay import replay_file
 
         count = replay_file(engine, sosa.STREAM, stream)
     else:
@@ -211,7 +211,7 @@ def _replay(engine, path: str, stream: Path) -> int:
 
 def _per_line_replay(engine, stream: Path) -> int:
     """The query CLI's per-line replay (formats.read_tnt, a batch per timestamp)."""
-    from ..formats import Rejected, read_tnt
+    from ..io.formats import Rejected, read_tnt
 
     count = 0
     batch: list = []

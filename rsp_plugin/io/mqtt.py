@@ -54,8 +54,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .. import limits
-from ..lines import Rejected
+from ..core import limits
+from .lines import Rejected
 
 SCHEMES = ("mqtt://", "mqtts://")
 NEEDS_PAHO = "reading or publishing MQTT needs paho-mqtt: pip install 'rsp_plugin[mqtt]'"
@@ -657,7 +657,7 @@ class PayloadReader:
             yield record
 
     def _line_elements(self, messages: list[Message], terms) -> Iterator:
-        from ..formats import StreamElement, read_ntriples_at, read_tnt
+        from .formats import StreamElement, read_ntriples_at, read_tnt
 
         if not messages:
             return
@@ -676,8 +676,8 @@ class PayloadReader:
                                     message.number, terms)
 
     def _document_elements(self, messages: list[Message], terms) -> Iterator:
-        from ..commands.sources import read_source
-        from ..formats import StreamElement
+        from .sources import read_source
+        from .formats import StreamElement
 
         for message in messages:
             found = []
@@ -700,7 +700,7 @@ class PayloadReader:
 
     def _time_of(self, elements, terms) -> int | str:
         """The time (ms) the document's `payload_time` triple gives it, or why there is none."""
-        from ..timeline import parse_timestamp_ms
+        from ..core.time import parse_timestamp_ms
 
         predicate = terms.find(self.payload_time)
         keys = terms.keys
@@ -718,9 +718,9 @@ class PayloadReader:
 
     def atom_blocks(self, batches: Iterable[list[Message]], terms, *, prefixes: dict[str, str],
                     tick_ms: int | None) -> Iterator:
-        """`reason`'s blocks (`rsp_plugin.batch.atoms.AtomBlock`): `.stream` atom lines or `.tnt` lines,
+        """`reason`'s blocks (`rsp_plugin.columnar.atoms.AtomBlock`): `.stream` atom lines or `.tnt` lines,
         each block's terms interned as it is made (one batch of messages at a time)."""
-        from ..batch.atoms import AtomBlock, atom_block, tnt_atom_block
+        from ..columnar.atoms import AtomBlock, atom_block, tnt_atom_block
 
         for messages in batches:
             messages, dropped = self._too_long(messages)
@@ -744,7 +744,7 @@ class PayloadReader:
 
     def rows(self, messages: list[Message], stream: str) -> list[tuple]:
         """The `rdf` source's rows `(stream, s, p, o, ts, rejected)` of some messages (the Spark reader)."""
-        from ..terms import Dictionary
+        from ..core.terms import Dictionary
 
         terms = Dictionary()
         keys = terms.keys

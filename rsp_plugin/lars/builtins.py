@@ -9,7 +9,7 @@ gives an RDF literal, as SPARQL would: the operands' wider type, `/` of
 integers an xsd:decimal, the canonical form (`79 * 1` of `"79"^^xsd:double` is
 `"7.9E1"^^xsd:double`, never a bare `79.0`).
 
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.core.terms import Dictionary
 >>> terms = Dictionary()
 >>> compare(">=", terms.intern('"100"^^<http://www.w3.org/2001/XMLSchema#double>'), terms.intern("100"), terms.numbers)
 True
@@ -24,8 +24,8 @@ from __future__ import annotations
 import operator
 from decimal import Decimal
 
-from ..terms import Dictionary
-from ..xsdnumbers import RANK, number_key, rank_of_value, to_float32
+from ..core.terms import Dictionary
+from ..core.xsd import RANK, number_key, rank_of_value, to_float32
 from .limits import NumericOverflow, check_number
 
 _ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}

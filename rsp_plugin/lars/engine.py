@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 from .facts import Relation
 from .limits import (DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, TooManyDerivations, derivation_bound,
                      too_large_a_join, too_many_derivations)
@@ -91,7 +91,7 @@ class IncrementalEngine:
     new atoms of one time point: a program that derives without end stops with a `LimitError`
     naming the rule, as does arithmetic past the range of numbers, and a rule whose joins make
     more than `limits.derivation_bound` derivations (counted as they are made).
-    `explain=True` keeps, for each new fact, its first derivation (`rsp_plugin/explain/`),
+    `explain=True` keeps, for each new fact, its first derivation (`lars/explain.py`),
     so that `explain(fact, t)` can say why it holds at now; `explain=n` also at the n time
     points before now. Off (the default), nothing is kept.
     """
@@ -124,10 +124,10 @@ class IncrementalEngine:
         self._arities: dict[int, tuple[int, ...]] = {}
         for predicate, arity in self.relations:
             self._arities[predicate] = self._arities.get(predicate, ()) + (arity,)
-        #: Explanations (`rsp_plugin/explain/`): what derived each new fact; None unless asked.
+        #: Explanations (`lars/explain.py`): what derived each new fact; None unless asked.
         self.provenance = None
         if explain:
-            from ..explain.provenance import Provenance
+            from .provenance import Provenance
 
             self.provenance = Provenance(self, keep=0 if explain is True else int(explain))
         bodies = None if self.provenance is None else self.provenance.bodies
@@ -174,7 +174,7 @@ class IncrementalEngine:
 
     def __setstate__(self, state: dict) -> None:
         """An engine is stored whole (a checkpoint) but for its rule plans: each is compiled again from its
-        rule (parsed again from its program's text, `rsp_plugin.state`), and the switching reads them again."""
+        rule (parsed again from its program's text, `rsp_plugin.runtime.state`), and the switching reads them again."""
         self.__dict__.update(state)
         for view in self.views.values():  # made again by the plans, in this version's form
             view.indexes = {}
@@ -324,8 +324,8 @@ class IncrementalEngine:
 
     def explain(self, fact: Fact, t: int | None = None) -> dict | None:
         """Why `fact` holds at `t` (default: now), as a small tree of plain data; None if it
-        does not. Needs `explain=True` (`rsp_plugin/explain/lars.py`)."""
-        from ..explain.lars import explain
+        does not. Needs `explain=True` (`rsp_plugin/lars/explain.py`)."""
+        from .explain import explain
 
         return explain(self, fact, self.now if t is None else t)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 
 #: What `learn` returns when something was new: (run start, run end, first new point, last new point).
 Change = tuple[int, int, int, int]

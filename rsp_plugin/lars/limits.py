@@ -24,7 +24,7 @@ import math
 import sys
 from decimal import Decimal
 
-from ..errors import LocatedError
+from ..core.errors import LocatedError
 
 MAX_RANGE = 2**53
 MAX_COUNT = 2**31 - 1

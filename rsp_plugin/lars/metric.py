@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 from .program import BOX, DIAMOND, ExtendedAtom
 from .views import View
 

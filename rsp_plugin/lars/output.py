@@ -16,7 +16,7 @@ from collections import deque
 from itertools import chain, compress, repeat
 from operator import eq, itemgetter
 
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 
 Fact = tuple[int, tuple[int, ...]]
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 from . import builtins
 from .limits import stop_joining
 from .program import Arithmetic, Comparison, ExtendedAtom, Rule, Var
@@ -83,7 +83,7 @@ class RulePlan:
     def __getstate__(self) -> dict:
         """The rule and when it is switched off: all else is made from the rule again, the code compiled
         and the views looked up by `IncrementalEngine.__setstate__` (a checkpoint holds no code, and no
-        rule's structure: `rsp_plugin.state`)."""
+        rule's structure: `rsp_plugin.runtime.state`)."""
         return {"rule": self.rule, "disabled_until": self.disabled_until, "trigger_until": self.trigger_until}
 
     def compiled_again(self, compiled: "RulePlan") -> None:
@@ -142,7 +142,7 @@ def compile_rule(rule: Rule, views: dict, terms, counters: bool = False, provena
     `max_emitted`: the most items one evaluation may emit (None: no bound); past it,
     `limits.TooManyDerivations` while it joins.
 
-    `provenance` (explanations, `rsp_plugin/explain/`): a list that gets, for each item
+    `provenance` (explanations, `lars/explain.py`): a list that gets, for each item
     emitted, its body `(a, h, a, h, ...)`: the grounding and horizon of each positive
     body atom, in written order."""
     positives = [b for b in rule.body if isinstance(b, ExtendedAtom) and not b.negated]

@@ -13,7 +13,7 @@ extended atoms and comparisons. An extended atom composes four things (Laser's
     [RANGE 5] @T p(X)         AT in a time window
     not ...                   negated (stratified)
 
-Terms in atoms are ints (constants, see `rsp_plugin.terms`) or `Var`s.
+Terms in atoms are ints (constants, see `rsp_plugin.core.terms`) or `Var`s.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..terms import TRIPLE, Dictionary
+from ..core.terms import TRIPLE, Dictionary
 
 PLAIN = "plain"
 DIAMOND = "diamond"
@@ -148,7 +148,7 @@ class Origin:
     """The text a program's rules were parsed from, all it takes to parse them again.
 
     A checkpoint stores a rule as its origin, its number among the origin's rules,
-    its text and its place (`rsp_plugin.state`), never its structure: on load the
+    its text and its place (`rsp_plugin.runtime.state`), never its structure: on load the
     origin's text is parsed again, with the same dictionary, and each rule is the
     one at its number (`rsp_plugin.lars.syntax.parse_again`)."""
 

@@ -26,7 +26,7 @@ differential tests check that outputs are those of the unpruned engine.
 
 from __future__ import annotations
 
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 from .program import BOX, PLAIN, RANGE, Producers, may_unify
 
 #: Below this window size, a BOX absence is not worth acting on (measured: `rsp-plugin bench pruning`).

@@ -26,13 +26,13 @@ from pathlib import Path
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from .. import limits
-from ..errors import RuleSyntaxError, clipped, position
-from ..lines import decode_text
-from ..nesting import check_tree
-from ..parser_tables import ShippedGrammar
-from ..terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key, surrogates
-from ..timeline import parse_duration_ms
+from ..core import limits
+from ..core.errors import RuleSyntaxError, clipped, position
+from ..io.lines import decode_text
+from ..core.nesting import check_tree
+from ..core.parser_tables import ShippedGrammar
+from ..core.terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key, surrogates
+from ..core.time import parse_duration_ms
 from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
 from .program import (
     AT,
@@ -69,7 +69,7 @@ STANDARD_PREFIXES = {
 }
 
 #: the rule grammar, its parser's options, and its LALR tables shipped as JSON so that a start
-#: skips the grammar's analysis (`python -m rsp_plugin.parser_tables` writes them again)
+#: skips the grammar's analysis (`python -m rsp_plugin.core.parser_tables` writes them again)
 GRAMMAR = ShippedGrammar(Path(__file__).with_name("grammar.lark"), Path(__file__).with_name("grammar_tables.json"),
                          {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False})
 
@@ -140,7 +140,7 @@ def _parse_lars(text: str, filename: str, terms: Dictionary | None, semantics: s
 
 def parse_again(origin: Origin) -> list[Rule]:
     """The rules `origin`'s text gives, parsed as when they were first (a checkpoint's rules are made
-    again so: `rsp_plugin.state`); `RuleSyntaxError` if the text no longer parses."""
+    again so: `rsp_plugin.runtime.state`); `RuleSyntaxError` if the text no longer parses."""
     if origin.kind == LARS_TEXT:
         return _parse_lars(origin.text, origin.filename, origin.terms, origin.semantics).rules
     if origin.kind == DATALOGMTL_TEXT:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..timeline import NEVER_EXPIRES
+from ..core.time import NEVER_EXPIRES
 from .facts import Change, Relation
 from .program import AT, BOX, DIAMOND, PLAIN
 

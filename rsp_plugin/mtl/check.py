@@ -17,7 +17,7 @@ Each problem is a `RuleSyntaxError` at the operator or atom, saying why.
 
 from __future__ import annotations
 
-from ..errors import RuleSyntaxError
+from ..core.errors import RuleSyntaxError
 from ..lars.program import Comparison, ExtendedAtom, Location, Var, expression_variables
 from .model import (
     BOXMINUS,

@@ -14,7 +14,7 @@ is a `Rejected` record (`FILE:LINE: reason`) and the stream goes on. Atom
 streams (`TIMESTAMP atom`, `.stream`, atoms as in the datasets) and
 timestamped N-Triples (`.tnt`) are read too, as punctual facts.
 
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.core.terms import Dictionary
 >>> terms = Dictionary()
 >>> for item in read_dataset(["Pos(veh1)@[1,1]", "Fault(m1)@(2,5]", "Bad(x)@[3", "Gap(x)@(1,2)"], terms, filename="d.txt"):
 ...     print(item)
@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
-from .. import limits
-from ..errors import RuleSyntaxError
-from ..formats import Rejected, format_fact, read_tnt
-from ..lines import lines_of
-from ..terms import Dictionary
+from ..core import limits
+from ..core.errors import RuleSyntaxError
+from ..io.formats import Rejected, format_fact, read_tnt
+from ..io.lines import lines_of
+from ..core.terms import Dictionary
 from .syntax import _PREFIX, STANDARD_PREFIXES, Scanner, _Reader
 
 Fact = tuple[int, tuple[int, ...]]
@@ -140,7 +140,7 @@ def read_facts(
 
 
 def _with_bad_lines(lines, name: str, max_line_bytes: int | None, read) -> Iterator[TimedFact | Rejected]:
-    """`read` over the lines as text; a line that is not UTF-8 or too long is set aside (`rsp_plugin.lines`)
+    """`read` over the lines as text; a line that is not UTF-8 or too long is set aside (`rsp_plugin.io.lines`)
     and read as a blank line, so that the others keep their numbers."""
     bad: list[Rejected] = []
 
@@ -253,7 +253,7 @@ def fact_timeline(
     `last` (default: the last point any fact covers). A fact over an interval
     is given again at each of its time points. A fact that starts, or whose
     interval ends, more than `max_gap` time points ahead of the stream is set
-    aside (`rsp_plugin.limits`): the timeline never walks a stretch no one asked for.
+    aside (`rsp_plugin.core.limits`): the timeline never walks a stretch no one asked for.
 
     >>> items = [TimedFact(1, 3, "a", 1), TimedFact(2, 2, "b", 2), TimedFact(1, 1, "c", 3)]
     >>> rejected = []

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..errors import RuleSyntaxError
+from ..core.errors import RuleSyntaxError
 from .model import BINARY_NAMES, UNARY_NAMES, Binary, HeadOperator, Interval, MetricRule, Temporal, Written
 from .syntax import Scanner, _Reader
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ..errors import RuleSyntaxError
+from ..core.errors import RuleSyntaxError
 from ..lars.metric import SINCE, PastWindow
 from ..lars.program import (
     BOX,
@@ -43,7 +43,7 @@ from ..lars.program import (
     Var,
     stratify,
 )
-from ..terms import Dictionary
+from ..core.terms import Dictionary
 from .check import head_offsets
 from .model import BOXMINUS, DIAMONDMINUS, Binary, MetricRule, Temporal, Written
 

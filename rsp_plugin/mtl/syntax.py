@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from .. import limits
-from ..errors import RuleSyntaxError, position
+from ..core import limits
+from ..core.errors import RuleSyntaxError, position
 from ..lars.program import Atom, Location, Var
-from ..lines import decode_text
-from ..nesting import too_deep
-from ..terms import RDF, TRIPLE, XSD, BadText, Dictionary, canonical_literal, surrogates
+from ..io.lines import decode_text
+from ..core.nesting import too_deep
+from ..core.terms import RDF, TRIPLE, XSD, BadText, Dictionary, canonical_literal, surrogates
 from .model import (
     BINARY_NAMES,
     BOXMINUS,

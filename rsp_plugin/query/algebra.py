@@ -24,7 +24,7 @@ from rdflib import BNode, Literal, URIRef, Variable
 from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
 from rdflib.plugins.sparql.parserutils import CompValue
 
-from ..rdfterms import term_key
+from ..core.rdfterms import term_key
 from . import service
 from .bounds import UNBOUNDED, Budget
 from .expressions import Scope, evaluate, holds

@@ -15,7 +15,7 @@ fraction of a second of the bound, and no step holds more than about
 `max_solutions` rows. A bound hit ends that evaluation only: the report is
 marked as cut (`Answer.cut`, `{"t": ..., "cut": "max-eval-ms", "error": ...}`),
 and the next windows are evaluated as usual (`runtime.RSPEngine._report`).
-The defaults and why: `rsp_plugin.limits`.
+The defaults and why: `rsp_plugin.core.limits`.
 
 >>> budget = Budget(max_ms=None, max_solutions=10)
 >>> budget.check(10)

@@ -23,10 +23,10 @@ from typing import Callable
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from ..parser_tables import ShippedGrammar
+from ..core.parser_tables import ShippedGrammar
 from .messages import anonymous_patterns, not_closed, phrase_list, word_at
 
-#: the W3C grammar, its parser's options and its shipped LALR tables (`rsp_plugin.parser_tables`)
+#: the W3C grammar, its parser's options and its shipped LALR tables (`rsp_plugin.core.parser_tables`)
 GRAMMAR = ShippedGrammar(Path(__file__).with_name("sparql.lark"), Path(__file__).with_name("sparql_tables.json"),
                          {"parser": "lalr", "maybe_placeholders": False})
 _PARSER: Lark | None = None

@@ -20,7 +20,7 @@ from rdflib.plugins.sparql.operators import register_custom_function
 from rdflib.plugins.sparql.sparql import QueryContext, SPARQLError
 from rdflib.store import Store
 
-from ..rdfterms import TermCache
+from ..core.rdfterms import TermCache
 
 #: C-SPARQL's function (`f:timestamp(?s, ?p, ?o)`) and the same under the project's namespace.
 TIMESTAMP_FUNCTIONS = (

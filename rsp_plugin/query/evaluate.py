@@ -22,14 +22,14 @@ from __future__ import annotations
 from rdflib import BNode, URIRef, Variable
 from rdflib.plugins.sparql.evaluate import evalPart
 
-from ..terms import Dictionary
+from ..core.terms import Dictionary
 from .content import EMPTY, union
 from .dataset import DEFAULT_GRAPH, SnapshotDataset, content_graph, query_context
 from .algebra import AlgebraEvaluation, has_lost_inverse, spell_out_inverse_negations
 from .bounds import UNBOUNDED, Budget, EvaluationCut
 from .fastpath import FastEvaluation, check_plan, compile_fast
 from .model import ContinuousQuery
-from ..rdfterms import TermCache
+from ..core.rdfterms import TermCache
 from .results import Answer
 
 
@@ -110,8 +110,8 @@ class QueryEvaluator:
         return Answer(form, error=message, cut=cut)
 
     def _evaluate_fast(self, snapshot: Snapshot, tau: int, budget: Budget) -> Answer:
-        if self.columnar is not None:  # the windows are columns (rsp_plugin.batch)
-            from ..batch.query import ColumnarEvaluation
+        if self.columnar is not None:  # the windows are columns (rsp_plugin.columnar)
+            from ..columnar.query import ColumnarEvaluation
 
             run = ColumnarEvaluation(self.plan, snapshot, self.cache, tau, state=self.columnar, base=self._base(),
                                      budget=budget)

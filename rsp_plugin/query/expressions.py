@@ -25,7 +25,7 @@ from urllib.parse import quote, urljoin
 from rdflib import BNode, Literal, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
-from ..rdfterms import key_term, term_key
+from ..core.rdfterms import key_term, term_key
 from .bounds import UNBOUNDED, Budget
 from .patterns import compile_pattern
 from .sparql_values import (

@@ -37,7 +37,7 @@ from .algebra import aggregate_values
 from .bounds import UNBOUNDED, Budget
 from .expressions import Scope, evaluate, holds
 from .sparql_values import SparqlError, order_key, term
-from ..rdfterms import term_key
+from ..core.rdfterms import term_key
 
 _COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge,
             "=": operator.eq, "!=": operator.ne}

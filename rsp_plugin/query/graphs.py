@@ -109,7 +109,7 @@ def _content_at(shared, query, watermark: int | None, at: int | None):
                             "last read it (at=None); a later one needs its reasoning run")
     low = max(window.t0, boundary - window.spec.range)
     ahead = TripleIndex()
-    if getattr(window, "columnar", False):  # (rsp_plugin.batch.columns: every element held, by time)
+    if getattr(window, "columnar", False):  # (rsp_plugin.columnar.columns: every element held, by time)
         for t, triple in window.elements():
             if low <= t < boundary:
                 ahead.add(triple)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import position
+from ..core.errors import position
 
 #: terminals shown as one kind of thing (first match wins, in this order)
 _KINDS = [

@@ -12,7 +12,7 @@ An evaluation cut short at a bound (`bounds.py`) is reported the same way,
 marked with the bound: `{"t": 3000, "cut": "max-eval-ms", "error": "evaluation
 stopped after 10000 ms (--max-eval-ms 10000)"}`.
 
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.core.terms import Dictionary
 >>> terms = Dictionary()
 >>> a, b = terms.intern("<http://ex/a>"), terms.intern("<http://ex/b>")
 >>> stream = ResultStream(R2S.ISTREAM)
@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .model import R2S
-from ..rdfterms import key_term
+from ..core.rdfterms import key_term
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ not make the process send requests or open files. rdflib would evaluate
   file or `urn:`) unless its content is given (`--background IRI=FILE`,
   `add_graph`) or the IRI is allowed (`--allow-graph URL`): an allowed graph is
   fetched once, at registration, by `fetch_graph` (a GET with a time-out and a
-  size bound), its document parsed as any other (`rsp_plugin.documents`).
+  size bound), its document parsed as any other (`rsp_plugin.io.documents`).
 
 An allow-list entry is a full IRI, or a prefix ending in `*`. A query may
 name local files (`FROM <building.ttl>`, `RULES <hot.lars>`, relative to the
@@ -36,8 +36,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from .. import limits
-from ..errors import QuerySyntaxError
+from ..core import limits
+from ..core.errors import QuerySyntaxError
 
 
 def allowed(iri: str, allow: Iterable[str] | None) -> bool:
@@ -92,7 +92,7 @@ def fetch_graph(iri: str, *, timeout: float = limits.FETCH_TIMEOUT_S, max_bytes:
     """An allowed remote graph: one GET (http or https only), at most `max_bytes`, parsed safely."""
     import requests
 
-    from ..documents import parse_document
+    from ..io.documents import parse_document
 
     if not iri.startswith(("http://", "https://")):
         raise ValueError(f"<{iri}>: only http(s) graphs are fetched")

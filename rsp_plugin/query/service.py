@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 
-from .. import limits
+from ..core import limits
 from .safety import allowed
 from .sparql_values import literal
 

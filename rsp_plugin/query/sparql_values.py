@@ -26,9 +26,9 @@ import re
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from ..terms import unescape
-from ..xsdnumbers import decimal_lexical as _decimal_lexical
-from ..xsdnumbers import double_lexical, to_float32 as _to_float32
+from ..core.terms import unescape
+from ..core.xsd import decimal_lexical as _decimal_lexical
+from ..core.xsd import double_lexical, to_float32 as _to_float32
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"

@@ -46,13 +46,13 @@ from urllib.parse import urljoin
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from .. import limits
-from ..errors import QuerySyntaxError, clipped
-from ..iris import file_iri
-from ..lines import decode_text
-from ..nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets, deepest
-from ..parser_tables import ShippedGrammar
-from ..terms import bad_escapes
+from ..core import limits
+from ..core.errors import QuerySyntaxError, clipped
+from ..core.iris import file_iri
+from ..io.lines import decode_text
+from ..core.nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets, deepest
+from ..core.parser_tables import ShippedGrammar
+from ..core.terms import bad_escapes
 from . import dialects
 from .checker import locate
 from .messages import anonymous_patterns, end_position, not_closed, open_bracket, phrase_list, position, word_at
@@ -71,7 +71,7 @@ from .model import (
 from .prefixes import WELL_KNOWN, undeclared_note
 
 #: the query grammar, its parser's options, and its LALR tables shipped as JSON so that a start
-#: skips the grammar's analysis (`python -m rsp_plugin.parser_tables` writes them again)
+#: skips the grammar's analysis (`python -m rsp_plugin.core.parser_tables` writes them again)
 GRAMMAR = ShippedGrammar(Path(__file__).with_name("grammar.lark"), Path(__file__).with_name("grammar_tables.json"),
                          {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False})
 _PARSER = GRAMMAR.load()

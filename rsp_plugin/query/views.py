@@ -34,8 +34,8 @@ from itertools import chain
 from math import gcd
 from typing import Iterable
 
-from ..terms import NUMERIC_START, TRIPLE, Dictionary
-from ..xsdnumbers import number_key, rank_of_value
+from ..core.terms import NUMERIC_START, TRIPLE, Dictionary
+from ..core.xsd import number_key, rank_of_value
 from .content import Triple, TripleIndex, union
 from .windows import CountingWindow, TimeWindow
 
@@ -283,7 +283,7 @@ def rules_tick(rules, spec, where: tuple[str, int, int]) -> int:
         return fine
     tick = rules.tick_ms if rules.tick_ms is not None else spec.step
     if spec.range % tick or spec.step % tick:
-        from ..errors import QuerySyntaxError
+        from ..core.errors import QuerySyntaxError
 
         said = f"@tick {tick} ms" if rules.tick_ms is not None else f"one STEP ({tick} ms; @tick sets another)"
         raise QuerySyntaxError(

@@ -18,12 +18,12 @@ One writer per output, fed every report in order, closed at the end:
 
 CSV, TSV, XML and the SPARQL JSON document hold solutions, so an evaluation with
 no solution leaves no row; `json` and `sparql-jsonl` show every evaluation. A
-`Readable` (`rsp_plugin.readable`) writes times as xsd:dateTime (`--time iso`,
+`Readable` (`rsp_plugin.query.readable`) writes times as xsd:dateTime (`--time iso`,
 every format) and terms with the query's prefixes (`--prefixes`: json and trig,
 whose readers take prefixed names; the W3C formats keep their full terms).
 
 >>> import io
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.core.terms import Dictionary
 >>> from rsp_plugin.query.results import Answer, QueryResult
 >>> terms = Dictionary()
 >>> a, one = terms.intern("<http://ex/a>"), terms.intern('"1"^^<http://www.w3.org/2001/XMLSchema#integer>')
@@ -42,8 +42,8 @@ import json
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
-from ..rdfterms import key_term
-from ..readable import XSD, XSD_DATETIME, XSD_INTEGER, Readable, iso_time, time_literal
+from ..core.rdfterms import key_term
+from .readable import XSD, XSD_DATETIME, XSD_INTEGER, Readable, iso_time, time_literal
 from .results import sparql_json_term
 
 #: --format values, and what each holds

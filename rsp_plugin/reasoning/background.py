@@ -4,13 +4,13 @@ A background source is an `rdflib.Graph`, a path to an RDF file in any format
 rdflib reads (guessed from the extension, Turtle otherwise; the graphs of a
 dataset, TriG or N-Quads, are merged), or an iterable of
 (s, p, o) id triples already interned. Files are read by
-`rsp_plugin.documents` (never a remote JSON-LD context, never an external or
+`rsp_plugin.io.documents` (never a remote JSON-LD context, never an external or
 exploding XML entity; `contexts` maps a JSON-LD context IRI to a local file). Terms become the keys of
-`rsp_plugin.terms` (their N-Triples form), so that a background IRI and the
+`rsp_plugin.core.terms` (their N-Triples form), so that a background IRI and the
 same IRI read from a `.tnt` stream are one id.
 
 >>> from rdflib import Graph
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.core.terms import Dictionary
 >>> terms = Dictionary()
 >>> graph = Graph().parse(data='<http://ex/a> <http://ex/p> "5"^^<http://www.w3.org/2001/XMLSchema#int> .', format="nt")
 >>> [tuple(terms.key(i) for i in t) for t in load_background(graph, terms)]
@@ -27,9 +27,9 @@ from rdflib import Dataset, Graph
 from rdflib.term import Node
 from rdflib.util import guess_format
 
-from ..errors import LocatedError
-from ..rdfterms import key_term, term_key  # noqa: F401 (re-exported)
-from ..terms import Dictionary
+from ..core.errors import LocatedError
+from ..core.rdfterms import key_term, term_key
+from ..core.terms import Dictionary
 
 Triple = tuple[int, int, int]
 
@@ -82,7 +82,7 @@ def load_background(source, terms: Dictionary, *, contexts: dict[str, str] | Non
 
 def _parse_file(path: Path, contexts: dict[str, str] | None = None):
     """The file's triples; for datasets (TriG, N-Quads, TriX), those of all its graphs."""
-    from ..documents import DocumentRefused, parse_file
+    from ..io.documents import DocumentRefused, parse_file
 
     if not path.is_file():
         raise BackgroundError("cannot read the background knowledge: no such file", str(path), 1, 1)

@@ -16,8 +16,8 @@ and the engine's annotated fixpoint does the rest: every time point is
 evaluated, rules fire only on triples that are new or hold longer than known,
 and derived triples stop holding when `now` passes their horizon.
 
->>> from rsp_plugin.terms import RDF_TYPE, Dictionary
->>> from rsp_plugin.timeline import NEVER_EXPIRES
+>>> from rsp_plugin.core.terms import RDF_TYPE, Dictionary
+>>> from rsp_plugin.core.time import NEVER_EXPIRES
 >>> terms = Dictionary()
 >>> ex = lambda name: terms.intern(f"<http://example.org/{name}>")
 >>> is_in, a, b, c = ex("isIn"), ex("A"), ex("B"), ex("C")
@@ -39,11 +39,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..errors import RuleSyntaxError
+from ..core.errors import RuleSyntaxError
 from ..lars.engine import IncrementalEngine, StepReport
 from ..lars.program import COUNT, ExtendedAtom, Program, Rule, Var, stratify
 from ..lars.syntax import parse_program, parse_program_file
-from ..terms import TRIPLE, Dictionary
+from ..core.terms import TRIPLE, Dictionary
 from .background import load_background
 from .datatypes import literal_facts
 from .rulesets import rules_of
@@ -112,7 +112,7 @@ class Materializer:
     of the materialized triples.
     `trivial`: also the rules true of every term (rdfs4a/b, rdfs8, rdfs1; eq-ref).
     `start`: the first time point (default: the first one `advance_to` is called with).
-    `explain`: keep what `explain(triple)` needs to say why a triple holds (`rsp_plugin/explain/`).
+    `explain`: keep what `explain(triple)` needs to say why a triple holds (`reasoning/explain.py`).
     """
 
     def __init__(
@@ -210,8 +210,8 @@ class Materializer:
 
     def explain(self, triple: Triple, t: int | None = None) -> dict | None:
         """Why `triple` holds at time point `t` (default: now): the rule applications down to window
-        and background triples, as plain data (`rsp_plugin/explain/reasoning.py`); None if it does not."""
-        from ..explain.reasoning import explain_triple
+        and background triples, as plain data (`rsp_plugin/reasoning/explain.py`); None if it does not."""
+        from .explain import explain_triple
 
         return explain_triple(self, triple, t)
 

@@ -6,7 +6,7 @@ from-scratch recompute in the benchmark). So each file is parsed once into a
 template with a private dictionary, and `rules_of` copies its rules into the
 caller's dictionary by re-interning the few constants they use.
 
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.core.terms import Dictionary
 >>> terms = Dictionary()
 >>> rules = rules_of("rdfs.lars", terms)
 >>> len(rules), str(rules[1])
@@ -22,7 +22,7 @@ from importlib import resources
 
 from ..lars.program import RULESET, Arithmetic, Atom, Comparison, ExtendedAtom, Origin, Program, Rule, Var
 from ..lars.syntax import parse_program
-from ..terms import TRIPLE, Dictionary
+from ..core.terms import TRIPLE, Dictionary
 
 _TEMPLATES: dict[str, Program] = {}
 

@@ -31,13 +31,13 @@ def create_app(settings: ServiceSettings | None = None, **options):
 
 def serve(settings: ServiceSettings, *, explain: bool = False) -> None:
     """Run the service with uvicorn until interrupted; `explain`: answer GET .../explain
-    (`rsp_plugin/explain/service.py`)."""
+    (`rsp_plugin/service/explain.py`)."""
     import uvicorn
 
     settings.check()
     options = {}
     if explain:
-        from ..explain.service import explainer
+        from .explain import explainer
 
         options["explainer"] = explainer
     logging.getLogger("uvicorn.error").addFilter(_not_a_stop)

@@ -5,10 +5,10 @@ line and set the bad ones aside, each with its line number; a document format
 (Turtle, JSON-LD) is read whole, so a syntax error sets the document aside at
 the line the parser names. Documents without times of their own are seen at
 `timestamp` (the request's `?t=`, else its arrival). The readers are the command
-line's (`rsp_plugin.commands.sources`): JSON-LD is read without fetching
+line's (`rsp_plugin.io.sources`): JSON-LD is read without fetching
 anything, a remote `@context` (a URL, or `@import`) is refused.
 
->>> from rsp_plugin.terms import Dictionary
+>>> from rsp_plugin.core.terms import Dictionary
 >>> read = read_body(b'0 <http://ex/a> <http://ex/p> <http://ex/b> .\\n0 <http://ex/a> .\\n', "tnt",
 ...                  Dictionary(), timestamp=0, name="push-1")
 >>> len(read.elements), [str(r) for r in read.rejected]
@@ -22,9 +22,9 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
-from ..formats import Rejected, StreamElement
-from ..terms import Dictionary
-from ..commands.sources import read_source
+from ..io.formats import Rejected, StreamElement
+from ..core.terms import Dictionary
+from ..io.sources import read_source
 
 #: media type -> format name
 MEDIA_TYPES = {

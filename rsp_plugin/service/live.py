@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import LocatedError, QuerySyntaxError
-from ..formats import Rejected
+from ..core.errors import LocatedError, QuerySyntaxError
+from ..io.formats import Rejected
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query
-from ..runtime import RSPEngine
+from ..runtime.engine import RSPEngine
 from .bodies import body_format, read_body
 from .settings import ServiceSettings
 
@@ -401,7 +401,7 @@ class LiveEngine:
         if read.rejected:
             raise ServiceError(400, "the graph is not read: " + "; ".join(map(str, read.rejected[:5])),
                                rejected=[{"line": r.line, "reason": r.reason} for r in read.rejected])
-        from ..rdfterms import key_term
+        from ..core.rdfterms import key_term
 
         graph = Graph()
         keys = self.engine.terms.keys
@@ -414,7 +414,7 @@ class LiveEngine:
 
     def put_rules(self, iri: str, text: str) -> dict:
         from ..lars.syntax import parse_program
-        from ..errors import RuleSyntaxError
+        from ..core.errors import RuleSyntaxError
 
         try:
             parse_program(text, f"<rules {iri}>")

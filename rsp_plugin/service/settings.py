@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from ..limits import MAX_GAP_WINDOWS
+from ..core.limits import MAX_GAP_WINDOWS
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class ServiceSettings:
     mqtt_allow: tuple[str, ...] = ()
     mqtt: object = None
     #: how many windows (of the smallest STEP) an element, `?t=` or `POST /watermark` may jump ahead of
-    #: the stream's time (None: no bound; `rsp_plugin.limits.MAX_GAP_WINDOWS`)
+    #: the stream's time (None: no bound; `rsp_plugin.core.limits.MAX_GAP_WINDOWS`)
     max_gap: int | None = MAX_GAP_WINDOWS
     #: more names the service answers to, besides the address it listens on and the loopback names
     #: (`serve --allow-host NAME`; "*": any, behind a proxy that checks them itself)

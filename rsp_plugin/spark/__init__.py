@@ -70,9 +70,9 @@ def run_query(spark, query, sources, sink="console", *, checkpoint: str | Path |
     checkpoint_key  a key file (private: mode 0600) the driver's states are authenticated with; default
              $RSP_PLUGIN_CHECKPOINT_KEY, else `checkpoint`/rsp-plugin.key, made at the first write
     """
-    from ..lines import count_lines
+    from ..io.lines import count_lines
     from ..query.model import ReportPolicy
-    from ..runtime import RSPEngine
+    from ..runtime.engine import RSPEngine
     from .checkpoint import StateStore
     from .driver import MicroBatchDriver, Progress
     from .sinks import DeadLetters, sink_for
@@ -132,8 +132,8 @@ def _start(frame, driver, checkpoint, trigger):
 def _query_text(query) -> tuple[str, str]:
     text = str(query)
     if "\n" not in text and len(text) < 4096 and Path(text).is_file():
-        from ..errors import QuerySyntaxError
-        from ..lines import decode_text
+        from ..core.errors import QuerySyntaxError
+        from ..io.lines import decode_text
 
         return decode_text(Path(text).read_bytes(), text, QuerySyntaxError), text
     return text, "<query>"

@@ -7,7 +7,7 @@ memory of ISTREAM / DSTREAM) lives in the driver and is saved here, under
 renamed into place (a crash leaves the previous one intact). The two latest
 are kept.
 
-The files are plain, versioned data (`rsp_plugin.state`: a JSON object graph
+The files are plain, versioned data (`rsp_plugin.runtime.state`: a JSON object graph
 authenticated with HMAC-SHA256), never pickles: whoever can write to the
 checkpoint directory, without the key, cannot make the driver read anything
 they wrote. The key is the user's (`key_file`: `--checkpoint-key FILE`, or
@@ -24,7 +24,7 @@ import os
 import re
 from pathlib import Path
 
-from ..state import StateError, checkpoint_key, dumps, loads
+from ..runtime.state import StateError, checkpoint_key, dumps, loads
 
 _STATE = re.compile(r"state-(\d+)\.json\Z")
 _OLD_STATE = re.compile(r"state-(\d+)\.pickle\Z")

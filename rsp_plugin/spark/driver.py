@@ -4,7 +4,7 @@
     df.writeStream.foreachBatch(driver).start()
 
 Per micro-batch: the rows come over as Arrow (`toArrow`), their terms are
-encoded in bulk (`rsp_plugin.batch.encode`: one dictionary lookup per distinct
+encoded in bulk (`rsp_plugin.columnar.encode`: one dictionary lookup per distinct
 term, numpy for the rows), and they go into the `RSPEngine` as columns
 (`push_columns`, the batch path), in arrival order; no row is a Python object
 on the way. The watermark follows event time: before the first element with a
@@ -32,7 +32,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..runtime import RSPEngine
+from ..runtime.engine import RSPEngine
 from .checkpoint import StateStore
 from .sinks import DeadLetters, Sink
 
@@ -63,7 +63,7 @@ class BatchReport:
 
 @dataclass
 class DriverState:
-    """Everything a restarted driver needs; stored whole (`rsp_plugin.state`) in the checkpoint after each batch.
+    """Everything a restarted driver needs; stored whole (`rsp_plugin.runtime.state`) in the checkpoint after each batch.
     The engine's subscribers are not stored: the collector is subscribed again on load."""
 
     engine: RSPEngine
@@ -241,7 +241,7 @@ class MicroBatchDriver(BatchEnds):
         import numpy as np
         import pyarrow.compute as pc
 
-        from ..batch.encode import encode
+        from ..columnar.encode import encode
 
         dead: list[str] = []
         if table.num_rows == 0:
@@ -298,10 +298,10 @@ class MicroBatchDriver(BatchEnds):
     def _release(self, *, final: bool) -> None:
         """Feed the engine: one source in arrival order, several merged by time (as heapq.merge does:
         the lane with the smallest head gives its rows up to the next lane's head), the merged rows
-        pushed as columns (`rsp_plugin.batch.replay.feed`)."""
+        pushed as columns (`rsp_plugin.columnar.replay.feed`)."""
         import numpy as np
 
-        from ..batch.replay import feed
+        from ..columnar.replay import feed
 
         state = self.state
         pending = state.pending

@@ -13,9 +13,9 @@ Timestamps: `.tnt` lines carry theirs; a JSON-LD element whose named graph has a
 follows); anything else is stamped with its arrival time (ms). Columns and dead
 letters are the `rdf` source's.
 
-Bodies are read as bytes and cut into lines by `rsp_plugin.lines` (a line that
+Bodies are read as bytes and cut into lines by `rsp_plugin.io.lines` (a line that
 is not UTF-8, or longer than `maxLineBytes`, is a dead letter); a JSON-LD
-element's `@context` given as an IRI is never fetched (`rsp_plugin.documents`):
+element's `@context` given as an IRI is never fetched (`rsp_plugin.io.documents`):
 map it to a local file with the option `jsonldContexts` ("IRI=FILE IRI=FILE"),
 else the element is a dead letter.
 
@@ -34,8 +34,8 @@ from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
-from .. import limits
-from ..lines import read_lines
+from ..core import limits
+from ..io.lines import read_lines
 from .source import SCHEMA, SourceOptionError
 
 FORMATS = ("nt", "tnt", "jsonld")
@@ -223,9 +223,9 @@ def parse_body(text: str | bytes, fmt: str, stream: str, where: str, *, first_li
     >>> parse_body(b'<urn:a> <urn:p> "\\xff" .', "nt", "urn:s", "http://h/s", now=7)[0][5]
     'http://h/s:1: not UTF-8 text (byte 0xff at column 18); set aside'
     """
-    from ..formats import Rejected, read_ntriples_at, read_tnt
-    from ..lines import decode_text, read_lines
-    from ..terms import Dictionary
+    from ..io.formats import Rejected, read_ntriples_at, read_tnt
+    from ..io.lines import decode_text, read_lines
+    from ..core.terms import Dictionary
 
     arrival = int(time.time() * 1000) if now is None else now
     terms = Dictionary()
@@ -259,14 +259,14 @@ def parse_body(text: str | bytes, fmt: str, stream: str, where: str, *, first_li
 
 def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int, contexts: dict[str, str] | None = None):
     """A JSON-LD document: named graphs with prov:generatedAtTime are timestamped elements, the rest arrives now.
-    A remote @context is never fetched (`rsp_plugin.documents`): unless mapped to a local file, the element
+    A remote @context is never fetched (`rsp_plugin.io.documents`): unless mapped to a local file, the element
     is a dead letter."""
     from rdflib import Dataset
 
-    from ..documents import DocumentRefused, parse_document
-    from ..formats import PROV_GENERATED_AT_TIME, Rejected, StreamElement, read_timestamped_graphs
-    from ..rdfterms import term_key as key_of
-    from ..terms import TRIPLE
+    from ..io.documents import DocumentRefused, parse_document
+    from ..io.formats import PROV_GENERATED_AT_TIME, Rejected, StreamElement, read_timestamped_graphs
+    from ..core.rdfterms import term_key as key_of
+    from ..core.terms import TRIPLE
 
     try:
         json.loads(text)

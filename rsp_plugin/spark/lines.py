@@ -4,7 +4,7 @@
     triples = tnt_lines(lines, "http://ex/sensors")          # stream, s, p, o, ts, rejected
 
 The lines are parsed in the executors with the local engine's reader
-(`rsp_plugin.formats.read_tnt`); a line that cannot be read becomes a dead
+(`rsp_plugin.io.formats.read_tnt`); a line that cannot be read becomes a dead
 letter naming the source and the line's place in its micro-batch partition.
 """
 
@@ -22,8 +22,8 @@ def tnt_lines(frame, stream: str, *, column: str = "value", name: str | None = N
     def parse(batches: Iterator) -> Iterator:
         import pyarrow as pa
 
-        from ..formats import Rejected, read_tnt
-        from ..terms import Dictionary
+        from ..io.formats import Rejected, read_tnt
+        from ..core.terms import Dictionary
 
         seen = 0
         for batch in batches:

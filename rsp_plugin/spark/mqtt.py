@@ -41,7 +41,7 @@ from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
-from .. import limits
+from ..core import limits
 from .source import SCHEMA, SourceOptionError
 
 FORMATS = ("tnt", "nt", "ttl", "trig", "nq", "jsonld")

@@ -13,7 +13,7 @@ stream can be split by key (each triple routed by its predicate to its subject
 or object), and a key's triples evaluated by an engine of its own: the answer
 at tau is the union over keys of their answers. Spark keeps each key's engine
 in its state store (`applyInPandasWithState`) as plain, versioned data
-(`rsp_plugin.state`, never a pickle: the state store holds no code),
+(`rsp_plugin.runtime.state`, never a pickle: the state store holds no code),
 authenticated with the checkpoint's key (`--checkpoint-key FILE`, else
 `<checkpoint>/rsp-plugin.key`, made at the first run; a replay without a
 checkpoint, a random key of its own) that travels to the executors with the
@@ -54,9 +54,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import limits
-from ..errors import QuerySyntaxError
-from ..iris import file_iri
+from ..core import limits
+from ..core.errors import QuerySyntaxError
+from ..core.iris import file_iri
 
 OUTPUT = "key STRING, t BIGINT, kind STRING, payload STRING"
 STATE = "engine BINARY"
@@ -177,7 +177,7 @@ def _entailment_key_local(query, nodes, key: str, positions: dict[str, str], bac
     come from the background alone, which no key's triples bring)."""
     from rdflib import Variable
 
-    from ..rdfterms import term_key
+    from ..core.rdfterms import term_key
     from .distributed.closure import SeedReasoner
     from .locality import NotLocal, analyse
 
@@ -208,7 +208,7 @@ def _entailment_key_local(query, nodes, key: str, positions: dict[str, str], bac
 def background_lines(text: str, filename: str, background=(), graphs: dict | None = None) -> list[str]:
     """The background a query's materialization reads (--background files, FROM graphs), as N-Triples lines,
     read on the driver as the local engine reads them."""
-    from ..runtime import RSPEngine
+    from ..runtime.engine import RSPEngine
 
     engine = RSPEngine()
     for source in background:
@@ -240,7 +240,7 @@ def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str
     executors' engines read it)."""
     from ..lars.program import COUNT, ExtendedAtom, Var
     from ..lars.syntax import parse_program_file
-    from ..terms import TRIPLE
+    from ..core.terms import TRIPLE
 
     from urllib.parse import unquote, urlparse
 
@@ -366,7 +366,7 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
     reads everything there is (Trigger.AvailableNow), then each key's last windows.
     `background` (files) / `graphs` ({IRI: file}): the ontology of an ENTAILMENT query, read once on the
     driver and given to every key's engine as N-Triples (`background_text`: those lines already read).
-    `bounds`: each key's engine's (max_eval_ms, max_solutions) (`rsp_plugin.limits`).
+    `bounds`: each key's engine's (max_eval_ms, max_solutions) (`rsp_plugin.core.limits`).
     """
     import secrets
     import tempfile
@@ -489,7 +489,7 @@ def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=
 
 def _state_key(location: Path, given) -> bytes:
     """The checkpoint's key, made at the first run; refused when a state store is there without it."""
-    from ..state import KEY_FILE, StateError, checkpoint_key
+    from ..runtime.state import KEY_FILE, StateError, checkpoint_key
 
     found = checkpoint_key(location, given, create=not (location / "spark").exists())
     if found is None:
@@ -502,7 +502,7 @@ def _state_error_in(error: Exception):
     """The `StateError` an executor raised, in its own words, from the exception Spark made of it (or None)."""
     import re
 
-    from ..state import StateError
+    from ..runtime.state import StateError
 
     found = re.search(r"rsp_plugin\.state\.StateError: ([^\n]+)", str(error))
     return StateError(found.group(1)) if found else None
@@ -566,7 +566,7 @@ def _new_engine(text: str, streams, query_name: str, background: str = "", graph
                 bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)):
     """A key's engine; under ENTAILMENT its background is the driver's lines (the FROM graphs' triples are
     among them: the graphs are registered empty, so no executor reads a file)."""
-    from ..runtime import RSPEngine
+    from ..runtime.engine import RSPEngine
 
     max_eval_ms, max_solutions = bounds
     engine = RSPEngine(max_eval_ms=max_eval_ms, max_solutions=max_solutions)
@@ -596,7 +596,7 @@ def _rows(key: str, results) -> list[tuple]:
 
 def _load_key(blob, state_key: bytes, state_location: str, key_value):
     """A key's engine and collector from the state store (plain data), the collector subscribed again."""
-    from ..state import loads
+    from ..runtime.state import loads
 
     engine, collector = loads(bytes(blob), key=state_key, source=f"{state_location} (the state of key {key_value})")
     engine.subscribe(collector)
@@ -605,7 +605,7 @@ def _load_key(blob, state_key: bytes, state_location: str, key_value):
 
 def _keep(engine, collector, state, state_key: bytes) -> None:
     """The key's engine and collector back into the state store; wake it at its next report."""
-    from ..state import dumps
+    from ..runtime.state import dumps
 
     state.update((dumps((engine, collector), key=state_key),))
     upcoming = [q.next_instant() for q in engine.queries.values()]
@@ -628,7 +628,7 @@ def _check_stored_engines(spark, state_location: str, state_key: bytes) -> None:
     not an executor's failure in the middle of a batch, logged with its trace by Spark)."""
     import pandas as pd
 
-    from ..state import StateError, authenticated
+    from ..runtime.state import StateError, authenticated
 
     try:
         flat = _stored_engines(spark, state_location)

@@ -43,7 +43,7 @@ class Sink:
 
 def result_line(result, fmt: str = "json", readable=None) -> str:
     """The command line's JSON line of a result (`sparql-jsonl`: W3C SPARQL JSON with "t"), its
-    terms and time as `readable` shows them (`rsp_plugin.readable`; default: as they are)."""
+    terms and time as `readable` shows them (`rsp_plugin.query.readable`; default: as they are)."""
     value = result.to_sparql_json() if fmt in ("sparql-jsonl", "sparql-json") else result.to_json()
     if readable is not None:
         value = readable.report(value)

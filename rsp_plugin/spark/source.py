@@ -4,7 +4,7 @@
     spark.read.format("rdf").load("data/sensors.tnt")
 
 Columns: `stream, s, p, o, ts, rejected`. Terms are in N-Triples form (the keys
-of `rsp_plugin.terms.Dictionary`), `ts` is in milliseconds. A record that
+of `rsp_plugin.core.terms.Dictionary`), `ts` is in milliseconds. A record that
 cannot be read is a row with only `stream` and `rejected` ("FILE:LINE: reason")
 set: a dead letter, passed on rather than dropped, so that the micro-batch
 driver can count it and write it to its dead-letter output.
@@ -13,7 +13,7 @@ Formats (by extension, or the `format` option): `.tnt` timestamped N-Triples,
 `.nt` N-Triples, `.ttl` Turtle, `.trig` / `.nq` timestamped graphs (each named
 graph one element, its time from `prov:generatedAtTime`). Parsing happens in
 the executors, with the same readers as the local engine (line formats a block
-at a time by `rsp_plugin.batch.blocks`, documents by `rsp_plugin.formats`), so a
+at a time by `rsp_plugin.columnar.blocks`, documents by `rsp_plugin.io.formats`), so a
 file reads the same here and there.
 
 Options:
@@ -27,9 +27,9 @@ Options:
     maxLinesPerTrigger   streaming: at most this many lines per micro-batch (default: all there is)
     numPartitions        how many parse tasks a large range is split into (default 2; the
                          streaming queries of `rsp_plugin.spark` ask for one per task slot)
-    maxLineBytes         a longer line is a dead letter, never held whole (default 4 MiB, `rsp_plugin.limits`)
+    maxLineBytes         a longer line is a dead letter, never held whole (default 4 MiB, `rsp_plugin.core.limits`)
 
-Bytes are cut into lines by `rsp_plugin.lines`, as the local readers cut them:
+Bytes are cut into lines by `rsp_plugin.io.lines`, as the local readers cut them:
 a line that is not UTF-8 (or too long) is a dead letter naming its own line,
 and every other line of the file is read. Planning (on the driver) never
 holds a file in memory: pieces are cut at newlines found by seeking.
@@ -57,8 +57,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from .. import limits
-from ..iris import file_iri
+from ..core import limits
+from ..core.iris import file_iri
 
 #: The source's columns (a DDL string, as `DataSource.schema` may return).
 SCHEMA = "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, rejected STRING"
@@ -371,7 +371,7 @@ def _newlines(handle, start: int, stop: int) -> int:
 def read_piece(piece: FilePiece, stream: str) -> Iterator:
     """Parse one piece into Arrow record batches of the source's columns.
 
-    Line formats are read a block at a time by the batch path's reader (`rsp_plugin.batch.blocks`:
+    Line formats are read a block at a time by the batch path's reader (`rsp_plugin.columnar.blocks`:
     the same triples, times and dead letters as the per-line readers, checked by its tests), and
     each block leaves as one record batch built from its distinct terms: no Python object per row."""
     import pyarrow as pa
@@ -418,9 +418,9 @@ def _block_batches(piece: FilePiece, stream: str) -> Iterator:
     import numpy as np
     import pyarrow as pa
 
-    from ..batch.blocks import read_tnt_blocks
-    from ..batch.encode import decode_arrow
-    from ..terms import Dictionary
+    from ..columnar.blocks import read_tnt_blocks
+    from ..columnar.encode import decode_arrow
+    from ..core.terms import Dictionary
 
     terms = Dictionary()
     fixed = piece.file_time
@@ -460,9 +460,9 @@ def _block_batches(piece: FilePiece, stream: str) -> Iterator:
 
 def parse_piece(piece: FilePiece) -> Iterator[tuple]:
     """(s, p, o, ts, None) per triple and (None, None, None, None, "FILE:LINE: reason") per dead letter."""
-    from ..formats import Rejected, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
-    from ..lines import read_document, read_lines
-    from ..terms import Dictionary
+    from ..io.formats import Rejected, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
+    from ..io.lines import read_document, read_lines
+    from ..core.terms import Dictionary
 
     terms = Dictionary()
     name = piece.path
@@ -488,7 +488,7 @@ def parse_piece(piece: FilePiece) -> Iterator[tuple]:
 
 
 def _rows(elements, terms, piece: FilePiece) -> Iterator[tuple]:
-    from ..formats import Rejected
+    from ..io.formats import Rejected
 
     keys = terms.keys
     fixed = piece.file_time

@@ -74,7 +74,7 @@ def run_distributed(spark, query, sources, sink="console", *, checkpoint: str | 
 
     Raises `NotDistributed` (before anything runs) when the query has a part distributed mode does
     not run yet; `run_query` runs it on the driver."""
-    from ...runtime import RSPEngine
+    from ...runtime.engine import RSPEngine
     from .. import _query_text, _start, _stream_frame, register
     from ..checkpoint import StateStore
     from ..driver import Progress

@@ -41,7 +41,7 @@ from ...lars.program import PLAIN, Comparison, ExtendedAtom, Var
 from ...reasoning.datatypes import literal_facts
 from ...reasoning.materializer import FALSE_PREFIX, PROFILES, _profile_name
 from ...reasoning.rulesets import rules_of
-from ...terms import TRIPLE, Dictionary
+from ...core.terms import TRIPLE, Dictionary
 
 Fact = tuple[str, tuple[str, ...]]
 #: a derived fact that needs the seed triple (expires with it), or only literal facts (never expires)

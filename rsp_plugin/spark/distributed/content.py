@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 
-from ...terms import NUMERIC_START
+from ...core.terms import NUMERIC_START
 from .closure import LASTING, SeedReasoner, split_ntriple
 from .plan import ALWAYS, NEVER, DistributedPlan
 from .sqltext import local_table

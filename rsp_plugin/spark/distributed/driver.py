@@ -19,7 +19,7 @@ Per micro-batch (each step a Spark job on the executors unless said):
    (`evaluate.QueryStage`), and the few rows per instant collected;
 5. the driver finishes each instant's answer (`evaluate.Finisher`), applies
    RSTREAM / ISTREAM / DSTREAM, writes the results and the dead letters, and
-   saves its state (plain, versioned: `rsp_plugin.state`) with the batch id.
+   saves its state (plain, versioned: `rsp_plugin.runtime.state`) with the batch id.
 
 A restarted job (same checkpoint directory) reads its state back: a batch id
 seen before is a no-op, a batch that was in flight is run again (its files
@@ -125,7 +125,7 @@ class DistributedDriver(BatchEnds):
         saved = states.load() if states is not None else None
         if saved is not None:
             if saved.fingerprint != plan_fingerprint(plan):
-                from ...state import StateError
+                from ...runtime.state import StateError
 
                 raise StateError(f"{states.directory}: the checkpoint is of another query or other sources; "
                                  "start from a new checkpoint directory")
@@ -469,8 +469,8 @@ class DistributedDriver(BatchEnds):
 
         from ...query.model import R2S
         from ...query.results import QueryResult, ResultStream
-        from ...rdfterms import TermCache
-        from ...terms import Dictionary
+        from ...core.rdfterms import TermCache
+        from ...core.terms import Dictionary
 
         state = self.state
         plan = self.plan

@@ -230,8 +230,8 @@ _EVALUATIONS: dict[tuple, FastEvaluation] = {}
 def _evaluation(plan: DistributedPlan) -> FastEvaluation:
     """A FastEvaluation per query and worker, over an empty snapshot: its checks and aggregates only."""
     from ...query.evaluate import Snapshot
-    from ...rdfterms import TermCache
-    from ...terms import Dictionary
+    from ...core.rdfterms import TermCache
+    from ...core.terms import Dictionary
 
     key = (plan.text, plan.filename, plan.base, plan.dialect)
     found = _EVALUATIONS.get(key)

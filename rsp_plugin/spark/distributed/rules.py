@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...lars.program import Var
-from ...terms import Dictionary
+from ...core.terms import Dictionary
 from .closure import CompiledRule
 
 #: relation name of triples
@@ -281,7 +281,7 @@ def _comparison_udf(op: str):
         import pandas as pd
 
         from ...lars.builtins import compare
-        from ...terms import Dictionary
+        from ...core.terms import Dictionary
 
         terms = Dictionary()
         intern = terms.intern

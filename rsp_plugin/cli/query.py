@@ -1,0 +1,273 @@
+"""`rsp-plugin query QUERY --stream IRI=FILE|IRI=-|IRI=tcp://HOST:PORT|IRI=mqtt://HOST:PORT/TOPIC ...`: a continuous query.
+
+One JSON object per evaluation on stdout by default (DESIGN.md, "Command line"):
+`{"t": 10000, "bindings": [{"x": "<http://ex/a>"}]}`, `{"t": ..., "triples": [...]}`
+or `{"t": ..., "boolean": true}`; `--format` picks another writer
+(`rsp_plugin.query.writers`: sparql-json, sparql-xml, csv, tsv, nt, trig).
+
+The sources are read in time order, merged; the watermark follows the
+timestamps read, so an out-of-order line is still taken while a window that
+will hold it is not reported yet, and is late otherwise. A bad or late line is
+reported on stderr as `FILE:LINE: reason`, counted, and skipped; the run ends
+with the last windows that still reach the data (standard input and sockets:
+when they close; a broker's topic: after `--mqtt-idle` seconds without a message). `--publish
+mqtt://HOST:PORT/TOPIC` sends each report to a topic instead (`commands/publish.py`). `--from T` / `--to T` keep the elements with T_from <= t <= T_to
+(a live source is closed at its first element after `--to`). A replay that
+takes longer than a few seconds shows a progress line on stderr unless `-q`.
+An evaluation that fails or passes `--max-eval-ms` / `--max-solutions` is said
+on stderr as it happens, and its report says so (`"error"`, `"cut"`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urljoin
+
+from ..core import limits
+from ..io.formats import Rejected, StreamElement
+from ..io.lines import count_lines
+from ..query.model import ReportPolicy
+from ..query.syntax import parse_query_file
+from ..query.writers import FormatError, writer_for
+from ..query.readable import Readable
+from ..runtime.engine import RSPEngine
+from .progress import Progress, Quiet
+from ..io.sources import OpenSource, StreamSource, stream_source
+
+
+def run_query(options, user_error) -> int:
+    engine, registered, sources = engine_for(options, user_error)
+    query = registered.query
+    variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
+    readable = readable_for(options, query)
+    try:
+        writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables,
+                            readable=readable)
+        if getattr(options, "publish", None):
+            from .publish import ReportPublisher, publisher_for
+
+            writer = ReportPublisher(publisher_for(options.publish, options, user_error),
+                                     getattr(options, "format", "json"), form=query.form, variables=variables)
+    except FormatError as error:
+        raise user_error(str(error)) from None
+    first, last = getattr(options, "first", None), getattr(options, "last", None)
+    if first is not None and last is not None and first > last:
+        raise user_error(f"--from {first} is after --to {last}")
+
+    results = 0
+    progress = None
+    said = 0  # the engine's errors said so far (an evaluation that failed, or was cut at a bound)
+
+    def write(result) -> None:
+        nonlocal results, said
+        results += 1
+        writer.write(result)
+        if len(engine.errors) > said:  # said as it happens: a live stream may never end
+            for error in engine.errors[said:]:
+                progress.note(f"rsp-plugin: {error}")
+            said = len(engine.errors)
+
+    registered.subscribe(write)
+    if getattr(options, "explain", False):  # why each row is there, after its report (rsp_plugin/cli/explain.py)
+        from .explain import print_explanations
+
+        if getattr(options, "format", "json") != "json":
+            raise user_error("--explain writes between the reports: it goes with --format json (the default)")
+        registered.subscribe(print_explanations(engine, sys.stdout, options.explain_format, readable=readable,
+                                                depth=getattr(options, "explain_depth", None)))
+    files = [source.path for source in sources if source.kind == "file"]
+    if getattr(options, "quiet", False):
+        progress = Quiet()
+    else:
+        progress = Progress(total_rows=(lambda: count_lines(files)) if len(files) == len(sources) else None)
+    set_aside = replay(engine, sources, user_error, first=first, last=last, progress=progress,
+                       results=lambda: results,
+                       max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))
+    writer.close()
+    progress.finish()
+    for error in engine.errors[said:]:
+        print(f"rsp-plugin: {error}", file=sys.stderr)
+    if set_aside:
+        print(f"rsp-plugin: {set_aside} stream line{'s' if set_aside != 1 else ''} set aside (see above)", file=sys.stderr)
+    return 0
+
+
+def readable_for(options, query) -> Readable:
+    """How the output shows terms and times (`--prefixes`: the query's prefixes; `--time iso`)."""
+    return Readable(dict(query.prefixes) if getattr(options, "prefixes", False) else None,
+                    iso_time=getattr(options, "time", "ms") == "iso")
+
+
+def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
+           last: int | None = None, progress=None, results=lambda: 0,
+           max_line_bytes: int | None = limits.MAX_LINE_BYTES, on_note=None) -> int:
+    """Feed the engine from its sources, merged in time order, and end the replay; returns the number
+    of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`). A line longer
+    than `max_line_bytes` or not UTF-8 is set aside by the readers; a timestamp too far ahead of the
+    stream (the engine's `max_gap`) is set aside by the engine and never moves the watermark."""
+    progress = progress or Quiet()
+    if (len(sources) == 1 and sources[0].kind == "file" and sources[0].fmt in ("tnt", "nt")
+            and first is None and last is None):
+        return _replay_blocks(engine, sources[0], user_error, progress, results, max_line_bytes)
+    rows = set_aside = shown = 0
+
+    def show_rejected() -> None:
+        nonlocal set_aside, shown
+        for record in engine.rejected[shown:]:
+            progress.note(str(record))
+            set_aside += 1
+        shown = len(engine.rejected)
+
+    opened: list[OpenSource] = []
+    try:
+        readers = []
+        for number, source in enumerate(sources):
+            handle = OpenSource(source, engine.terms, user_error, max_line_bytes=max_line_bytes,
+                                contexts=engine.jsonld_contexts, note=on_note)
+            opened.append(handle)
+            readers.append(_tagged(number, source, handle.elements))
+        live = any(source.live for source in sources)
+        for time_key, source, batch in _batches(heapq.merge(*readers)):
+            if isinstance(batch, Rejected):
+                progress.note(str(batch))
+                rows += 1
+                set_aside += 1
+                continue
+            rows += len(batch)
+            if last is not None and time_key > last:
+                if live:
+                    break
+                continue
+            if first is not None and time_key < first:
+                continue
+            if (engine.watermark is None or time_key > engine.watermark) and engine.gap_problem(time_key) is None:
+                engine.advance_to(time_key, collect=False)
+            engine.push(source.iri, batch, source=source.name)
+            show_rejected()
+            progress.update(rows=rows, set_aside=set_aside, results=results())
+        engine.finish(collect=False)
+        show_rejected()
+    finally:
+        for handle in opened:
+            handle.close()
+    return set_aside
+
+
+def _replay_blocks(engine: RSPEngine, source: StreamSource, user_error, progress, results,
+                   max_line_bytes: int | None) -> int:
+    """One `.tnt` / `.nt` file read a block at a time and pushed as columns (`rsp_plugin.columnar.replay`):
+    the same reports and the same records set aside as the per-line replay, in line order."""
+    from ..columnar.replay import replay_file
+
+    set_aside = 0
+
+    def note(record) -> None:
+        nonlocal set_aside
+        set_aside += 1
+        progress.note(str(record))
+
+    try:
+        replay_file(engine, source.iri, source.path, moment=source.moment if source.fmt == "nt" else None,
+                    on_rejected=note, max_line_bytes=max_line_bytes,
+                    on_block=lambda rows: progress.update(rows=rows, set_aside=set_aside, results=results()))
+    except BrokenPipeError:  # stdout's reader went away (`| head`): not the stream's fault (cli.main)
+        raise
+    except OSError as error:
+        raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
+    shown = len(engine.rejected)
+    engine.finish(collect=False)
+    for record in engine.rejected[shown:]:
+        note(record)
+    return set_aside
+
+
+def engine_for(options, user_error):
+    """The runtime the command line asks for (both engines): its streams, background and
+    graphs registered, the query registered; returns (engine, query, [StreamSource])."""
+    query = parse_query_file(options.query, dialect=getattr(options, "dialect", None) or "auto")
+    for note in query.notes:  # an undeclared well-known prefix and what it was read as
+        print(note, file=sys.stderr)
+    input_format = getattr(options, "input_format", None) or "tnt"
+    mqtt = None
+    if any(text.partition("=")[2].startswith(("mqtt://", "mqtts://")) for text in options.stream):
+        from ..io.sources import mqtt_options
+
+        mqtt = mqtt_options(options, user_error)
+    sources = [as_written(stream_source(text, user_error, input_format, mqtt), query) for text in options.stream]
+    if sum(source.kind == "stdin" for source in sources) > 1:
+        raise user_error("only one --stream can read standard input (IRI=-)")
+    contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
+    engine = RSPEngine(max_gap=getattr(options, "max_gap", limits.MAX_GAP_WINDOWS),
+                       max_eval_ms=getattr(options, "max_eval_ms", limits.MAX_EVAL_MS),
+                       max_solutions=getattr(options, "max_solutions", limits.MAX_SOLUTIONS),
+                       allow_service=getattr(options, "allow_service", None) or (),
+                       allow_graphs=getattr(options, "allow_graph", None) or (), jsonld_contexts=contexts,
+                       explain=getattr(options, "explain", False))
+    for source in sources:
+        engine.register_stream(source.iri)
+    for text in options.background:
+        iri, _, path = text.rpartition("=") if "=" in text and not Path(text).exists() else ("", "", text)
+        if not Path(path).is_file():
+            raise user_error(f"{path}: cannot read the background graph: no such file")
+        if iri:
+            engine.add_graph(iri, path)
+        else:
+            engine.add_background(path)
+    report = getattr(options, "report", None)
+    registered = engine.register_query(query, report=ReportPolicy(report) if report else None)
+    return engine, registered, sources
+
+
+def as_written(source: StreamSource, query) -> StreamSource:
+    """`--stream stream2=FILE` is the stream the query writes as `<stream2>` (or as the bare name
+    `stream2`): a relative name given on the command line resolves against the query's base, as the
+    query's own relative IRIs did (a query file's base is its folder). Any other name is kept."""
+    streams = {clause.stream for clause in query.windows}
+    if source.iri in streams or not query.base or re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", source.iri):
+        return source
+    resolved = urljoin(query.base, source.iri)
+    return replace(source, iri=resolved) if resolved in streams else source
+
+
+def context_argument(text: str, user_error) -> tuple[str, str]:
+    """--jsonld-context IRI=FILE: a JSON-LD context read from a local file instead of fetched."""
+    iri, equals, file = text.rpartition("=")
+    if not equals or not iri or not file:
+        raise user_error(f"--jsonld-context {text}: expected IRI=FILE, e.g. --jsonld-context https://schema.org/=ctx.jsonld")
+    if not Path(file).is_file():
+        raise user_error(f"{file}: cannot read the JSON-LD context: no such file")
+    return iri, file
+
+
+def _tagged(number: int, source: StreamSource, items) -> Iterator[tuple]:
+    """(time, source number, line order, source, item): a rejected line travels with the time before it."""
+    last = -(1 << 62)
+    for order, item in enumerate(items):
+        if isinstance(item, StreamElement):
+            last = item.time_point
+        yield last, number, order, source, item
+
+
+def _batches(merged) -> Iterator[tuple]:
+    """(time, source, elements or a Rejected): consecutive elements of one source and one time together."""
+    batch: list[StreamElement] = []
+    key = None
+    for time_key, number, _, source, item in merged:
+        if batch and (isinstance(item, Rejected) or key[:2] != (time_key, number)):
+            yield key[0], key[2], batch
+            batch = []
+        if isinstance(item, Rejected):
+            yield time_key, source, item
+            continue
+        key = (time_key, number, source)
+        batch.append(item)
+        if len(batch) >= 10_000:  # a live source may send one timestamp for a long time
+            yield key[0], key[2], batch
+            batch = []
+    if batch:
+        yield key[0], key[2], batch

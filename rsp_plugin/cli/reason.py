@@ -1,0 +1,196 @@
+"""`rsp-plugin reason` for DatalogMTL programs and for a broker's stream, and what every `reason` path
+(LARS, DatalogMTL) does around its engine: open the stream after checking `--from` / `--to`, count the
+lines it sets aside."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..core import limits
+
+
+#: `--stream -`: the stream is read from standard input
+STDIN = "-"
+
+
+def stream_path(options) -> Path:
+    """The stream as the readers take it: its file, whose extension says how to read it, or for
+    `--stream -` standard input, named `<stdin>` (`<stdin>.tnt` with `--input-format tnt`)."""
+    if options.stream == STDIN:
+        return Path("<stdin>.tnt" if getattr(options, "input_format", None) == "tnt" else "<stdin>")
+    return Path(options.stream)
+
+
+def peekable_stream(options) -> str | None:
+    """The stream file a program's language may be told from (`mtl.run.detect_language`); None for
+    standard input, which is read once, by the engine."""
+    return None if options.stream == STDIN else options.stream
+
+
+def open_stream(options, user_error):
+    """The `--stream` file (or standard input) open for reading (bytes), once `--from` / `--to` are
+    known to make sense."""
+    if getattr(options, "input_format", None) and options.stream != STDIN:
+        raise user_error("--input-format is the format of standard input (--stream -); a file's extension "
+                         "says how it is read")
+    if options.stream == STDIN:
+        handle = open(sys.stdin.fileno(), "rb", closefd=False)  # (closing it leaves the process's stdin open)
+    else:
+        stream = Path(options.stream)
+        try:
+            handle = stream.open("rb")
+        except OSError as error:
+            raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
+    if options.first is not None and options.last is not None and options.first > options.last:
+        handle.close()
+        raise user_error(f"--from {options.first} is after --to {options.last}")
+    return handle
+
+
+@contextmanager
+def readable_output(options, user_error):
+    """`--prefixes` / `--time iso`: standard output rewrites `reason`'s lines for people
+    (`readable.ReadableLines`) while the command runs. Times are time points: `--time iso` needs
+    the program's `@tick` to know how long one is."""
+    from ..query.readable import Readable, ReadableLines
+    from ..mtl.run import DATALOGMTL, detect_language
+
+    if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
+        from ..mtl.syntax import parse_mtl_file
+
+        program = parse_mtl_file(options.program)
+    else:
+        from ..lars.syntax import parse_program_file
+
+        program = parse_program_file(options.program, semantics=getattr(options, "semantics", "stream"))
+    tick = getattr(program, "tick_ms", None)
+    iso = getattr(options, "time", "ms") == "iso"
+    if iso and tick is None:
+        raise user_error(f"--time iso writes time points as times: {options.program} says how long one is with "
+                         f"@tick (e.g. @tick 1s .)")
+    if options.explain is not None and iso:
+        raise user_error("--time is for the usual lines; --explain shows time points")
+    readable = Readable(dict(getattr(program, "prefixes", None) or {}) if getattr(options, "prefixes", False) else None,
+                        iso_time=iso, tick_ms=tick)
+    if options.explain is not None:  # (explain/cli.py shows --prefixes itself)
+        yield
+        return
+    real = sys.stdout
+    sys.stdout = ReadableLines(real, readable)
+    try:
+        yield
+    finally:
+        sys.stdout = real
+
+
+class SetAside:
+    """The stream lines set aside: each on stderr as it comes (`FILE:LINE: reason`), then how many."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, record) -> None:
+        self.count += 1
+        print(record, file=sys.stderr)
+
+    def say_how_many(self) -> None:
+        if self.count:
+            print(f"rsp-plugin: {self.count} stream line{'s' if self.count != 1 else ''} set aside (see above)",
+                  file=sys.stderr)
+
+
+def reason_datalogmtl(options, user_error) -> int:
+    """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
+    from ..io.formats import format_fact
+    from ..mtl.data import fact_timeline, read_facts, with_arities
+    from ..mtl.lower import lower_program
+    from ..mtl.run import engine_outputs
+    from ..mtl.syntax import parse_mtl_file
+
+    program = parse_mtl_file(options.program)
+    lowered = lower_program(program)
+    terms = program.terms
+    stream = stream_path(options)
+    handle = open_stream(options, user_error)
+    set_aside = SetAside()
+
+    before: set[str] = set()
+    out = sys.stdout
+    shown: dict = {}
+    with handle:
+        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
+                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
+                             lowered.arities, terms,
+                             str(stream))
+        timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
+                                 max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
+                                 filename=str(stream))
+        for point, facts in engine_outputs(lowered, timeline, start=options.first):
+            holding = set()
+            for fact in facts:
+                text = shown.get(fact)
+                if text is None:
+                    text = shown[fact] = format_fact(fact, terms)
+                holding.add(text)
+            if len(shown) > 4 * len(holding) + 1024:
+                shown = {}
+            if getattr(options, "changes", False):
+                line = {"t": point, "started": sorted(holding - before), "stopped": sorted(before - holding)}
+                before = holding
+            else:
+                line = {"t": point, "atoms": sorted(holding)}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    set_aside.say_how_many()
+    return 0
+
+
+def reason_from_broker(options, user_error) -> int:
+    """`reason PROGRAM --stream mqtt://HOST:PORT/TOPIC`: a LARS program over a broker's messages (`.stream`
+    atom lines, or `.tnt` lines with `--input-format tnt`), evaluated as a file is (`rsp_plugin.columnar.reason`):
+    a time point's line is written once a later one has data; the stream ends after `--mqtt-idle` seconds
+    without a message, or at its first element after `--to`."""
+    from ..columnar.reason import replay
+    from ..io.mqtt import BrokerAddress, PayloadReader
+    from ..lars.syntax import parse_program_file
+    from ..io.sources import StreamSource, mqtt_options, subscribe
+
+    if options.explain is not None or options.at is not None:
+        raise user_error("--explain reads a stream file (the explanations name its lines); a broker's stream "
+                         "(mqtt://) runs without it")
+    if options.semantics != "stream" or options.language == "datalogmtl" or str(options.program).endswith(".mtl"):
+        raise user_error("a broker's stream (mqtt://) is read by LARS programs under --semantics stream; "
+                         "DatalogMTL programs and answer streams read stream files")
+    if options.first is not None and options.last is not None and options.first > options.last:
+        raise user_error(f"--from {options.first} is after --to {options.last}")
+    try:
+        address = BrokerAddress.parse(options.stream)
+    except ValueError as error:
+        raise user_error(f"--stream {error}") from None
+    program = parse_program_file(options.program)
+    input_format = options.input_format or "stream"
+    source = StreamSource(options.stream, "mqtt", fmt=input_format, broker=address,
+                          mqtt=mqtt_options(options, user_error))
+    bound = getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)
+    reader = PayloadReader(source.name, input_format, wildcard=address.wildcard, max_line_bytes=bound)
+    set_aside = SetAside()
+    subscription = subscribe(source, user_error)
+    out = sys.stdout
+
+    def blocks():
+        for block in reader.atom_blocks(subscription.batches(), program.terms, prefixes=dict(program.prefixes),
+                                        tick_ms=program.tick_ms):
+            yield block
+            out.flush()  # the lines this block let out, now: the next block may be a while
+
+    try:
+        replay(program, source.name, out, first=options.first, last=options.last, pruning=not options.no_pruning,
+               changes=options.changes, on_rejected=set_aside, blocks=blocks(),
+               max_derivations=options.max_derivations,
+               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
+    finally:
+        subscription.close()
+    set_aside.say_how_many()
+    return 0

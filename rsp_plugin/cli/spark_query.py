@@ -1,0 +1,201 @@
+"""`rsp-plugin query ... --engine spark [--master URL] [--checkpoint DIR [--checkpoint-key FILE]] [--mode driver|distributed] [--partition-by VAR]`.
+
+The stream files are read by the `rdf` source (parsed in the executors), a broker's topic
+(`--stream IRI=mqtt://...`) by the `rdf-mqtt` source (`rsp_plugin.spark.mqtt`; driver mode, a
+micro-batch every half second, ended by `--mqtt-idle`); then
+
+- `--mode driver` (default): the micro-batch driver feeds the same engine as
+  `--engine local`, on the driver;
+- `--mode distributed`: windows, entailment, joins and aggregates run as Spark
+  plans on the executors (`rsp_plugin.spark.distributed`); a query with a part
+  it does not cover yet is said so in one line on stderr and runs in driver mode;
+- `--partition-by VAR`: one engine per key on the executors
+  (`rsp_plugin.spark.partitioned`); a query that is not key-local is refused.
+
+The same JSON lines come out on stdout (partitioned mode: one line per key and
+instant, with its "key"). Lines set aside are reported on stderr as
+`FILE:LINE: reason`; a progress line per micro-batch goes to stderr too. A
+checkpoint whose state is refused (`rsp_plugin.runtime.state`: it does not authenticate
+with the key, is of another version, or its key file is not private) is one
+line on stderr naming the file and what is wrong, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..core import limits
+from ..io.lines import count_lines
+from .query import engine_for, readable_for
+from ..spark.sinks import ConsoleSink
+
+#: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
+BATCH_LINES = 50_000
+
+
+def cli_run(options, user_error) -> int:
+    """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
+    from ..runtime.state import StateError
+
+    try:
+        return start(options, user_error).finish()
+    except StateError as refused:  # a checkpoint refused: its one line, not a traceback
+        raise user_error(str(refused)) from None
+
+
+class Started:
+    """A query the command line has started on Spark: `finish()` waits for its end (a replay reads
+    its files, then reports the last windows) and says on stderr how many lines were set aside."""
+
+    def __init__(self, wait, sink=None):
+        self._wait = wait
+        self._sink = sink
+
+    def finish(self) -> int:
+        count = self._wait()
+        if self._sink is not None:
+            self._sink.close()  # (--publish: what the broker has not taken yet)
+        if count:
+            print(f"rsp-plugin: {count} stream line{'s' if count != 1 else ''} set aside (see above)", file=sys.stderr)
+        return 0
+
+
+def start(options, user_error, *, out=None) -> Started:
+    """Start what `rsp-plugin query ... --engine spark` asks for, writing its JSON lines to `out`
+    (stdout by default). Several may run at once in one Spark session (each its own streaming query)."""
+    from ..spark import run_query
+    from ..spark.driver import Progress
+    from ..spark.session import spark_session
+
+    engine, registered, sources = engine_for(options, user_error)
+    if any(source.kind in ("stdin", "tcp") for source in sources):
+        raise user_error("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
+                         "sockets are read by --engine local")
+    brokers = [source for source in sources if source.kind == "mqtt"]
+    if brokers and (getattr(options, "mode", None) == "distributed" or getattr(options, "partition_by", None)):
+        raise user_error("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
+    checkpoint = getattr(options, "checkpoint", None)
+    checkpoint_key = getattr(options, "checkpoint_key", None)
+    if checkpoint_key is not None and checkpoint is None:
+        raise user_error("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
+    for lane, source in enumerate(sources):
+        if source.kind == "mqtt":
+            _check_broker(source, user_error, _broker_log(source, lane, checkpoint)[1])
+    files = [source for source in sources if source.kind == "file"]
+
+    mode = getattr(options, "mode", None) or "driver"
+    key = getattr(options, "partition_by", None)
+    if key and getattr(options, "mode", None) == "distributed":
+        raise user_error("--partition-by runs partitioned mode; --mode distributed is another: choose one")
+    plan = None
+    if mode == "distributed" and not key:
+        from ..spark.distributed import NotDistributed, plan_of
+
+        try:
+            plan = plan_of(engine)
+        except NotDistributed as why:
+            print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
+                  file=sys.stderr)
+    spark = spark_session(getattr(options, "master", None))
+    frames = []
+    for lane, source in enumerate(sources):
+        if source.kind == "mqtt":
+            frames.append((source.iri, _broker_frame(spark, source, lane, checkpoint, options)))
+            continue
+        reader = (spark.readStream.format("rdf").option("stream", source.iri)
+                  .option("maxLinesPerTrigger", getattr(options, "batch_lines", None) or BATCH_LINES)
+                  .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
+        if source.path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
+            reader = reader.option("timestamp", str(source.moment))
+        frames.append((source.iri, reader.load(str(source.path.resolve()))))
+    quiet = getattr(options, "quiet", False)
+    progress = None if quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
+    sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
+    if getattr(options, "publish", None):  # each report one message to a broker's topic
+        from .publish import PublishSink, publisher_for
+
+        sink = PublishSink(publisher_for(options.publish, options, user_error), options.format)
+    if key:
+        from ..spark.partitioned import run_partitioned_engine
+
+        state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
+                                       checkpoint_key=checkpoint_key, progress=progress)
+        return Started(lambda: state.set_aside, sink)
+    if plan is not None:
+        from ..spark.distributed import run_distributed
+
+        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                              progress=progress)
+    elif brokers:  # a live stream: a micro-batch every half second, until the brokers go quiet (--mqtt-idle)
+        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                        progress=progress, trigger={"processingTime": "0.5 seconds"})
+        return Started(lambda: _until_idle(run, brokers[0].mqtt.idle), sink)
+    else:
+        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
+                        progress=progress)
+    return Started(lambda: run.wait().state.set_aside, sink)
+
+
+def _check_broker(source, user_error, client_id: str | None) -> None:
+    """A broker that cannot be used is one line now, not a Spark job failing later. A session kept under
+    `client_id` is made now, so that the broker keeps for it what comes before Spark's reader is up."""
+    from dataclasses import replace
+
+    from ..io.mqtt import BrokerError, Publisher, open_session
+
+    try:
+        if client_id is None:
+            Publisher(source.broker, source.mqtt).start().close(wait=0)
+        else:
+            print(f"rsp-plugin: {open_session(source.broker, replace(source.mqtt, client_id=client_id))}",
+                  file=sys.stderr, flush=True)
+    except BrokerError as error:
+        raise user_error(str(error)) from None
+
+
+def _broker_log(source, lane: int, checkpoint) -> tuple[str | None, str | None]:
+    """(message log directory, session client id) of a broker's stream: under --checkpoint, a log of its
+    own and a session named after it (a restart resumes both); else none, or --mqtt-client-id's session."""
+    from pathlib import Path
+
+    from ..io.mqtt import session_id
+
+    if checkpoint is None:
+        return None, source.mqtt.client_id
+    log = str(Path(checkpoint).resolve() / "mqtt" / f"lane-{lane}")
+    return log, source.mqtt.client_id or session_id(log, str(source.broker))
+
+
+def _broker_frame(spark, source, lane: int, checkpoint, options):
+    """The `rdf-mqtt` source of a --stream IRI=mqtt://...; with --checkpoint, its message log and a
+    session kept under a client id of its own there (`rsp_plugin.spark.mqtt`: a restart loses nothing)."""
+    mqtt = source.mqtt
+    log, client_id = _broker_log(source, lane, checkpoint)
+    reader = (spark.readStream.format("rdf-mqtt").option("url", str(source.broker)).option("stream", source.iri)
+              .option("format", source.fmt).option("qos", str(mqtt.qos)).option("protocol", mqtt.protocol)
+              .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
+    settings = {"payloadTime": mqtt.payload_time, "clientId": client_id, "username": mqtt.username,
+                "password": mqtt.password, "caFile": mqtt.ca_file, "certFile": mqtt.cert_file,
+                "keyFile": mqtt.key_file, "insecure": "true" if mqtt.insecure else None, "log": log}
+    for key, value in settings.items():
+        if value is not None:
+            reader = reader.option(key, value)
+    return reader.load()
+
+
+def _until_idle(run, idle: float | None) -> int:
+    """Wait for a live run: with `idle`, stop it once no micro-batch came for that long (none running),
+    then report its last windows as a replay does; without, until it is stopped (Ctrl-C)."""
+    import time
+
+    state = run.driver.state
+    seen, quiet_since = state.last_batch, time.monotonic()
+    while not run.query.awaitTermination(0.25):
+        if state.last_batch != seen:
+            seen, quiet_since = state.last_batch, time.monotonic()
+        elif idle is not None and time.monotonic() - quiet_since >= idle \
+                and not run.query.status.get("isTriggerActive"):
+            run.query.stop()
+            break
+    run.driver.finish()
+    return run.driver.state.set_aside

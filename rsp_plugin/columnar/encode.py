@@ -1,0 +1,113 @@
+"""Dictionary encoding in bulk: a column of written terms becomes a column of ids.
+
+pyarrow's `dictionary_encode` finds the distinct terms of a column and the code
+of each row in one native pass; the `Dictionary` is asked once per distinct
+term (`intern_keys`), and numpy maps codes to ids. Per row there is no Python.
+
+>>> from rsp_plugin.core.terms import Dictionary
+>>> terms = Dictionary()
+>>> before = terms.intern("<b>")
+>>> encode(["<a>", "<b>", "<a>"], terms).tolist(), terms.key(int(encode(["<a>"], terms)[0]))
+([1, 0, 1], '<a>')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..core.terms import Dictionary
+
+_STRING_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#string>'
+#: the keys that may have a numeric value (`number_of_key`): a number, or a literal of a numeric datatype
+_MAYBE_NUMBER = (r'^[-+.0-9]|\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|int|long|short|byte|'
+                 r'nonNegativeInteger|positiveInteger|nonPositiveInteger|negativeInteger|unsignedLong|'
+                 r'unsignedInt|unsignedShort|unsignedByte|decimal|double|float)>$')
+
+
+def encode(column, terms: Dictionary) -> np.ndarray:
+    """Ids (int64) of a column of N-Triples keys: a list, a pyarrow array or a polars Series."""
+    if hasattr(column, "to_arrow"):  # polars
+        column = column.to_arrow()
+    elif not isinstance(column, (pa.Array, pa.ChunkedArray)):
+        column = pa.array(column, type=pa.large_string())
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if len(column) == 0:
+        return np.empty(0, dtype=np.int64)
+    encoded = pc.dictionary_encode(column)
+    distinct = encoded.dictionary
+    import polars as pl  # (its regex engine is the faster one here)
+
+    numeric = pl.from_arrow(distinct).str.contains(_MAYBE_NUMBER).to_numpy()
+    ids, _ = terms.intern_distinct(distinct.to_pylist(), numeric)
+    return ids[_codes(encoded.indices)]
+
+
+def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool = False, numbers: bool = True):
+    """Ids of a column of written terms and which rows are well-formed: each distinct value is
+    checked once against `pattern` (a polars regex) and only those that pass are interned; the
+    rows of the others get id -1. `canonical`: literals typed xsd:string lose their datatype
+    (RDF 1.1: "a"^^xsd:string is "a"), as the per-line readers write them. `numbers`: False when
+    nothing `pattern` admits can be a number (IRIs, blank nodes): no value is looked for."""
+    import polars as pl
+
+    if hasattr(column, "to_arrow"):
+        column = column.to_arrow()
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if len(column) == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+    encoded = pc.dictionary_encode(column)
+    distinct = pl.from_arrow(encoded.dictionary)
+    good = distinct.str.contains(pattern).fill_null(False).to_numpy()
+    chosen = np.flatnonzero(good)
+    ids = np.full(len(distinct), -1, dtype=np.int64)
+    if len(chosen):
+        keys = distinct.gather(chosen) if len(chosen) < len(distinct) else distinct
+        numeric = keys.str.contains(_MAYBE_NUMBER).to_numpy() if numbers else np.zeros(len(keys), dtype=bool)
+        key_list = keys.to_list()
+        if canonical and keys.str.ends_with(_STRING_SUFFIX).any():
+            key_list = [key[: -len(_STRING_SUFFIX) + 1] if key.endswith(_STRING_SUFFIX) else key for key in key_list]
+            ids[chosen] = terms.intern_keys(key_list)
+        else:
+            ids[chosen] = terms.intern_distinct(key_list, numeric)[0]
+    indices = encoded.indices
+    if indices.null_count:  # a missing value: not well-formed
+        ids = np.append(ids, -1)
+        indices = indices.fill_null(len(distinct))
+    rows = ids[_codes(indices)]
+    return rows, rows >= 0
+
+
+_INDEX_TYPES = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64}
+
+
+def _codes(indices: pa.Array) -> np.ndarray:
+    """The codes of a dictionary encoding (no nulls) as numpy, read off the Arrow buffer: pyarrow's
+    `to_numpy` imports pandas on its first call, a third of a second that a stream need not pay."""
+    kind = _INDEX_TYPES.get(indices.type)
+    if kind is None or indices.null_count:
+        return indices.to_numpy(zero_copy_only=False)
+    return np.frombuffer(indices.buffers()[1], dtype=kind, count=len(indices),
+                         offset=indices.offset * np.dtype(kind).itemsize)
+
+
+def decode(ids: np.ndarray, terms: Dictionary) -> list[str]:
+    """The written terms of a column of ids (one lookup per distinct id)."""
+    table, codes = _decoded(ids, terms)
+    return [table[code] for code in codes.tolist()]
+
+
+def decode_arrow(ids: np.ndarray, terms: Dictionary) -> pa.Array:
+    """`decode` as an Arrow string array, taken from the distinct terms natively (no str per row)."""
+    table, codes = _decoded(ids, terms)
+    return pa.array(table, pa.string()).take(pa.array(codes.astype(np.int32)))
+
+
+def _decoded(ids: np.ndarray, terms: Dictionary) -> tuple[list[str], np.ndarray]:
+    """The distinct ids' written terms, and each row's place among them."""
+    distinct, codes = np.unique(ids, return_inverse=True)
+    keys = terms.keys
+    return [keys[term] for term in distinct.tolist()], codes

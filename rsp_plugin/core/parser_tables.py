@@ -1,0 +1,151 @@
+"""lark LALR parsers started from tables shipped next to their grammar.
+
+lark analyses an LALR grammar each time a parser is made: tens of milliseconds for
+the LARS rules, a tenth of a second for queries, at every start of a command. The
+result of that analysis, the parser's tables, is written once as JSON (lark's own
+serialization, `memo_serialize`, with its tuples and int-keyed mappings tagged; no
+pickle) and read back when the grammar's digest, lark's version and the parser's
+options are the ones it was built from; otherwise the grammar is analysed as before.
+
+After a grammar changes: `python -m rsp_plugin.core.parser_tables` writes every table file
+again (tests/test_parser_tables.py fails until then).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lark import Lark
+
+#: the way `_tagged` writes the tables, and what their header holds
+FORMAT = 3
+#: what regenerates the tables (said by the tests when they are stale)
+REGENERATE = "python -m rsp_plugin.core.parser_tables"
+
+
+@dataclass(frozen=True)
+class ShippedGrammar:
+    """A `.lark` grammar, the options its parser is made with, and where its tables are shipped."""
+
+    grammar: Path
+    tables: Path
+    options: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The grammar as a reader finds it in the package: `query/grammar.lark`."""
+        return f"{self.grammar.parent.name}/{self.grammar.name}"
+
+    def text(self) -> str:
+        return self.grammar.read_text(encoding="utf-8")
+
+    def header(self, text: str | None = None) -> dict:
+        """What the tables were built from: they are used only if all of it is still so."""
+        from lark import __version__
+
+        text = self.text() if text is None else text
+        return {"format": FORMAT, "grammar": self.name,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "lark": __version__, "options": self.options}
+
+    def build(self) -> Lark:
+        """The parser made from the grammar (lark's analysis: what the tables save)."""
+        return Lark(self.text(), **self.options)
+
+    def load(self) -> Lark:
+        """The parser from the shipped tables if they were built from this grammar, lark and
+        options; else built from the grammar."""
+        text = self.text()
+        try:
+            tables = json.loads(self.tables.read_text(encoding="utf-8"), object_pairs_hook=_untag)
+        except (OSError, ValueError):
+            return self.build()
+        if tables.get("header") != self.header(text):
+            return self.build()
+        stored = tables["parser"]
+        return Lark._load_from_dict(stored["data"], stored["memo"])
+
+    def tables_of(self, parser: Lark) -> dict:
+        """A parser built from this grammar as plain JSON data, with the header it is checked against."""
+        from lark.grammar import Rule
+        from lark.lexer import TerminalDef
+
+        _number_states_canonically(parser)
+        data, memo = parser.memo_serialize([TerminalDef, Rule])
+        return {"header": self.header(), "parser": _tagged({"data": data, "memo": memo})}
+
+    def write(self) -> None:
+        """Build the parser from the grammar and store its tables (after the grammar changes)."""
+        text = json.dumps(self.tables_of(self.build()), separators=(",", ":"), ensure_ascii=False)
+        self.tables.write_text(text + "\n", encoding="utf-8")
+
+
+def shipped_grammars() -> tuple[ShippedGrammar, ...]:
+    """Every grammar whose tables are shipped (each declared by the module that parses with it)."""
+    from ..lars.syntax import GRAMMAR as lars
+    from ..query.checker import GRAMMAR as sparql
+    from ..query.syntax import GRAMMAR as query
+
+    return lars, query, sparql
+
+
+def _number_states_canonically(parser: Lark) -> None:
+    """Number the LALR states of a built parser in one order whatever the run (lark's numbers
+    follow set iteration, so string hashing): breadth first from the start states, each
+    state's actions by terminal name. The same automaton, so the tables one grammar gives are
+    the same file every time."""
+    from lark.parsers.lalr_analysis import IntParseTable, Shift
+
+    frontend = parser.parser.parser  # the LALR parser
+    table = frontend._parse_table
+    numbers: dict[int, int] = {}
+    queue = [table.start_states[name] for name in sorted(table.start_states)]
+    queue += [table.end_states[name] for name in sorted(table.end_states)]
+    for state in queue:  # (grows as it goes)
+        if state not in numbers:
+            numbers[state] = len(numbers)
+            queue += [arg for name, (action, arg) in sorted(table.states[state].items()) if action is Shift]
+    for state in sorted(table.states):  # (any state no shift reaches, last)
+        numbers.setdefault(state, len(numbers))
+    states = {numbers[state]: {name: (action, numbers[arg] if action is Shift else arg)
+                               for name, (action, arg) in sorted(table.states[state].items())}
+              for state in sorted(numbers, key=numbers.__getitem__)}
+    renumbered = IntParseTable(states, {name: numbers[state] for name, state in table.start_states.items()},
+                               {name: numbers[state] for name, state in table.end_states.items()})
+    frontend._parse_table = frontend.parser.parse_table = renumbered
+
+
+def _tagged(value):
+    """lark's data in JSON: a tuple as {"t": [...]}, a mapping as {"m": [[key, value], ...]}
+    (its keys may be ints); lists and scalars as they are. Every JSON object of the parser's
+    data is one of these two, so a reader tells them apart by their one key (`_untag`)."""
+    if isinstance(value, tuple):
+        return {"t": [_tagged(item) for item in value]}
+    if isinstance(value, list):
+        return [_tagged(item) for item in value]
+    if isinstance(value, dict):
+        return {"m": [[key, _tagged(item)] for key, item in value.items()]}
+    if value is None or type(value) in (str, int, bool, float):
+        return value
+    raise TypeError(f"cannot store {type(value).__name__} in the parser tables")
+
+
+def _untag(pairs: list):
+    """`json.loads`'s object_pairs_hook for the tables: a tagged tuple or mapping back as it was
+    (any other object, the header, as a dict)."""
+    if len(pairs) == 1:
+        tag, content = pairs[0]
+        if tag == "t":
+            return tuple(content)
+        if tag == "m":
+            return dict(content)
+    return dict(pairs)
+
+
+if __name__ == "__main__":  # python -m rsp_plugin.core.parser_tables: every grammar's tables written again
+    for shipped in shipped_grammars():
+        shipped.write()
+        print(f"wrote {shipped.tables}")

@@ -1,0 +1,1170 @@
+"""The embeddable engine: register streams and continuous queries, push triples, move time on.
+
+    rt = RSPEngine()
+    rt.register_stream("http://ex/sensors")
+    q = rt.register_query(text, name="hot")          # QuerySyntaxError on a mistake
+    q.subscribe(print)                                # QueryResult(t, bindings | triples | boolean)
+    rt.push("http://ex/sensors", triples, timestamp=10_000)   # rdflib triples or a Graph
+    rt.advance_to(20_000)      # the watermark: every report with tau <= 20_000 happens now
+    for result in rt.advance(30_000): ...   # the same, each report handed out as it is made
+    rt.finish()                # a replay ends: the last windows that still reach the data
+    rt.rejected                # late or malformed input, each with where and why
+
+Time is the caller's: timestamps and watermarks are integers (ms), nothing reads
+a clock, and the same pushes and watermarks give the same results, so a
+micro-batch driver can push a batch and then advance the watermark.
+
+Order of work inside `advance_to(w)`: stream elements (with timestamp < w) and
+report instants (tau <= w) are taken in time order; at equal times the reports
+at tau come first, since the window of tau holds only what is older than tau.
+An element pushed with a timestamp older than the watermark is still accepted
+when a window that is not reported yet would hold it; otherwise it is late and
+set aside in `rejected`.
+
+Reports go to the subscribers as they are made. `advance_to` also returns them
+as a list; `advance` (and `finishing`) hand them out one by one instead, and
+`advance_to(w, collect=False)` keeps none: a watermark that moves far over a
+1 ms STEP makes a million reports, which must not all be held at once.
+
+Each evaluation is bounded (`max_eval_ms`, `max_solutions`; `rsp_plugin.core.limits`,
+`query/bounds.py`): past a bound, its report is marked as cut, one line in
+`errors` names the query and the time, and the next windows go on.
+
+>>> rt = RSPEngine()
+>>> _ = rt.register_stream("http://ex/s")
+>>> q = rt.register_query('''
+...     REGISTER RSTREAM <http://ex/q> AS
+...     SELECT ?x FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] WHERE { ?x <http://ex/p> ?y }''')
+>>> from rdflib import URIRef as I
+>>> rt.push("http://ex/s", [(I("http://ex/a"), I("http://ex/p"), I("http://ex/b"))], timestamp=500)
+>>> [result.to_json() for result in rt.advance_to(3000)]
+[{'t': 1000, 'bindings': [{'x': '<http://ex/a>'}]}, {'t': 2000, 'bindings': [{'x': '<http://ex/a>'}]}, {'t': 3000, 'bindings': []}]
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import chain
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ..core import limits
+from ..io.documents import DocumentRefused, format_of, parse_file
+from ..core.errors import QuerySyntaxError, RuleSyntaxError
+from ..io.formats import Rejected, StreamElement
+from ..io.lines import decode_text
+from ..query.content import TripleIndex
+from ..query.evaluate import QueryEvaluator, Snapshot
+from ..query.model import ContinuousQuery, NowWindow, RangeWindow, ReportPolicy, WindowClause
+from ..core.rdfterms import TermCache
+from ..query.bounds import Budget
+from ..query.results import Answer, QueryResult, ResultStream
+from ..query.safety import allowed, check_query, fetch_graph, is_remote
+from ..query.syntax import parse_query
+from ..query.views import MaterializedView, PlainView, RulesView
+from ..query.windows import CountingWindow, TimeWindow
+from ..columnar.columns import ColumnTimeWindow
+from ..columnar.query import ColumnarState, columnar_supported
+from ..core.terms import TRIPLE, Dictionary, Forgetting
+
+Triple = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class TimestampedGraph:
+    """An RSP-QL stream element: a graph and its timestamp (ms)."""
+
+    graph: object
+    timestamp: int
+
+
+@dataclass
+class _Stream:
+    iri: str
+    windows: list = field(default_factory=list)
+    produced_by: str | None = None
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    pushed: int = 0
+
+
+class _SharedWindow:
+    """One window over one stream, read by every query that declares the same one."""
+
+    def __init__(self, key, stream: str, view):
+        self.key = key
+        self.stream = stream
+        self.view = view
+        self.readers: set[str] = set()
+
+    @property
+    def window(self):
+        return self.view.window
+
+
+class RegisteredQuery:
+    """A registered continuous query: observe it by callback or iterate its results."""
+
+    def __init__(self, name: str, query: ContinuousQuery, evaluator: QueryEvaluator, policy: ReportPolicy,
+                 windows: list[tuple[WindowClause, _SharedWindow]], static_default: list, static_named: dict,
+                 period: int | None, floor: int | None, t0: int = 0):
+        self.name = name
+        self.t0 = t0
+        self.query = query
+        self.evaluator = evaluator
+        self.policy = policy
+        self.windows = windows
+        self.static_default = static_default
+        self.static_named = static_named
+        self.period = period
+        self.floor = floor
+        self.cap: int | None = None
+        self.last_instant: int | None = None
+        self.stream = ResultStream(query.r2s)
+        self.evaluations = 0
+        self._callbacks: list[Callable[[QueryResult], None]] = []
+        self._results: deque[QueryResult] = deque()
+        self.keep_results = False
+        #: the windows' content versions at the last evaluation (on-content-change)
+        self.seen_versions: tuple | None = None
+        time_driven = any(isinstance(shared.window, TimeWindow) for _, shared in windows)
+        self.tuple_driven = period is None and not time_driven
+
+    def __repr__(self) -> str:
+        return f"<RegisteredQuery {self.name} {self.query.r2s.value} {self.query.form} evaluations={self.evaluations}>"
+
+    def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
+        """Call `callback(result)` for every report of this query."""
+        self._callbacks.append(callback)
+
+    def __getstate__(self):
+        """Subscribers are not state (they are the caller's code): a restored query has none."""
+        state = dict(self.__dict__)
+        state["_callbacks"] = []
+        return state
+
+    def results(self) -> Iterator[QueryResult]:
+        """The reports made since the last call (collected from the first call on)."""
+        self.keep_results = True
+        while self._results:
+            yield self._results.popleft()
+
+    # when this query reports -------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """What the query reads now: its windows as they were last moved, and its static graphs."""
+        default_parts = list(self.static_default)
+        named = dict(self.static_named)
+        for clause, shared in self.windows:
+            if clause.name is None:
+                default_parts.append(shared.view.content)
+            else:
+                named[clause.name] = shared.view.content
+        return Snapshot(default_parts, named)
+
+    def first_seen(self) -> int | None:
+        stamps = [shared.window.first_timestamp for _, shared in self.windows
+                  if shared.window.first_timestamp is not None]
+        return min(stamps) if stamps else None
+
+    def next_instant(self) -> int | None:
+        """The next tau at which this query reports (time-driven queries), or None."""
+        if self.tuple_driven:
+            return None
+        first = self.first_seen()
+        if first is None:
+            return None
+        after = first
+        if self.last_instant is not None and self.last_instant > after:
+            after = self.last_instant
+        if self.floor is not None and self.floor > after:
+            after = self.floor
+        if self.period is not None:
+            t0 = self._t0()
+            tau = t0 + (after - t0) // self.period * self.period + self.period
+        elif self.policy is ReportPolicy.ON_CONTENT_CHANGE:
+            tau = self._next_change(after)
+            if tau is None:
+                return None
+        else:
+            tau = min(shared.window.next_boundary_after(after) for _, shared in self.windows
+                      if isinstance(shared.window, TimeWindow))
+        if self.cap is not None and tau > self.cap:
+            return None
+        return tau
+
+    def _t0(self) -> int:
+        return self.t0
+
+    def _next_change(self, after: int) -> int | None:
+        """The next boundary after `after` at which one of the time windows changes: the
+        instants between them cannot change the answer and are skipped, so a window that
+        slides every 1 ms (CQELS-QL's [RANGE r]) costs nothing while nothing arrives or leaves."""
+        found = None
+        for _, shared in self.windows:
+            window = shared.window
+            if not isinstance(window, TimeWindow):
+                continue
+            change = window.next_change()
+            if change is None:
+                continue
+            tau = max(change, window.next_boundary_after(after))
+            if found is None or tau < found:
+                found = tau
+        return found
+
+    def replay_end(self, last_of: Callable[[str], int | None]) -> int | None:
+        """The last tau whose windows still reach the last element of their streams."""
+        ends = []
+        for _, shared in self.windows:
+            window = shared.window
+            last = last_of(shared.stream)
+            if last is None:
+                continue
+            if isinstance(window, TimeWindow):
+                boundary = window.boundary_at(last + window.spec.range)
+                if self.period is None:
+                    ends.append(boundary)
+                else:
+                    t0, period = window.t0, self.period
+                    ends.append(t0 + (boundary + window.spec.step - 1 - t0) // period * period)
+            elif self.period is not None:
+                t0 = self._t0()
+                ends.append(t0 + (last - t0) // self.period * self.period + self.period)
+        return max(ends) if ends else None
+
+
+class RSPEngine:
+    """Streams in, continuous queries over windows, results out; time moves only when told."""
+
+    def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
+                 max_gap: int | None = limits.MAX_GAP_WINDOWS, allow_service: Iterable[str] = (),
+                 allow_graphs: Iterable[str] = (), jsonld_contexts: dict[str, str] | None = None,
+                 allow_files: bool = True, explain: bool = False, forget_terms: bool = True,
+                 batch: bool = True, max_eval_ms: int | None = limits.MAX_EVAL_MS,
+                 max_solutions: int | None = limits.MAX_SOLUTIONS):
+        """`max_gap`: how many windows (of the smallest STEP) an element may jump ahead of the
+        current time before it is set aside (None: no bound; `rsp_plugin.core.limits`).
+        `allow_service`, `allow_graphs`: SERVICE endpoints and remote FROM graphs a query may
+        reach (IRIs, or prefixes ending in `*`; `rsp_plugin.query.safety`); `jsonld_contexts`:
+        JSON-LD context IRI -> local file, for the graphs read (`rsp_plugin.io.documents`).
+        `allow_files=False`: a query may not name local files (FROM, RULES), only graphs given here.
+        `explain=True`: keep what `explain(query, t, row)` needs (`rsp_plugin/query/explain.py`);
+        such an engine keeps every term (the explanations hold them) and runs the per-fact path.
+        `forget_terms`: the dictionary forgets the terms nothing can reach any more (bounded
+        memory on streams of fresh IRIs). `batch`: queries the fast path covers run on column
+        windows (`rsp_plugin.columnar`). `max_eval_ms`, `max_solutions`: the bounds of one
+        evaluation (None: no bound; `rsp_plugin.core.limits`, `query/bounds.py`)."""
+        self.terms = terms if terms is not None else Dictionary()
+        #: when to make the dictionary forget the terms nothing can reach (None: never)
+        self.forgetting = Forgetting(self.terms) if forget_terms and not explain else None
+        #: more holders of term ids (objects with `live_terms()`), e.g. a micro-batch driver's queues
+        self.term_roots: list = []
+        self.cache = TermCache(self.terms)
+        self.t0 = t0
+        self.fast_path = fast_path
+        #: queries the fast path covers run on column windows (rsp_plugin.columnar) unless False
+        self.batch = batch and fast_path and not explain
+        #: per stream, elements pushed as columns and not taken yet: [(t, s, p, o), ...]
+        self._column_pending: dict[str, list] = {}
+        self.max_gap = max_gap
+        #: the bounds of one evaluation (a report past one is marked as cut)
+        self.max_eval_ms = max_eval_ms
+        self.max_solutions = max_solutions
+        self.allow_service = tuple(allow_service)
+        self.allow_graphs = tuple(allow_graphs)
+        self.jsonld_contexts = dict(jsonld_contexts or {})
+        self.allow_files = allow_files
+        #: every report up to this time has been made (None before the first `advance_to`)
+        self.watermark: int | None = None
+        #: late or malformed input, in the order it was set aside
+        self.rejected: list[Rejected] = []
+        #: evaluations that failed (the query goes on at the next instant)
+        self.errors: list[str] = []
+        self.finished = False
+        self._streams: dict[str, _Stream] = {}
+        self._queries: dict[str, RegisteredQuery] = {}
+        self._windows: dict[tuple, _SharedWindow] = {}
+        self._graphs: dict[str, TripleIndex] = {}
+        self._graph_sources: dict[str, object] = {}
+        self._default_background: list[str] = []
+        self._rules_sources: dict[str, str] = {}
+        self._pending: list[tuple[int, int, str, Triple]] = []
+        self._sequence = 0
+        self._callbacks: list[Callable[[QueryResult], None]] = []
+        self._results: deque[QueryResult] = deque()
+        self._collect = False
+        #: reports made since `advance_to` last returned them
+        self._emitted: list[QueryResult] = []
+        self._anonymous = 0
+        self._triple = self.terms.intern(TRIPLE)
+        #: the latest timestamp taken (the stream's current time, with the watermark)
+        self._latest: int | None = None
+        #: the smallest STEP (or COMPUTE EVERY) of the time-driven queries: the unit of `max_gap`
+        self._gap_unit: int | None = None
+        #: `explain=True`: where elements came from, and materializations and rules that keep
+        #: their derivations, so that `explain(query, t, row)` can tell (`rsp_plugin/query/explain.py`)
+        self.explanations = None
+        if explain:
+            from ..query.explain import ElementSources
+
+            self.explanations = ElementSources()
+        self.terms.pin([self._triple])
+
+    def __repr__(self) -> str:
+        return (f"<RSPEngine streams={len(self._streams)} queries={len(self._queries)} "
+                f"windows={len(self._windows)} watermark={self.watermark}>")
+
+    # registration ---------------------------------------------------------------------------
+
+    def register_stream(self, iri: str) -> str:
+        """Declare a stream by its IRI (idempotent)."""
+        iri = str(iri)
+        if iri not in self._streams:
+            self._streams[iri] = _Stream(iri)
+        return iri
+
+    def unregister_stream(self, iri: str) -> None:
+        stream = self._streams.get(str(iri))
+        if stream is None:
+            raise KeyError(f"no stream <{iri}> is registered")
+        readers = sorted({name for shared in stream.windows for name in shared.readers})
+        if readers:
+            raise ValueError(f"stream <{iri}> is read by queries {', '.join(readers)}: unregister them first")
+        del self._streams[str(iri)]
+
+    @property
+    def inconsistencies(self) -> list[str]:
+        """What the materializations found inconsistent so far (OWL 2 RL rules with a false head)."""
+        found = []
+        for shared in self._windows.values():
+            for inconsistency in getattr(shared.view, "inconsistencies", ()):
+                found.append(f"<{shared.stream}> {shared.key[1]}: {inconsistency.describe(self.terms)}")
+        return found
+
+    @property
+    def streams(self) -> list[str]:
+        return list(self._streams)
+
+    @property
+    def queries(self) -> dict[str, RegisteredQuery]:
+        return dict(self._queries)
+
+    def add_graph(self, iri: str, source) -> None:
+        """The content of graph <iri> (read by FROM <iri> / FROM NAMED <iri>): an rdflib Graph or a file."""
+        self._graph_sources[str(iri)] = source
+        self._graphs.pop(str(iri), None)
+
+    def add_background(self, source) -> str:
+        """A graph every query sees in its default graph (an rdflib Graph or a file)."""
+        iri = f"urn:x-rsp-plugin:background:{len(self._default_background)}"
+        self.add_graph(iri, source)
+        self._default_background.append(iri)
+        return iri
+
+    def add_rules(self, iri: str, source: str) -> None:
+        """The LARS program `RULES <iri>` names, given as text (no file is read for it then)."""
+        self._rules_sources[str(iri)] = source
+
+    def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
+                       filename: str = "<query>", base: str | None = None,
+                       report: ReportPolicy | None = None, dialect: str = "auto",
+                       on_result: Callable[[QueryResult], None] | None = None,
+                       semantics: str = "stream") -> RegisteredQuery:
+        """Parse and register a query; it reports from the next instant after its first element.
+
+        `report` None: the policy of the query's dialect (on-content-change for CQELS-QL,
+        on-window-close for the others); `dialect` as `parse_query`'s. `semantics` is that
+        of the query's RULES program: "stream" (default) or "answer-stream" (the LARS papers'
+        Def. 5, loops through `not` allowed; the query sees the first answer at each time
+        point, in the order of `rsp_plugin.asp.engine`)."""
+        mark = self.terms.next_id
+        try:
+            return self._register_query(text, name, filename, base, report, dialect, on_result, semantics)
+        finally:
+            self.terms.pin_since(mark)  # the query's constants, rules and graphs are never forgotten
+
+    def _register_query(self, text, name, filename, base, report, dialect, on_result, semantics) -> RegisteredQuery:
+        query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base,
+                                                                           dialect=dialect)
+        report = report or query.report
+        check_query(query, allow_service=self.allow_service, allow_graphs=self.allow_graphs,
+                    given_graphs=self._graph_sources, allow_files=self.allow_files)
+        name = name or query.name or self._fresh_name()
+        if name in self._queries:
+            raise QuerySyntaxError(f"a query named {name!r} is registered already", query.filename, 1, 1)
+        if query.output_stream is not None:
+            producer = self._streams.get(query.output_stream)
+            if producer is not None and producer.produced_by not in (None, name):
+                raise QuerySyntaxError(f"stream <{query.output_stream}> is produced by query {producer.produced_by!r}",
+                                       query.filename, 1, 1)
+        for clause in query.windows:
+            if clause.stream not in self._streams and clause.stream != query.output_stream:
+                known = ", ".join(f"<{iri}>" for iri in self._streams) or "none"
+                raise QuerySyntaxError(f"stream <{clause.stream}> is not registered (registered: {known})",
+                                       query.filename, clause.place.line, clause.place.column)
+        period = query.compute_every
+        steps = [clause.window.step for clause in query.windows if isinstance(clause.window, RangeWindow)]
+        now_period = period or (min(steps) if steps else None)
+        if any(isinstance(clause.window, NowWindow) for clause in query.windows) and now_period is None:
+            clause = next(c for c in query.windows if isinstance(c.window, NowWindow))
+            raise QuerySyntaxError("[NOW] needs COMPUTE EVERY (or a time window's STEP) to know how long now is",
+                                   query.filename, clause.place.line, clause.place.column)
+        background = self._background_triples(query)
+        rules_program = self._rules_program(query, semantics)
+        static_default, static_named = self._static_graphs(query, background)
+        evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path,
+                                   services=self.allow_service)
+        specs = [RangeWindow(now_period, now_period) if isinstance(clause.window, NowWindow) else clause.window
+                 for clause in query.windows]
+        columnar = self._columnar(query, evaluator, specs, rules_program)
+        if columnar:
+            evaluator.columnar = ColumnarState(self.terms)
+        shared_windows = []
+        for clause, spec in zip(query.windows, specs):
+            shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program,
+                                                               columnar)))
+        registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
+                                     period, self.watermark, self.t0)
+        if query.output_stream is not None:
+            self.register_stream(query.output_stream)
+            self._streams[query.output_stream].produced_by = name
+        for _, shared in shared_windows:
+            shared.readers.add(name)
+            if shared not in self._streams[shared.stream].windows:
+                self._streams[shared.stream].windows.append(shared)
+        if on_result is not None:
+            registered.subscribe(on_result)
+        self._queries[name] = registered
+        steps = self._steps_of(registered)  # (not every query's again: n registrations would cost n^2)
+        if steps:
+            self._gap_unit = min(steps) if self._gap_unit is None else min(self._gap_unit, *steps)
+        return registered
+
+    def unregister_query(self, query: str | RegisteredQuery) -> None:
+        name = query.name if isinstance(query, RegisteredQuery) else str(query)
+        registered = self._queries.pop(name, None)
+        if registered is None:
+            raise KeyError(f"no query named {name!r} is registered")
+        for _, shared in registered.windows:
+            shared.readers.discard(name)
+            if not shared.readers:
+                self._windows.pop(shared.key, None)
+                stream = self._streams.get(shared.stream)
+                if stream is not None and shared in stream.windows:
+                    stream.windows.remove(shared)
+        output = registered.query.output_stream
+        if output is not None and output in self._streams and self._streams[output].produced_by == name:
+            self._streams[output].produced_by = None
+        if self._gap_unit in self._steps_of(registered):
+            self._gap_unit = self._smallest_step()
+
+    def _fresh_name(self) -> str:
+        self._anonymous += 1
+        while f"q{self._anonymous}" in self._queries:
+            self._anonymous += 1
+        return f"q{self._anonymous}"
+
+    def _columnar(self, query: ContinuousQuery, evaluator: QueryEvaluator, specs, rules_program) -> bool:
+        """Does this query run on the batch path (column windows, columnar evaluation)?"""
+        if not (self.batch and evaluator.plan is not None and columnar_supported(evaluator.plan)
+                and all(isinstance(spec, RangeWindow) and not getattr(spec, "end", 0) for spec in specs)):
+            return False
+        if query.entailment is None:
+            return query.rules is None
+        if query.rules is None:
+            return True
+        if rules_program is None or rules_program.semantics != "stream":
+            return False
+        from ..columnar.materialize import supports
+
+        return supports(query.entailment, rules_program.source)
+
+    def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program,
+                       columnar: bool = False):
+        reasoning = (query.entailment, tuple(background) if query.entailment else (),
+                     query.rules if rules_program is not None else None,
+                     rules_program.semantics if rules_program is not None else None)
+        key = (stream, spec, reasoning, columnar)
+        shared = self._windows.get(key)
+        if shared is not None:
+            return shared
+        if columnar:
+            window = ColumnTimeWindow(spec, self.t0)
+            if query.entailment is not None:
+                from ..columnar.views import BatchMaterializedView
+
+                view = BatchMaterializedView(window, query.entailment, terms=self.terms, background=background,
+                                             rules=rules_program.source if rules_program is not None else None)
+            else:
+                view = PlainView(window)
+            shared = self._windows[key] = _SharedWindow(key, stream, view)
+            return shared
+        window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
+        explain = self.explanations is not None
+        if query.entailment is not None or (rules_program is not None and rules_program.semantics == "stream"):
+            # RULES alone too: a derived triple holds while its premises are in the window (query/views.py)
+            view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
+                                    rules=rules_program.program if rules_program is not None else None,
+                                    explain=explain, where=_rules_place(query))
+        elif rules_program is not None:
+            view = RulesView(window, rules_program.program, semantics=rules_program.semantics, explain=explain)
+        else:
+            view = PlainView(window)
+        shared = self._windows[key] = _SharedWindow(key, stream, view)
+        return shared
+
+    # background and static graphs ---------------------------------------------------------------
+
+    def _graph(self, iri: str, query: ContinuousQuery) -> TripleIndex:
+        found = self._graphs.get(iri)
+        if found is not None:
+            return found
+        source = self._graph_sources.get(iri)
+        if source is None and is_remote(iri) and allowed(iri, self.allow_graphs):
+            source = self._fetched(iri, query)
+        if source is None:
+            path = _local_path(iri)
+            if path is None or not path.exists():
+                place = query.places.get("query")
+                raise QuerySyntaxError(
+                    f"graph <{iri}> is neither a readable file nor given (--background IRI=FILE, add_graph)",
+                    query.filename, place.line if place else 1, place.column if place else 1)
+            source = path
+        index = TripleIndex(self._triples_of(source, iri, query))
+        self._graphs[iri] = index
+        return index
+
+    def _fetched(self, iri: str, query: ContinuousQuery):
+        """An allowed remote graph, fetched once (`query.safety.fetch_graph`)."""
+        try:
+            return fetch_graph(iri, contexts=self.jsonld_contexts)
+        except DocumentRefused as refused:
+            raise QuerySyntaxError(f"{refused.msg} (graph <{iri}>)", refused.filename, refused.lineno,
+                                   refused.offset) from None
+        except Exception as error:  # requests and rdflib raise many kinds
+            place = query.places.get("query")
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise QuerySyntaxError(f"cannot fetch graph <{iri}>: {first}", query.filename,
+                                   place.line if place else 1, place.column if place else 1) from None
+
+    def _triples_of(self, source, iri: str, query: ContinuousQuery) -> Iterator[Triple]:
+        if isinstance(source, (str, Path)):
+            try:
+                graph = parse_file(source, format_of(source), contexts=self.jsonld_contexts)
+            except DocumentRefused as refused:
+                raise QuerySyntaxError(f"{refused.msg} (graph <{iri}>)", refused.filename, refused.lineno,
+                                       refused.offset) from None
+            except Exception as error:  # rdflib raises many kinds
+                place = query.places.get("query")
+                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise QuerySyntaxError(f"cannot read graph <{iri}> from {source}: {first}", query.filename,
+                                       place.line if place else 1, place.column if place else 1) from None
+            source = graph
+        intern = self.cache.intern
+        if hasattr(source, "triples") and not isinstance(source, (list, tuple, set)):
+            source = source.triples((None, None, None))
+        for s, p, o in source:
+            yield intern(s), intern(p), intern(o)
+
+    def _background_triples(self, query: ContinuousQuery) -> tuple:
+        """Background for materialization: the FROM graphs and the engine's default background."""
+        if query.entailment is None:
+            return ()
+        triples: list[Triple] = []
+        for iri in (*self._default_background, *query.graphs):
+            triples.extend(self._graph(iri, query))
+        return tuple(sorted(set(triples)))
+
+    def _static_graphs(self, query: ContinuousQuery, background: tuple):
+        named = {iri: self._graph(iri, query) for iri in query.named_graphs}
+        if query.entailment is not None:
+            default_windows = [c for c in query.windows if c.name is None]
+            if default_windows:
+                return [], named  # the materialized windows hold the background already
+            return [self._static_materialization(query, background)], named
+        return [self._graph(iri, query) for iri in (*self._default_background, *query.graphs)], named
+
+    def _static_materialization(self, query, background):
+        key = ("static", query.entailment, background)
+        found = self._graphs.get(str(key))
+        if found is None:
+            from ..reasoning import Materializer
+
+            materializer = Materializer(query.entailment, window=0, background=list(background), terms=self.terms)
+            found = self._graphs[str(key)] = TripleIndex(tuple(t) for t in materializer.holding())
+        return found
+
+    def _rules_program(self, query: ContinuousQuery, semantics: str = "stream"):
+        if query.rules is None:
+            return None
+        from ..lars.syntax import parse_program
+
+        place = query.places.get("rules")
+        if semantics != "stream" and query.entailment is not None:
+            raise QuerySyntaxError("RULES under answer-stream semantics cannot be combined with ENTAILMENT",
+                                   query.filename, place.line if place else 1, place.column if place else 1)
+        source = self._rules_sources.get(query.rules)
+        filename = query.rules
+        if source is None:
+            path = _local_path(query.rules)
+            if path is None or not path.exists():
+                raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
+                                       place.line if place else 1, place.column if place else 1)
+            source, filename = decode_text(path.read_bytes(), str(path), RuleSyntaxError), str(path)
+        program = parse_program(source, filename, terms=self.terms, semantics=semantics)
+        return _Rules(source, program, semantics)
+
+    # input ------------------------------------------------------------------------------------
+
+    def push(self, stream: str, data, timestamp: int | None = None, *, source: str | None = None) -> None:
+        """Push elements into a stream.
+
+        `data` is an rdflib Graph or an iterable of (s, p, o) rdflib terms, all seen
+        at `timestamp` (default: the watermark, i.e. arrival time); or a
+        `TimestampedGraph`; or `StreamElement`s from `rsp_plugin.io.formats` readers,
+        each with its own time (ms). What is set aside goes to `rejected`, named by
+        `source` (a file name) and the element's line, or by the stream and its count.
+        """
+        if self.finished:
+            raise RuntimeError("the engine has finished its replay; make a new one")
+        target = self._streams.get(str(stream))
+        if target is None:
+            known = ", ".join(f"<{iri}>" for iri in self._streams) or "none"
+            raise KeyError(f"stream <{stream}> is not registered (registered: {known})")
+        if isinstance(data, TimestampedGraph):
+            data, timestamp = data.graph, data.timestamp
+        if timestamp is None:
+            timestamp = self.watermark if self.watermark is not None else self.t0
+        intern = self.cache.intern
+        if hasattr(data, "triples") and callable(data.triples):
+            data = data.triples((None, None, None))
+        for item in data:
+            target.pushed += 1
+            if isinstance(item, StreamElement):
+                where = (source or target.iri, item.line)
+                predicate, args = item.fact
+                if predicate != self._triple or len(args) != 3:
+                    self._reject(where, "not an RDF triple")
+                    continue
+                self._accept(target, item.time_point, tuple(args), where)
+                continue
+            where = (source or target.iri, target.pushed)
+            try:
+                s, p, o = item
+                triple = (intern(s), intern(p), intern(o))
+            except (TypeError, ValueError) as problem:
+                self._reject(where, f"not an RDF triple: {problem}")
+                continue
+            self._accept(target, int(timestamp), triple, where)
+
+    def push_ids(self, stream: str, elements: Iterable[tuple[int, Triple]]) -> None:
+        """Push (timestamp, (s, p, o) ids) pairs: the micro-batch driver's way in."""
+        target = self._streams.get(str(stream))
+        if target is None:
+            raise KeyError(f"stream <{stream}> is not registered")
+        for timestamp, triple in elements:
+            target.pushed += 1
+            self._accept(target, timestamp, triple, (target.iri, target.pushed))
+
+    def push_columns(self, stream: str, times, s, p, o, *, lines=None, source: str | None = None) -> None:
+        """Push a batch as columns: timestamps (ms) and the ids of subjects, predicates, objects
+        (numpy arrays or sequences of ints, any order of time). Where every window of the
+        stream is a column window the batch stays columns; otherwise its elements are pushed
+        one by one. `lines` (with `source`) say where each element was read, for what is set aside."""
+        import numpy as np
+
+        target = self._streams.get(str(stream))
+        if target is None:
+            known = ", ".join(f"<{iri}>" for iri in self._streams) or "none"
+            raise KeyError(f"stream <{stream}> is not registered (registered: {known})")
+        if self.finished:
+            raise RuntimeError("the engine has finished its replay; make a new one")
+        times = np.asarray(times, dtype=np.int64)
+        columns = [np.asarray(column, dtype=np.int64) for column in (s, p, o)]
+        count = len(times)
+        if not count:
+            return
+        first_number = target.pushed + 1
+        target.pushed += count
+        numbers = np.asarray(lines, dtype=np.int64) if lines is not None else None
+        name = source or target.iri
+
+        def where(row: int) -> tuple[str, int]:
+            return (name, int(numbers[row]) if numbers is not None else first_number + row)
+
+        if (not target.windows or not all(getattr(shared.window, "columnar", False) for shared in target.windows)
+                or self._gap_in(times)):  # (a jump past max_gap: each element judged in its turn)
+            for row, (stamp, *triple) in enumerate(zip(times.tolist(), *(c.tolist() for c in columns))):
+                self._accept(target, stamp, tuple(triple), where(row))
+            return
+        bad = times < self.t0
+        if self.watermark is not None:
+            bad |= times < self.watermark
+        if bad.any():
+            for row in np.flatnonzero(bad).tolist():
+                self._accept(target, int(times[row]), tuple(int(c[row]) for c in columns), where(row))
+            keep = ~bad
+            times = times[keep]
+            columns = [column[keep] for column in columns]
+            if not len(times):
+                return
+        self._note(target, int(times.min()))
+        self._note(target, int(times.max()))
+        if self._latest is None or int(times.max()) > self._latest:
+            self._latest = int(times.max())
+        self._column_pending.setdefault(target.iri, []).append((times, *columns))
+
+    def _gap_in(self, times) -> bool:
+        """Would an element of this batch (in its order) be too far ahead of or behind the stream
+        (`gap_problem`)? Each compared with the latest time before it, as `_accept` does."""
+        import numpy as np
+
+        unit = self._gap_unit
+        if self.max_gap is None or unit is None:
+            return False
+        now = self._latest
+        if self.watermark is not None and (now is None or self.watermark > now):
+            now = self.watermark
+        if now is None:
+            now = int(times[0])
+        before = np.maximum.accumulate(np.concatenate(([now], times)))[:-1]
+        return bool(np.any(np.abs(times - before) > self.max_gap * unit))
+
+    def _take_columns(self, watermark: int) -> bool:
+        """Elements pushed as columns with a timestamp before the watermark go to their windows
+        (a column window keeps an element until the first boundary after it). Any taken?"""
+        import numpy as np
+
+        taken = False
+        for iri, chunks in list(self._column_pending.items()):
+            stream = self._streams.get(iri)
+            times = np.concatenate([chunk[0] for chunk in chunks]) if len(chunks) > 1 else chunks[0][0]
+            columns = ([np.concatenate([chunk[k] for chunk in chunks]) for k in (1, 2, 3)] if len(chunks) > 1
+                       else list(chunks[0][1:]))
+            now = times < watermark
+            if not now.any():
+                if len(chunks) > 1:
+                    self._column_pending[iri] = [(times, *columns)]
+                continue
+            taken = True
+            if now.all():
+                del self._column_pending[iri]
+                ready = (times, *columns)
+            else:
+                later = ~now
+                self._column_pending[iri] = [(times[later], *(column[later] for column in columns))]
+                ready = (times[now], *(column[now] for column in columns))
+            if stream is not None:
+                for shared in list(stream.windows):
+                    shared.window.offer_columns(*ready)
+        return taken
+
+    def _reject(self, where: tuple[str, int], reason: str) -> None:
+        self.rejected.append(Rejected(where[0], where[1], reason))
+
+    def _accept(self, stream: _Stream, timestamp: int, triple: Triple, where: tuple[str, int]) -> None:
+        if timestamp < self.t0:
+            self._reject(where, f"timestamp {timestamp} is before the start of the timeline ({self.t0})")
+            return
+        if self._latest is not None and self._gap_unit is not None and timestamp > self._latest:
+            problem = self.gap_problem(timestamp)
+            if problem is not None:
+                self._reject(where, problem)
+                return
+        if self.explanations is not None:  # (a late element is set aside below: its source is never asked)
+            self.explanations.accepted(self, stream.iri, timestamp, triple, where)
+        if self.watermark is not None and timestamp < self.watermark:
+            takers = [shared for shared in stream.windows if shared.view.accepts(timestamp)]
+            if stream.windows and not takers:
+                self._reject(where, f"late: timestamp {timestamp} is older than every window still to be "
+                                    f"reported (watermark {self.watermark}); set aside")
+                return
+        if self._latest is not None and self._gap_unit is not None and timestamp < self._latest:
+            problem = self.gap_problem(timestamp)  # taken, it would move the start of the timeline back as far
+            if problem is not None:
+                self._reject(where, problem)
+                return
+        if self._latest is None or timestamp > self._latest:
+            self._latest = timestamp
+        if self.watermark is not None and timestamp < self.watermark:
+            self._note(stream, timestamp)
+            for shared in takers:
+                self._offer(shared, timestamp, triple)
+            return
+        self._note(stream, timestamp)
+        self._sequence += 1
+        heapq.heappush(self._pending, (timestamp, self._sequence, stream.iri, triple))
+
+    @staticmethod
+    def _note(stream: _Stream, timestamp: int) -> None:
+        if stream.first_timestamp is None or timestamp < stream.first_timestamp:
+            stream.first_timestamp = timestamp
+        if stream.last_timestamp is None or timestamp > stream.last_timestamp:
+            stream.last_timestamp = timestamp
+
+    def _offer(self, shared: _SharedWindow, timestamp: int, triple: Triple) -> None:
+        window = shared.window
+        if isinstance(window, CountingWindow):
+            before = window.committed
+            shared.view.offer(timestamp, triple)
+            if window.committed != before:
+                for name in sorted(shared.readers, key=self._order):
+                    query = self._queries[name]
+                    if query.tuple_driven:
+                        self._report(query, timestamp)
+        else:
+            shared.view.offer(timestamp, triple)
+
+    def _order(self, name: str) -> int:
+        return list(self._queries).index(name)
+
+    # bounds -------------------------------------------------------------------------------------
+
+    @property
+    def latest_timestamp(self) -> int | None:
+        """The latest timestamp taken so far (None before the first)."""
+        return self._latest
+
+    @property
+    def gap_ms(self) -> int | None:
+        """How far (ms) time may jump at once: `max_gap` windows of the smallest STEP of the queries
+        that report every instant (None: no bound, or no such query)."""
+        return None if self.max_gap is None or self._gap_unit is None else self.max_gap * self._gap_unit
+
+    def gap_problem(self, timestamp: int) -> str | None:
+        """Why an element (or a watermark) at `timestamp` is too far from the current time (the
+        watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows of
+        the smallest STEP or COMPUTE EVERY of the time-driven queries; `rsp_plugin.core.limits`).
+        Ahead, it would make every window in between be reported; behind (while no window that
+        would hold it has been reported), it would move the start of the timeline back as far.
+        A replay driver asks before it moves the watermark to a timestamp it read."""
+        unit = self._gap_unit
+        if self.max_gap is None or unit is None:
+            return None
+        now = self._latest
+        if self.watermark is not None and (now is None or self.watermark > now):
+            now = self.watermark
+        if now is None or abs(timestamp - now) <= self.max_gap * unit:
+            return None
+        side = "ahead of" if timestamp > now else "behind"
+        return (f"timestamp {timestamp} is {abs(timestamp - now)} ms {side} the stream (max gap {self.max_gap} "
+                f"windows of {unit} ms = {self.max_gap * unit} ms; --max-gap); set aside")
+
+    def _smallest_step(self) -> int | None:
+        """The unit of `max_gap`: the smallest period of the queries that walk every instant. A query
+        that reports only non-empty windows or content changes over plain windows skips empty
+        stretches at no cost (`_skip_empty`, `next_instant`), so a gap costs it nothing."""
+        steps = [step for query in self._queries.values() for step in self._steps_of(query)]
+        return min(steps) if steps else None
+
+    @staticmethod
+    def _steps_of(query: RegisteredQuery) -> list[int]:
+        """The periods one query walks every instant of (`_smallest_step`)."""
+        if query.tuple_driven:
+            return []
+        if query.policy is not ReportPolicy.ON_WINDOW_CLOSE and all(
+                isinstance(shared.view, PlainView) for _, shared in query.windows):
+            return []
+        steps = [query.period] if query.period is not None else []
+        steps.extend(shared.window.spec.step for _, shared in query.windows if isinstance(shared.window, TimeWindow))
+        return steps
+
+    # time -------------------------------------------------------------------------------------
+
+    def advance_to(self, watermark: int, *, collect: bool = True) -> list[QueryResult]:
+        """Move the watermark: take the elements older than it and make every report with tau <= it.
+
+        Returns every report made since the last call, those a `push` made too (tuple
+        windows report as their n-th element arrives, a late element may complete one);
+        `collect=False`: none (they went to the subscribers; nothing is held meanwhile)."""
+        reports = self.advance(watermark)
+        if collect:
+            return list(reports)
+        for _ in reports:
+            pass
+        return []
+
+    def advance(self, watermark: int) -> Iterator[QueryResult]:
+        """`advance_to`, each report handed out as it is made (go through to the end: the
+        watermark moves when the last report is made)."""
+        if self._column_pending:
+            self._take_columns(watermark)
+        pending = self._pending
+        instant, due = self._next_instant(watermark)
+        yield from self._handed_out()
+        while True:
+            if pending and pending[0][0] < watermark and (instant is None or pending[0][0] < instant):
+                timestamp, _, iri, triple = heapq.heappop(pending)
+                stream = self._streams.get(iri)
+                if stream is not None:
+                    fresh = False
+                    for shared in list(stream.windows):
+                        fresh |= shared.window.first_timestamp is None
+                        self._offer(shared, timestamp, triple)
+                    if fresh or self._reports_on_change():  # a query may start (or need to) report earlier
+                        instant, due = self._next_instant(watermark)
+                if self._emitted:  # (a tuple window reported)
+                    yield from self._handed_out()
+                continue
+            if instant is not None and instant <= watermark:
+                for query in due:
+                    self._report(query, instant)
+                yield from self._handed_out()
+                instant, due = self._next_instant(watermark)
+                continue
+            break
+        if self.watermark is None or watermark > self.watermark:
+            self.watermark = watermark
+        if self.forgetting is not None and self.forgetting.due():
+            self.forget_unreachable()
+        yield from self._handed_out()
+
+    def _handed_out(self) -> Iterator[QueryResult]:
+        """The reports made and not handed out yet (then none are held here)."""
+        while self._emitted:
+            emitted, self._emitted = self._emitted, []
+            yield from emitted
+
+    # memory ---------------------------------------------------------------------------------------
+
+    def live_terms(self):
+        """Every term id the engine can still reach: pending input, windows and what they derive,
+        static graphs, the queries' R2S memory, and the `term_roots`."""
+        return chain.from_iterable(self._live_parts())
+
+    def _live_parts(self) -> list:
+        """`live_terms` as a list of iterables (a set is made faster from lists than from a chain)."""
+        flat = chain.from_iterable
+        parts: list = [flat(triple for *_, triple in self._pending)]
+        for chunks in self._column_pending.values():
+            parts.extend(column.tolist() for chunk in chunks for column in chunk[1:])
+        parts.extend(shared.view.live_terms() for shared in self._windows.values())
+        parts.extend(graph.live_terms() for graph in self._graphs.values())
+        for query in self._queries.values():
+            previous = query.stream._previous
+            if previous:
+                parts.append(term for row in previous for term in row if term is not None)
+        parts.extend(root.live_terms() for root in self.term_roots)
+        return parts
+
+    def forget_unreachable(self) -> int:
+        """Make the dictionary forget every term nothing can reach (unless pinned); how many it forgot.
+        Called by `advance_to` when the dictionary grew enough (`forgetting`)."""
+        live: set = set()
+        for part in self._live_parts():
+            live.update(part)
+        if self.forgetting is None:
+            return self.terms.retain(live)
+        return self.forgetting.run(live)
+
+    def _reports_on_change(self) -> bool:
+        return any(query.policy is ReportPolicy.ON_CONTENT_CHANGE for query in self._queries.values())
+
+    def _next_instant(self, limit: int | None = None) -> tuple[int | None, list[RegisteredQuery]]:
+        best, due = None, []
+        for query in self._queries.values():
+            tau = query.next_instant()
+            if tau is not None and limit is not None and query.policy is ReportPolicy.NON_EMPTY_CONTENT:
+                tau = self._skip_empty(query, tau, limit)
+            if tau is None:
+                continue
+            if best is None or tau < best:
+                best, due = tau, [query]
+            elif tau == best:
+                due.append(query)
+        return best, due
+
+    def _skip_empty(self, query: RegisteredQuery, tau: int, limit: int) -> int | None:
+        """A query that reports non-empty windows only skips a stretch of empty ones at no cost:
+        while its plain time windows hold nothing (and nothing staged can enter them), every
+        instant up to the next pending element (or the watermark) is empty, so it jumps there.
+        Windows with reasoning or rules are not skipped (their engines count every time point)."""
+        until = self._pending[0][0] if self._pending else limit
+        until = min(until, limit)
+        if tau > until:
+            return tau
+        last = []
+        for _, shared in query.windows:
+            window = shared.window
+            if not isinstance(shared.view, PlainView) or not isinstance(window, TimeWindow):
+                return tau
+            if not window.is_empty() or window.boundary is None:
+                return tau
+            if window.last_timestamp is not None and \
+                    window.last_timestamp >= window.boundary + window.spec.step - window.spec.range:
+                return tau  # something staged may still enter
+            if any(self._queries[name].policy is not ReportPolicy.NON_EMPTY_CONTENT for name in shared.readers):
+                return tau
+            last.append(window.boundary_at(until))
+        if query.period is not None:
+            end = query.t0 + (until - query.t0) // query.period * query.period
+        else:
+            end = max(last)
+        if end < tau:
+            return tau
+        query.last_instant = end
+        for _, shared in query.windows:
+            shared.view.advance(end)
+        return query.next_instant()
+
+    def finish(self, *, max_rounds: int = 1000, collect: bool = True) -> list[QueryResult]:
+        """End a replay: every element is taken, and each query reports up to the last tau whose
+        windows still reach the last element of their streams (DESIGN.md, "Time").
+
+        Streams made by REGISTER STREAM queries grow while this runs; it goes on until
+        nothing is left to take or report (at most `max_rounds` rounds, against a query
+        that feeds itself). Returns the reports (`collect=False`: none, as `advance_to`).
+        """
+        reports = self.finishing(max_rounds=max_rounds)
+        if collect:
+            return list(reports)
+        for _ in reports:
+            pass
+        return []
+
+    def finishing(self, *, max_rounds: int = 1000) -> Iterator[QueryResult]:
+        """`finish`, each report handed out as it is made (go through to the end)."""
+
+        def last_of(iri):
+            stream = self._streams.get(iri)
+            return stream.last_timestamp if stream is not None else None
+
+        for _ in range(max_rounds):
+            for query in self._queries.values():
+                query.cap = query.replay_end(last_of)
+            targets = [query.cap for query in self._queries.values() if query.cap is not None]
+            if self._pending:
+                targets.append(max(timestamp for timestamp, *_ in self._pending) + 1)
+            for chunks in self._column_pending.values():
+                targets.append(max(int(chunk[0].max()) for chunk in chunks) + 1)
+            if not targets:
+                break
+            yield from self.advance(max(targets))
+            if not self._pending and not self._column_pending and \
+                    all(q.next_instant() is None for q in self._queries.values()):
+                for query in self._queries.values():  # a derived stream may have moved an end
+                    query.cap = query.replay_end(last_of)
+                if all(q.next_instant() is None for q in self._queries.values()):
+                    break
+        self.finished = True
+
+    # evaluation -----------------------------------------------------------------------------------
+
+    def _report(self, query: RegisteredQuery, tau: int) -> None:
+        query.last_instant = tau
+        for _, shared in query.windows:
+            shared.view.advance(tau)
+        if query.policy is ReportPolicy.NON_EMPTY_CONTENT and all(
+                shared.window.is_empty() for _, shared in query.windows):
+            return
+        if query.policy is ReportPolicy.ON_CONTENT_CHANGE:
+            versions = tuple(getattr(shared.window, "version", None) for _, shared in query.windows)
+            if versions == getattr(query, "seen_versions", None):
+                return
+            query.seen_versions = versions
+        try:
+            budget = Budget(self.max_eval_ms, self.max_solutions)
+            answer = query.evaluator.evaluate(query.snapshot(), tau, budget)
+        except Exception as error:  # the evaluator reports its own failures; anything else too
+            answer = Answer(query.query.form, error=f"{type(error).__name__}: {error}")
+        if answer.cut is not None:  # reported at this window (a result with "cut"); the next go on
+            self.errors.append(f"{query.query.filename}: query {query.name} at t={tau}: {answer.error}; "
+                               f"its report is marked \"cut\" and the stream goes on")
+        elif answer.error is not None:  # reported at this window (a result with "error"); the next go on
+            self.errors.append(f"query {query.name} at t={tau}: evaluation failed: {answer.error}")
+        query.evaluations += 1
+        answer = query.stream.report(answer)
+        result = QueryResult(query.name, tau, answer, self.terms)
+        if query.query.output_stream is not None and answer.form == "CONSTRUCT":
+            stream = self._streams.get(query.query.output_stream)
+            if stream is not None:
+                for triple in answer.triples:
+                    stream.pushed += 1
+                    self._accept(stream, tau, triple, (stream.iri, stream.pushed))
+        if query.keep_results:
+            query._results.append(result)
+        if self._collect:
+            self._results.append(result)
+        for callback in query._callbacks:
+            callback(result)
+        for callback in self._callbacks:
+            callback(result)
+        self._emitted.append(result)
+
+    # observing ------------------------------------------------------------------------------------
+
+    def window_graph(self, query: str | RegisteredQuery, at: int | None = None, *, window: str | None = None):
+        """What a query reads now, as a read-only rdflib Graph over the engine's indexes (no copy):
+        its windows (their materialization under ENTAILMENT / RULES) and FROM graphs, or its named
+        window / graph `window`. See `rsp_plugin.query.graphs`."""
+        from ..query.graphs import window_graph
+
+        registered = query if isinstance(query, RegisteredQuery) else self._queries.get(str(query))
+        if registered is None:
+            raise KeyError(f"no query named {query!r} is registered")
+        return window_graph(registered, self.cache, self.watermark, at, window)
+
+    def explain(self, query: str | RegisteredQuery, t: int, binding_or_triple=None) -> dict:
+        """Why a row ({variable: term}) or a CONSTRUCT triple is in the latest report (at `t`) of
+        `query`: the matches of its pattern down to stream elements, graphs, entailments and rule
+        derivations, as plain data. Needs `RSPEngine(explain=True)` (`rsp_plugin/query/explain.py`)."""
+        from ..query.explain import explain_answer
+
+        name = query.name if isinstance(query, RegisteredQuery) else str(query)
+        return explain_answer(self, name, t, binding_or_triple)
+
+    def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
+        """Call `callback(result)` for every report of every query."""
+        self._callbacks.append(callback)
+
+    def __getstate__(self):
+        """All of it (windows, materializations, R2S memory) but the subscribers: they are the
+        caller's code, not state; subscribe again after a restore (`rsp_plugin.runtime.state`)."""
+        state = dict(self.__dict__)
+        state["_emitted"] = list(self._emitted)
+        state["_callbacks"] = []
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name, default in (("max_gap", limits.MAX_GAP_WINDOWS), ("allow_service", ()), ("allow_graphs", ()),
+                              ("jsonld_contexts", {}), ("_latest", None), ("allow_files", True),
+                              ("max_eval_ms", limits.MAX_EVAL_MS), ("max_solutions", limits.MAX_SOLUTIONS)):
+            self.__dict__.setdefault(name, default)
+        if "_gap_unit" not in self.__dict__:
+            self._gap_unit = self._smallest_step()
+
+    def results(self) -> Iterator[QueryResult]:
+        """Reports of all queries made since the last call (collected from the first call on)."""
+        self._collect = True
+        while self._results:
+            yield self._results.popleft()
+
+
+@dataclass
+class _Rules:
+    source: str
+    program: object
+    semantics: str = "stream"
+
+
+def _rules_place(query: ContinuousQuery) -> tuple[str, int, int]:
+    """Where the query names its RULES (for a message about them)."""
+    place = query.places.get("rules")
+    return query.filename, place.line if place else 1, place.column if place else 1
+
+
+def _local_path(iri: str) -> Path | None:
+    if iri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(iri).path))
+    if "://" in iri or iri.startswith("urn:"):
+        return None
+    return Path(iri)
+
+
+__all__ = ["RSPEngine", "RegisteredQuery", "TimestampedGraph"]
