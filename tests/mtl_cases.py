@@ -17,7 +17,7 @@ import re
 from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.syntax import parse_program
 from rsp_plugin.mtl.data import fact_timeline, read_dataset
-from rsp_plugin.mtl.lower import Lowered, lower_program
+from rsp_plugin.lars.metric_lower import Lowered, lower_program
 from rsp_plugin.mtl.run import engine_outputs, reference_outputs
 from rsp_plugin.mtl.syntax import parse_mtl
 from rsp_plugin.core.terms import Dictionary

@@ -13,7 +13,7 @@ from mtl_cases import ProgramGenerator
 from rsp_plugin.io.formats import format_fact
 from rsp_plugin.lars.engine import IncrementalEngine
 from rsp_plugin.mtl.data import fact_timeline, read_dataset
-from rsp_plugin.mtl.lower import lower_program
+from rsp_plugin.lars.metric_lower import lower_program
 from rsp_plugin.mtl.syntax import parse_mtl
 
 LAST = 14

@@ -6,10 +6,10 @@ from rsp_plugin.core.errors import RuleSyntaxError
 from rsp_plugin.io.formats import Rejected
 from rsp_plugin.lars.metric import SINCE, PastWindow
 from rsp_plugin.lars.program import BOX, DIAMOND, PLAIN
-from rsp_plugin.lars.syntax import parse_program
+from rsp_plugin.mtl.programs import parse_program  # (LARS or DatalogMTL: the one place that tells them apart)
 from rsp_plugin.mtl import load_program
 from rsp_plugin.mtl.data import TimedFact, read_dataset
-from rsp_plugin.mtl.model import Binary, Temporal
+from rsp_plugin.lars.metric_rules import Binary, Temporal
 from rsp_plugin.mtl.syntax import parse_mtl
 from rsp_plugin.core.terms import Dictionary
 

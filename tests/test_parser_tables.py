@@ -8,11 +8,12 @@ import pytest
 from rsp_plugin.core import parser_tables
 from rsp_plugin.core.errors import QuerySyntaxError, RuleSyntaxError
 from rsp_plugin.lars import syntax as lars_syntax
+from rsp_plugin.query.grammar_tables import shipped_grammars
 from rsp_plugin.core.parser_tables import REGENERATE, ShippedGrammar, _untag
 from rsp_plugin.query import checker
 from rsp_plugin.query import syntax as query_syntax
 
-GRAMMARS = parser_tables.shipped_grammars()
+GRAMMARS = shipped_grammars()
 NAMES = [shipped.name for shipped in GRAMMARS]
 
 

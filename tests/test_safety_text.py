@@ -28,7 +28,7 @@ from rsp_plugin.io.sources import read_source
 from rsp_plugin.io.documents import DocumentRefused, parse_document
 from rsp_plugin.core.errors import LocatedError
 from rsp_plugin.io.formats import Rejected, StreamElement, read_atom_stream, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
-from rsp_plugin.lars.syntax import parse_program
+from rsp_plugin.mtl.programs import parse_program  # (LARS or DatalogMTL: the one place that tells them apart)
 from rsp_plugin.mtl.data import read_atom_lines, read_dataset, read_facts
 from rsp_plugin.mtl.syntax import parse_mtl
 from rsp_plugin.query.syntax import parse_query

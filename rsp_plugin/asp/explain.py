@@ -27,7 +27,7 @@ horizon of every atom is t (its `placed` point for an `@T` head).
 
 from __future__ import annotations
 
-from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Comparison, ExtendedAtom
+from ..lars.program import AT, BOX, COUNT, PLAIN, Comparison, ExtendedAtom
 from ..lars.explain import ExplanationUnavailable, _expression_text, literal_text
 
 Fact = tuple[int, tuple[int, ...]]

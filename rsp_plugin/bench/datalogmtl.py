@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..mtl.data import fact_timeline, read_dataset
 from ..mtl.generate import LUBM_NONRECURSIVE, LUBM_RECURSIVE, SHORT_STOP, lubm_stream, sumo_stream
-from ..mtl.lower import lower_program
+from ..lars.metric_lower import lower_program
 from ..mtl.reference import ReferenceEvaluator
 from ..mtl.run import engine_outputs, held_facts, new_engine
 from ..mtl.syntax import parse_mtl

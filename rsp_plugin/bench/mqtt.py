@@ -120,7 +120,7 @@ def _engine():
 
 def over_broker(port: int, lines: list[bytes], rate: int, qos: int) -> dict:
     """Publish `lines` paced at `rate` a second while the query reads the topic; the figures."""
-    from ..cli.query import replay
+    from ..runtime.replay import replay
     from ..io.sources import stream_source
     from ..io.mqtt import BrokerAddress, MqttOptions, Publisher
 
@@ -170,7 +170,7 @@ def over_broker(port: int, lines: list[bytes], rate: int, qos: int) -> dict:
 
 def from_file(lines: list[bytes], path: Path) -> dict:
     """The same stream from a `.tnt` file, through the same command's replay (its block path)."""
-    from ..cli.query import replay
+    from ..runtime.replay import replay
     from ..io.sources import stream_source
 
     path.write_bytes(b"\n".join(lines) + b"\n")

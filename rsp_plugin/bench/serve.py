@@ -230,7 +230,7 @@ def run_load(base: str, streams: list[list[bytes]], texts: dict[str, str], *, ba
 
 def replay(streams: list[list[bytes]], texts: dict[str, str]) -> dict[str, list[dict]]:
     """The command line's replay of the same streams (files merged in time order), every query in one engine."""
-    from ..cli.query import replay as cli_replay
+    from ..runtime.replay import replay as cli_replay
     from ..io.sources import StreamSource
     from ..runtime.engine import RSPEngine
 

@@ -15,7 +15,6 @@ skipped, and the run goes on.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

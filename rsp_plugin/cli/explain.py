@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+from ..query.explain import QUERY_TEXT_LEVELS
 from pathlib import Path
 
 from .reason import open_stream, peekable_stream, stream_path
@@ -108,7 +109,7 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
     from ..core import limits
     from ..lars.engine import IncrementalEngine
     from ..mtl.data import TimedFact, fact_timeline, read_dataset, read_facts, with_arities
-    from ..mtl.lower import lower_program
+    from ..lars.metric_lower import lower_program
     from ..mtl.syntax import parse_mtl_file
 
     program = parse_mtl_file(options.program)
@@ -214,10 +215,6 @@ def _readable(options, engine):
     program = getattr(engine, "program", None)
     prefixes = dict(getattr(program, "prefixes", None) or {})
     return Readable(prefixes if getattr(options, "prefixes", False) else None)
-
-
-#: `query --explain` text shows this many levels of facts unless `--explain-depth` says otherwise
-QUERY_TEXT_LEVELS = 3
 
 
 def print_explanations(engine, out, explain_format: str = "text", *, readable=None, depth: int | None = None):

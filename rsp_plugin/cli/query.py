@@ -20,24 +20,22 @@ on stderr as it happens, and its report says so (`"error"`, `"cut"`).
 
 from __future__ import annotations
 
-import heapq
 import re
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urljoin
 
 from ..core import limits
-from ..io.formats import Rejected, StreamElement
 from ..io.lines import count_lines
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query_file
 from ..query.writers import FormatError, writer_for
 from ..query.readable import Readable
 from ..runtime.engine import RSPEngine
+from ..runtime.replay import replay
 from .progress import Progress, Quiet
-from ..io.sources import OpenSource, StreamSource, stream_source
+from ..io.sources import StreamSource, stream_source
 
 
 def run_query(options, user_error) -> int:
@@ -103,89 +101,6 @@ def readable_for(options, query) -> Readable:
                     iso_time=getattr(options, "time", "ms") == "iso")
 
 
-def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
-           last: int | None = None, progress=None, results=lambda: 0,
-           max_line_bytes: int | None = limits.MAX_LINE_BYTES, on_note=None) -> int:
-    """Feed the engine from its sources, merged in time order, and end the replay; returns the number
-    of lines set aside (each shown through `progress.note` as `FILE:LINE: reason`). A line longer
-    than `max_line_bytes` or not UTF-8 is set aside by the readers; a timestamp too far ahead of the
-    stream (the engine's `max_gap`) is set aside by the engine and never moves the watermark."""
-    progress = progress or Quiet()
-    if (len(sources) == 1 and sources[0].kind == "file" and sources[0].fmt in ("tnt", "nt")
-            and first is None and last is None):
-        return _replay_blocks(engine, sources[0], user_error, progress, results, max_line_bytes)
-    rows = set_aside = shown = 0
-
-    def show_rejected() -> None:
-        nonlocal set_aside, shown
-        for record in engine.rejected[shown:]:
-            progress.note(str(record))
-            set_aside += 1
-        shown = len(engine.rejected)
-
-    opened: list[OpenSource] = []
-    try:
-        readers = []
-        for number, source in enumerate(sources):
-            handle = OpenSource(source, engine.terms, user_error, max_line_bytes=max_line_bytes,
-                                contexts=engine.jsonld_contexts, note=on_note)
-            opened.append(handle)
-            readers.append(_tagged(number, source, handle.elements))
-        live = any(source.live for source in sources)
-        for time_key, source, batch in _batches(heapq.merge(*readers)):
-            if isinstance(batch, Rejected):
-                progress.note(str(batch))
-                rows += 1
-                set_aside += 1
-                continue
-            rows += len(batch)
-            if last is not None and time_key > last:
-                if live:
-                    break
-                continue
-            if first is not None and time_key < first:
-                continue
-            if (engine.watermark is None or time_key > engine.watermark) and engine.gap_problem(time_key) is None:
-                engine.advance_to(time_key, collect=False)
-            engine.push(source.iri, batch, source=source.name)
-            show_rejected()
-            progress.update(rows=rows, set_aside=set_aside, results=results())
-        engine.finish(collect=False)
-        show_rejected()
-    finally:
-        for handle in opened:
-            handle.close()
-    return set_aside
-
-
-def _replay_blocks(engine: RSPEngine, source: StreamSource, user_error, progress, results,
-                   max_line_bytes: int | None) -> int:
-    """One `.tnt` / `.nt` file read a block at a time and pushed as columns (`rsp_plugin.columnar.replay`):
-    the same reports and the same records set aside as the per-line replay, in line order."""
-    from ..columnar.replay import replay_file
-
-    set_aside = 0
-
-    def note(record) -> None:
-        nonlocal set_aside
-        set_aside += 1
-        progress.note(str(record))
-
-    try:
-        replay_file(engine, source.iri, source.path, moment=source.moment if source.fmt == "nt" else None,
-                    on_rejected=note, max_line_bytes=max_line_bytes,
-                    on_block=lambda rows: progress.update(rows=rows, set_aside=set_aside, results=results()))
-    except BrokenPipeError:  # stdout's reader went away (`| head`): not the stream's fault (cli.main)
-        raise
-    except OSError as error:
-        raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
-    shown = len(engine.rejected)
-    engine.finish(collect=False)
-    for record in engine.rejected[shown:]:
-        note(record)
-    return set_aside
-
-
 def engine_for(options, user_error):
     """The runtime the command line asks for (both engines): its streams, background and
     graphs registered, the query registered; returns (engine, query, [StreamSource])."""
@@ -242,32 +157,3 @@ def context_argument(text: str, user_error) -> tuple[str, str]:
     if not Path(file).is_file():
         raise user_error(f"{file}: cannot read the JSON-LD context: no such file")
     return iri, file
-
-
-def _tagged(number: int, source: StreamSource, items) -> Iterator[tuple]:
-    """(time, source number, line order, source, item): a rejected line travels with the time before it."""
-    last = -(1 << 62)
-    for order, item in enumerate(items):
-        if isinstance(item, StreamElement):
-            last = item.time_point
-        yield last, number, order, source, item
-
-
-def _batches(merged) -> Iterator[tuple]:
-    """(time, source, elements or a Rejected): consecutive elements of one source and one time together."""
-    batch: list[StreamElement] = []
-    key = None
-    for time_key, number, _, source, item in merged:
-        if batch and (isinstance(item, Rejected) or key[:2] != (time_key, number)):
-            yield key[0], key[2], batch
-            batch = []
-        if isinstance(item, Rejected):
-            yield time_key, source, item
-            continue
-        key = (time_key, number, source)
-        batch.append(item)
-        if len(batch) >= 10_000:  # a live source may send one timestamp for a long time
-            yield key[0], key[2], batch
-            batch = []
-    if batch:
-        yield key[0], key[2], batch

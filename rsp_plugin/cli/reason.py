@@ -106,7 +106,7 @@ def reason_datalogmtl(options, user_error) -> int:
     """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
     from ..io.formats import format_fact
     from ..mtl.data import fact_timeline, read_facts, with_arities
-    from ..mtl.lower import lower_program
+    from ..lars.metric_lower import lower_program
     from ..mtl.run import engine_outputs
     from ..mtl.syntax import parse_mtl_file
 
@@ -179,9 +179,11 @@ def reason_from_broker(options, user_error) -> int:
     subscription = subscribe(source, user_error)
     out = sys.stdout
 
+    from ..columnar.atoms import broker_atom_blocks
+
     def blocks():
-        for block in reader.atom_blocks(subscription.batches(), program.terms, prefixes=dict(program.prefixes),
-                                        tick_ms=program.tick_ms):
+        for block in broker_atom_blocks(reader, subscription.batches(), program.terms,
+                                        prefixes=dict(program.prefixes), tick_ms=program.tick_ms):
             yield block
             out.flush()  # the lines this block let out, now: the next block may be a while
 

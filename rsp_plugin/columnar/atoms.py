@@ -355,3 +355,25 @@ def read_atom_blocks(path: str | Path, terms: Dictionary, *, prefixes: dict[str,
 def in_order(times: list[int]) -> bool:
     """Are the time points non-decreasing?"""
     return all(map(le, times, times[1:]))
+
+
+def broker_atom_blocks(reader, batches, terms, *, prefixes: dict[str, str], tick_ms: int | None) -> Iterator[AtomBlock]:
+    """`reason`'s blocks over a broker's topic (`io.mqtt.PayloadReader`): `.stream` atom lines or `.tnt`
+    lines, each block's terms interned as it is made (one batch of messages at a time), its lines
+    numbered by message and its bad lines located in them."""
+    for messages, data, owners, records in reader.line_batches(batches):
+        if messages:
+            if reader.fmt == "tnt":
+                block = tnt_atom_block(data, 1, terms, tick_ms=tick_ms, filename=reader.name)
+            else:
+                block = atom_block(data, 1, terms, prefixes=prefixes, tick_ms=tick_ms, filename=reader.name)
+            block = block.expanded()
+            for record in block.rejected:
+                index, line, count = owners[record.line - 1]
+                records.append(reader.rejected(messages[index], record.reason, line, count))
+            lines = [messages[owners[line - 1][0]].number for line in block.lines]
+            block = AtomBlock(lines, block.times, block.predicates, block.args)
+        else:
+            block = AtomBlock([], [], [], [])
+        block.rejected = sorted(records, key=lambda record: record.line)
+        yield block

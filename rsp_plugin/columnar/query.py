@@ -106,6 +106,11 @@ class ColumnarState:
         #: `values` as sorted numpy columns (ids, kinds, integers), made again after it changed
         self._value_arrays: tuple | None = None
 
+    def evaluation(self, plan: FastPlan, snapshot, cache, tau: int, *, base: str | None = None,
+                   budget: Budget = UNBOUNDED) -> "ColumnarEvaluation":
+        """One evaluation of `plan` over `snapshot`'s columns, keeping what it learns here."""
+        return ColumnarEvaluation(plan, snapshot, cache, tau, state=self, base=base, budget=budget)
+
     def value_arrays(self) -> tuple:
         """(ids, kinds, integer values) of the terms in `values`, sorted by id (0: no integer), and
         (lowest id, place of each id from it) when the ids span a short range (else None)."""

@@ -23,7 +23,7 @@ from lark import Lark
 #: the way `_tagged` writes the tables, and what their header holds
 FORMAT = 3
 #: what regenerates the tables (said by the tests when they are stale)
-REGENERATE = "python -m rsp_plugin.core.parser_tables"
+REGENERATE = "python -m rsp_plugin.query.grammar_tables"
 
 
 @dataclass(frozen=True)
@@ -83,15 +83,6 @@ class ShippedGrammar:
         self.tables.write_text(text + "\n", encoding="utf-8")
 
 
-def shipped_grammars() -> tuple[ShippedGrammar, ...]:
-    """Every grammar whose tables are shipped (each declared by the module that parses with it)."""
-    from ..lars.syntax import GRAMMAR as lars
-    from ..query.checker import GRAMMAR as sparql
-    from ..query.syntax import GRAMMAR as query
-
-    return lars, query, sparql
-
-
 def _number_states_canonically(parser: Lark) -> None:
     """Number the LALR states of a built parser in one order whatever the run (lark's numbers
     follow set iteration, so string hashing): breadth first from the start states, each
@@ -143,9 +134,3 @@ def _untag(pairs: list):
         if tag == "m":
             return dict(content)
     return dict(pairs)
-
-
-if __name__ == "__main__":  # python -m rsp_plugin.core.parser_tables: every grammar's tables written again
-    for shipped in shipped_grammars():
-        shipped.write()
-        print(f"wrote {shipped.tables}")

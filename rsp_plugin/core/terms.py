@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import deque
-from itertools import compress, filterfalse, repeat, takewhile
+from itertools import compress, filterfalse, takewhile
 from operator import eq
 from decimal import Decimal, InvalidOperation
 

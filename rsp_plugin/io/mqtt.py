@@ -716,31 +716,15 @@ class PayloadReader:
         except ValueError:
             return f"not a time: {value} ({self.payload_time} is an integer in ms or an xsd:dateTime); set aside"
 
-    def atom_blocks(self, batches: Iterable[list[Message]], terms, *, prefixes: dict[str, str],
-                    tick_ms: int | None) -> Iterator:
-        """`reason`'s blocks (`rsp_plugin.columnar.atoms.AtomBlock`): `.stream` atom lines or `.tnt` lines,
-        each block's terms interned as it is made (one batch of messages at a time)."""
-        from ..columnar.atoms import AtomBlock, atom_block, tnt_atom_block
-
+    def line_batches(self, batches: Iterable[list[Message]]) -> Iterator[tuple]:
+        """Per batch of messages, their lines as one text for a columnar reader (`columnar.atoms`):
+        (messages, data, owners, set-aside records), `owners[i]` = (message index, line, count) of the
+        text's line i + 1 (a message too long is set aside here)."""
         for messages in batches:
             messages, dropped = self._too_long(messages)
             records = [record for _, record in dropped]
-            if messages:
-                data, owners = _run(messages, universal=True)
-                if self.fmt == "tnt":
-                    block = tnt_atom_block(data, 1, terms, tick_ms=tick_ms, filename=self.name)
-                else:
-                    block = atom_block(data, 1, terms, prefixes=prefixes, tick_ms=tick_ms, filename=self.name)
-                block = block.expanded()
-                for record in block.rejected:
-                    index, line, count = owners[record.line - 1]
-                    records.append(self.rejected(messages[index], record.reason, line, count))
-                lines = [messages[owners[line - 1][0]].number for line in block.lines]
-                block = AtomBlock(lines, block.times, block.predicates, block.args)
-            else:
-                block = AtomBlock([], [], [], [])
-            block.rejected = sorted(records, key=lambda record: record.line)
-            yield block
+            data, owners = _run(messages, universal=True) if messages else (b"", [])
+            yield messages, data, owners, records
 
     def rows(self, messages: list[Message], stream: str) -> list[tuple]:
         """The `rdf` source's rows `(stream, s, p, o, ts, rejected)` of some messages (the Spark reader)."""

@@ -18,7 +18,7 @@ so a grounding holds from its start, with the end of that interval as its
 horizon. When a > 0 (or for a box, b > 0) the start may lie ahead of the time
 point that learned the run: the view keeps it in `scheduled` and starts it then.
 This is also how facts are placed in the future: a `Boxplus[a, b]` head is
-rewritten (`mtl/lower.py`) into an auxiliary head read through
+rewritten (`lars/metric_lower.py`) into an auxiliary head read through
 `Diamondminus[a, b]`, so its atoms start at t + a, when the schedule says so.
 
 A relation keeps what the widest window over it can still see (`history`,

@@ -150,7 +150,7 @@ class Origin:
     A checkpoint stores a rule as its origin, its number among the origin's rules,
     its text and its place (`rsp_plugin.runtime.state`), never its structure: on load the
     origin's text is parsed again, with the same dictionary, and each rule is the
-    one at its number (`rsp_plugin.lars.syntax.parse_again`)."""
+    one at its number (`rsp_plugin.runtime.state.parse_again`)."""
 
     kind: str
     #: the program's text (a ruleset: the shipped file's name)
@@ -198,7 +198,7 @@ class Program:
     strata: list[list[Rule]] = field(default_factory=list)
     #: False when a loop goes through `not` (accepted under answer-stream semantics only)
     stratified: bool = True
-    #: Auxiliary predicates (DatalogMTL's normal form, `mtl/lower.py`): derived, never reported.
+    #: Auxiliary predicates (DatalogMTL's normal form, `lars/metric_lower.py`): derived, never reported.
     hidden: set[int] = field(default_factory=set)
 
     @property

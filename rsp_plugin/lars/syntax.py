@@ -38,12 +38,10 @@ from .program import (
     AT,
     BOX,
     COUNT,
-    DATALOGMTL_TEXT,
     DIAMOND,
     LARS_TEXT,
     PLAIN,
     RANGE,
-    RULESET,
     Arithmetic,
     Atom,
     Comparison,
@@ -69,7 +67,7 @@ STANDARD_PREFIXES = {
 }
 
 #: the rule grammar, its parser's options, and its LALR tables shipped as JSON so that a start
-#: skips the grammar's analysis (`python -m rsp_plugin.core.parser_tables` writes them again)
+#: skips the grammar's analysis (`python -m rsp_plugin.query.grammar_tables` writes them again)
 GRAMMAR = ShippedGrammar(Path(__file__).with_name("grammar.lark"), Path(__file__).with_name("grammar_tables.json"),
                          {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False})
 
@@ -96,19 +94,13 @@ SEMANTICS = ("stream", "answer-stream")
 def parse_program(
     text: str, filename: str = "<program>", terms: Dictionary | None = None, *, semantics: str = "stream"
 ) -> Program:
-    """Parse and check a LARS program (or a DatalogMTL one in MeTeoR's syntax); raises `RuleSyntaxError`.
+    """Parse and check a LARS program; raises `RuleSyntaxError` (`mtl/programs.py` reads either language).
 
     A loop through `not` is an error under the default semantics; under
     `semantics="answer-stream"` it is accepted and `program.stratified` is False.
     """
     if semantics not in SEMANTICS:
         raise ValueError(f"unknown semantics {semantics!r}; expected 'stream' or 'answer-stream'")
-    from ..mtl.run import is_datalogmtl  # (a light module: the language test alone)
-
-    if is_datalogmtl(filename, text):  # a DatalogMTL program in MeTeoR's syntax (rsp_plugin/mtl)
-        from ..mtl import load_program
-
-        return load_program(text, filename, terms).program
     return _parse_lars(text, filename, terms, semantics)
 
 
@@ -122,8 +114,8 @@ def _parse_lars(text: str, filename: str, terms: Dictionary | None, semantics: s
     check_tree(tree, filename, RuleSyntaxError, limit=limits.MAX_NESTING)  # (before anything walks it)
     builder = _Builder(text, filename, terms if terms is not None else Dictionary())
     program = builder.build(tree)
-    if any(not isinstance(rule, Rule) for rule in program.rules):  # DatalogMTL operators (mtl/larsform.py)
-        from ..mtl.larsform import lower_metric_rules
+    if any(not isinstance(rule, Rule) for rule in program.rules):  # DatalogMTL operators (lars/metric_syntax.py)
+        from .metric_syntax import lower_metric_rules
 
         lower_metric_rules(program)
     from_origin(program.rules, Origin(LARS_TEXT, text, filename, program.terms, semantics))
@@ -136,22 +128,6 @@ def _parse_lars(text: str, filename: str, terms: Dictionary | None, semantics: s
     program.stratified = not loops
     program.strata = strata if not loops else []
     return program
-
-
-def parse_again(origin: Origin) -> list[Rule]:
-    """The rules `origin`'s text gives, parsed as when they were first (a checkpoint's rules are made
-    again so: `rsp_plugin.runtime.state`); `RuleSyntaxError` if the text no longer parses."""
-    if origin.kind == LARS_TEXT:
-        return _parse_lars(origin.text, origin.filename, origin.terms, origin.semantics).rules
-    if origin.kind == DATALOGMTL_TEXT:
-        from ..mtl import load_program
-
-        return load_program(origin.text, origin.filename, origin.terms).program.rules
-    if origin.kind == RULESET:
-        from ..reasoning.rulesets import rules_of
-
-        return rules_of(origin.text, origin.terms)
-    raise ValueError(f"unknown kind of program text {origin.kind!r}")
 
 
 def parse_program_file(path: str | Path, terms: Dictionary | None = None, *, semantics: str = "stream") -> Program:
@@ -243,10 +219,10 @@ def _end_position(text: str) -> tuple[int, int]:
 
 def is_metric_rule(tree: Tree) -> bool:
     """Does a parsed rule (a `rule` tree of `grammar.lark`) use DatalogMTL operators: a metric
-    head, or a body literal that `literal()` hands to `mtl/larsform.py`'s `metric_formula`?
+    head, or a body literal that `literal()` hands to `lars/metric_syntax.py`'s `metric_formula`?
 
     Decided on the parse tree, here with the grammar, so that a plain `.lars` program never
-    imports the DatalogMTL modules (`mtl/larsform.py` and the model it builds on) to learn
+    imports the DatalogMTL modules (`lars/metric_syntax.py` and the model it builds on) to learn
     that it has no metric rule."""
     body = tree.children[1].children if len(tree.children) > 1 else ()
     return tree.children[0].children[0].data == "metric_head" or any(child.data == "literal" for child in body)
@@ -303,7 +279,7 @@ class _Builder:
         head_tree = tree.children[0]
         body = tuple(self.literal(child) for child in tree.children[1].children) if len(tree.children) > 1 else ()
         if is_metric_rule(tree):
-            from ..mtl.larsform import metric_rule
+            from .metric_syntax import metric_rule
 
             return metric_rule(self, tree, body)
         head_time = None
@@ -314,8 +290,8 @@ class _Builder:
         return Rule(head, body, head_time, text, self.location(tree))
 
     def literal(self, tree: Tree):
-        if tree.data == "literal":  # a DatalogMTL metric literal (mtl/larsform.py)
-            from ..mtl.larsform import metric_formula
+        if tree.data == "literal":  # a DatalogMTL metric literal (lars/metric_syntax.py)
+            from .metric_syntax import metric_formula
 
             return metric_formula(self, tree.children[0])
         if tree.data == "comparison":

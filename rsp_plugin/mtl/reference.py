@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ..lars.builtins import bind_comparison, bound_value
 from ..lars.program import Comparison, Var
-from .model import BOXMINUS, DIAMONDMINUS, SINCE, Binary, Interval, MetricRule, Temporal, Written
+from ..lars.metric_rules import BOXMINUS, DIAMONDMINUS, SINCE, Binary, Interval, MetricRule, Temporal, Written
 
 Fact = tuple[int, tuple[int, ...]]
 NO_END = 1 << 62

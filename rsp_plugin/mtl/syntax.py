@@ -45,18 +45,8 @@ from ..lars.program import Atom, Location, Var
 from ..io.lines import decode_text
 from ..core.nesting import too_deep
 from ..core.terms import RDF, TRIPLE, XSD, BadText, Dictionary, canonical_literal, surrogates
-from .model import (
-    BINARY_NAMES,
-    BOXMINUS,
-    DIAMONDMINUS,
-    UNARY_NAMES,
-    Binary,
-    HeadOperator,
-    Interval,
-    MetricRule,
-    Temporal,
-    Written,
-)
+from ..lars.metric_syntax import Scanner, read_bound, read_interval
+from ..lars.metric_rules import BINARY_NAMES, BOXMINUS, DIAMONDMINUS, UNARY_NAMES, Binary, HeadOperator, Interval, MetricRule, Temporal, Written
 
 
 @dataclass
@@ -84,63 +74,10 @@ STANDARD_PREFIXES = {
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)?")
 _IRI = re.compile(r'<[^<>"{}|^`\\\s]*>')
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-#: the most digits a bound has before or after its point (a time point is a 64-bit integer)
-_BOUND_DIGITS = 18
 _STRING = re.compile(r'"(?:[^"\\\n]++|\\.)*+"')
 _VARIABLE = re.compile(r"\?[A-Za-z_][A-Za-z0-9_]*")
 _PREFIX = re.compile(r"\s*@prefix\s+([A-Za-z][A-Za-z0-9_\-]*)?:\s*<([^>]*)>\s*\.?\s*\Z")
 _OLD_NAMES = {"ALWAYS": BOXMINUS, "SOMETIME": DIAMONDMINUS}
-
-
-class Scanner:
-    """One line of text, a position in it, and errors that say where."""
-
-    def __init__(self, text: str, filename: str, line: int):
-        self.text = text
-        self.filename = filename
-        self.line = line
-        self.pos = 0
-
-    def error(self, message: str, pos: int | None = None):
-        column = (self.pos if pos is None else pos) + 1
-        raise RuleSyntaxError(message, self.filename, self.line, column)
-
-    def location(self, pos: int | None = None) -> Location:
-        return Location(self.filename, self.line, (self.pos if pos is None else pos) + 1)
-
-    def skip(self) -> None:
-        text, pos = self.text, self.pos
-        while pos < len(text) and text[pos] in " \t\r":
-            pos += 1
-        self.pos = pos
-
-    def peek(self, literal: str) -> bool:
-        self.skip()
-        return self.text.startswith(literal, self.pos)
-
-    def take(self, literal: str) -> bool:
-        if self.peek(literal):
-            self.pos += len(literal)
-            return True
-        return False
-
-    def expect(self, literal: str, what: str) -> None:
-        if not self.take(literal):
-            self.error(f"expected {what}")
-
-    def match(self, pattern: re.Pattern):
-        self.skip()
-        found = pattern.match(self.text, self.pos)
-        if found:
-            self.pos = found.end()
-        return found
-
-    def at_end(self) -> bool:
-        self.skip()
-        return self.pos >= len(self.text)
-
-    def rest(self) -> str:
-        return self.text[self.pos : self.pos + 20]
 
 
 def parse_mtl(text: str, filename: str = "<program>", terms: Dictionary | None = None) -> MetricProgram:
@@ -148,7 +85,7 @@ def parse_mtl(text: str, filename: str = "<program>", terms: Dictionary | None =
 
     The program is checked to be forward-propagating (`check.py`).
     """
-    from .check import check_program
+    from ..lars.metric_check import check_program
 
     for offset, reason in surrogates(text):
         raise RuleSyntaxError(reason, filename, *position(text, offset))
@@ -282,50 +219,10 @@ class _Reader:
         return Interval(point, point)
 
     def bound(self, text: str, s: Scanner, at: int) -> Fraction:
-        """An interval's bound as written at `at` (`3`, `2.5`); at most `_BOUND_DIGITS` digits before
-        and after the point (Python reads no longer int than 4,300 digits, and a time point has 19)."""
-        if any(len(part.lstrip("-")) > _BOUND_DIGITS for part in text.split(".")):
-            s.error(f"the bound {text[:25]}{'...' if len(text) > 25 else ''} has more than {_BOUND_DIGITS} digits", at)
-        return Fraction(text)
+        return read_bound(text, s, at)
 
     def interval(self, s: Scanner, signed: bool = False, distances: bool = True) -> Interval:
-        start = s.pos
-        opening = s.text[s.pos]
-        s.pos += 1
-        low_text = s.match(_NUMBER)
-        if low_text is None:
-            s.error("expected a number starting the interval, e.g. [1,3]")
-        low = self.bound(low_text.group(0), s, low_text.start())
-        if s.take(","):
-            if s.match(re.compile(r"\+?inf|∞")):
-                high = None
-            else:
-                high_text = s.match(_NUMBER)
-                if high_text is None:
-                    s.error("expected a number or 'inf' ending the interval")
-                high = self.bound(high_text.group(0), s, high_text.start())
-        else:
-            high = low
-        s.skip()
-        if s.pos >= len(s.text) or s.text[s.pos] not in "])":
-            s.error("expected ',' or a closing ']' / ')' in the interval")
-        closing = s.text[s.pos]
-        s.pos += 1
-        interval = Interval(low, high, opening == "(", closing == ")")
-        if signed:  # ALWAYS[-b,-a] is Boxminus[a,b]
-            if high is None or high > 0:
-                s.error("ALWAYS / SOMETIME over the future are not forward-propagating; use negative bounds "
-                        "for the past, e.g. ALWAYS[-3,0]", start)
-            interval = Interval(-high, -low, closing == ")", opening == "(")
-        if distances and interval.low < 0:
-            s.error(f"the interval {s.text[start:s.pos]} has a negative bound: distances are >= 0 "
-                    "(Boxminus / Diamondminus look back by them)", start)
-        if interval.high is not None and (
-            interval.high < interval.low
-            or (interval.high == interval.low and (interval.low_open or interval.high_open))
-        ):
-            s.error(f"the interval {s.text[start:s.pos]} is empty", start)
-        return interval
+        return read_interval(s, signed, distances)
 
     def atom(self, s: Scanner, constants: bool = False) -> Atom:
         s.skip()

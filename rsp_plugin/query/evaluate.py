@@ -68,7 +68,8 @@ class QueryEvaluator:
         self.plan = check_plan(compile_fast(self.algebra)) if fast else None
         self._ordered = _has_order_by(self.algebra.algebra)
         self._graphs: dict[int, object] = {}
-        #: the columnar evaluation's state, when the runtime gives this query column windows
+        #: the columnar backend's state (`columnar.query.ColumnarState`), when the runtime gives this
+        #: query column windows: it makes each evaluation (`evaluation(plan, snapshot, ...)`)
         self.columnar = None
 
     def __getstate__(self):
@@ -110,11 +111,8 @@ class QueryEvaluator:
         return Answer(form, error=message, cut=cut)
 
     def _evaluate_fast(self, snapshot: Snapshot, tau: int, budget: Budget) -> Answer:
-        if self.columnar is not None:  # the windows are columns (rsp_plugin.columnar)
-            from ..columnar.query import ColumnarEvaluation
-
-            run = ColumnarEvaluation(self.plan, snapshot, self.cache, tau, state=self.columnar, base=self._base(),
-                                     budget=budget)
+        if self.columnar is not None:  # the windows are columns: the columnar backend's (rsp_plugin.columnar)
+            run = self.columnar.evaluation(self.plan, snapshot, self.cache, tau, base=self._base(), budget=budget)
         else:
             run = FastEvaluation(self.plan, snapshot, self.cache, tau, base=self._base(), budget=budget)
         form = self.plan.form

@@ -56,6 +56,9 @@ MAX_WHY_NOT_STEPS = 10_000
 #: Sources kept per stream beyond what its windows need (elements).
 _PRUNE_EVERY = 1024
 
+#: query explanations as text show this many levels of facts unless asked for more (`--explain-depth`)
+QUERY_TEXT_LEVELS = 3
+
 
 class ElementSources:
     """Where the elements a runtime accepted came from: per stream and triple, its arrivals

@@ -71,7 +71,7 @@ from .model import (
 from .prefixes import WELL_KNOWN, undeclared_note
 
 #: the query grammar, its parser's options, and its LALR tables shipped as JSON so that a start
-#: skips the grammar's analysis (`python -m rsp_plugin.core.parser_tables` writes them again)
+#: skips the grammar's analysis (`python -m rsp_plugin.query.grammar_tables` writes them again)
 GRAMMAR = ShippedGrammar(Path(__file__).with_name("grammar.lark"), Path(__file__).with_name("grammar_tables.json"),
                          {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False})
 _PARSER = GRAMMAR.load()

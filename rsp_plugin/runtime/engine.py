@@ -600,7 +600,7 @@ class RSPEngine:
     def _rules_program(self, query: ContinuousQuery, semantics: str = "stream"):
         if query.rules is None:
             return None
-        from ..lars.syntax import parse_program
+        from ..mtl.programs import parse_program
 
         place = query.places.get("rules")
         if semantics != "stream" and query.entailment is not None:

@@ -750,11 +750,30 @@ def _rule_state(rule) -> dict:
             "place": None if place is None else [place.filename, place.line, place.column]}
 
 
+def parse_again(origin) -> list:
+    """The rules `origin`'s text gives, parsed as when they were first (a stored rule is made again so,
+    never rebuilt from stored structure); `RuleSyntaxError` if the text no longer parses."""
+    from ..lars.program import DATALOGMTL_TEXT, LARS_TEXT, RULESET
+
+    if origin.kind == LARS_TEXT:
+        from ..lars.syntax import parse_program
+
+        return parse_program(origin.text, origin.filename, origin.terms, semantics=origin.semantics).rules
+    if origin.kind == DATALOGMTL_TEXT:
+        from ..mtl import load_program
+
+        return load_program(origin.text, origin.filename, origin.terms).program.rules
+    if origin.kind == RULESET:
+        from ..reasoning.rulesets import rules_of
+
+        return rules_of(origin.text, origin.terms)
+    raise ValueError(f"unknown kind of program text {origin.kind!r}")
+
+
 def _rule_back(state, reader: _Reader):
     """The rule parsed again from its origin's text (once per origin), checked to be the one stored."""
     from ..core.errors import LocatedError
     from ..lars.program import Origin
-    from ..lars.syntax import parse_again
 
     if not (isinstance(state, dict) and set(state) == {"origin", "number", "text", "place"}
             and isinstance(state["origin"], Origin) and type(state["number"]) is int and isinstance(state["text"], str)

@@ -10,7 +10,7 @@ the query's latest, say).
 
 from __future__ import annotations
 
-from ..cli.explain import QUERY_TEXT_LEVELS
+from ..query.explain import QUERY_TEXT_LEVELS
 from ..lars.explain import ExplanationUnavailable
 from ..core.explanations import render
 

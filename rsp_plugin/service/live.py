@@ -413,7 +413,7 @@ class LiveEngine:
         return {"iri": iri, "triples": len(graph)}
 
     def put_rules(self, iri: str, text: str) -> dict:
-        from ..lars.syntax import parse_program
+        from ..mtl.programs import parse_program
         from ..core.errors import RuleSyntaxError
 
         try:

@@ -239,7 +239,7 @@ def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str
     triples. Returns the query text with the program's path made absolute (the
     executors' engines read it)."""
     from ..lars.program import COUNT, ExtendedAtom, Var
-    from ..lars.syntax import parse_program_file
+    from ..mtl.programs import parse_program_file
     from ..core.terms import TRIPLE
 
     from urllib.parse import unquote, urlparse

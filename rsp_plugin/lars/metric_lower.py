@@ -31,21 +31,11 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..core.errors import RuleSyntaxError
-from ..lars.metric import SINCE, PastWindow
-from ..lars.program import (
-    BOX,
-    DIAMOND,
-    Atom,
-    Comparison,
-    ExtendedAtom,
-    Program,
-    Rule,
-    Var,
-    stratify,
-)
+from .metric import SINCE, PastWindow
+from .program import BOX, DIAMOND, Atom, Comparison, ExtendedAtom, Program, Rule, Var, stratify
 from ..core.terms import Dictionary
-from .check import head_offsets
-from .model import BOXMINUS, DIAMONDMINUS, Binary, MetricRule, Temporal, Written
+from .metric_check import head_offsets
+from .metric_rules import BOXMINUS, DIAMONDMINUS, Binary, MetricRule, Temporal, Written
 
 
 @dataclass

@@ -19,7 +19,7 @@ from fractions import Fraction
 from math import ceil, floor
 from typing import Union
 
-from ..lars.program import Atom, Comparison, ExtendedAtom, Location, Var
+from .program import Atom, Comparison, ExtendedAtom, Location, Var
 
 BOXMINUS = "Boxminus"
 DIAMONDMINUS = "Diamondminus"
