@@ -26,6 +26,20 @@ def mosquitto_path() -> str:
                 "(or set RSP_PLUGIN_MOSQUITTO to its path)", pytrace=False)
 
 
+def make_certificates(directory: Path) -> None:
+    """ca.pem / ca.key (a CA) and server.pem / server.key (127.0.0.1 and localhost, signed by it), by openssl."""
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=rsp-plugin test CA",
+        "-keyout", "ca.key", "-out", "ca.pem")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key",
+        "-out", "server.csr")
+    (directory / "names.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+        "-extfile", "names.ext", "-out", "server.pem")
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -35,12 +49,18 @@ def free_port() -> int:
 class Broker:
     """`start()`, `stop()` (SIGTERM: Mosquitto saves its sessions and queued messages), `start()` again."""
 
-    def __init__(self, *, password: tuple[str, str] | None = None):
+    def __init__(self, *, password: tuple[str, str] | None = None, tls: bool = False):
         self.binary = mosquitto_path()
         self.directory = Path(tempfile.mkdtemp(prefix="rsp-mosquitto-"))
         self.port = free_port()
         self.process: subprocess.Popen | None = None
-        lines = [f"listener {self.port} 127.0.0.1", "persistence true",
+        lines = [f"listener {self.port} 127.0.0.1"]
+        if tls:  # a CA of the test's own and a certificate for 127.0.0.1 / localhost signed by it
+            self.ca = self.directory / "ca.pem"
+            make_certificates(self.directory)
+            lines += [f"cafile {self.ca}", f"certfile {self.directory / 'server.pem'}",
+                      f"keyfile {self.directory / 'server.key'}"]
+        lines += ["persistence true",
                  f"persistence_location {self.directory}/", "max_queued_messages 0", "log_dest stderr",
                  "log_type error", "log_type warning"]
         if os.geteuid() == 0:  # as root Mosquitto would become the user `mosquitto`, who cannot write here
@@ -57,8 +77,8 @@ class Broker:
         self.config = self.directory / "mosquitto.conf"
         self.config.write_text("\n".join(lines) + "\n")
 
-    def url(self, topic: str) -> str:
-        return f"mqtt://127.0.0.1:{self.port}/{topic}"
+    def url(self, topic: str, scheme: str = "mqtt") -> str:
+        return f"{scheme}://127.0.0.1:{self.port}/{topic}"
 
     def start(self) -> Broker:
         self.process = subprocess.Popen([self.binary, "-c", str(self.config)], stdout=subprocess.DEVNULL,

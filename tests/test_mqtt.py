@@ -188,6 +188,23 @@ def test_credentials(tmp_path):
         secured.close()
 
 
+def test_tls_with_the_brokers_ca_reads_the_topic_and_without_it_is_refused_in_one_line(tmp_path):
+    secured = Broker(tls=True).start()
+    try:
+        url = secured.url("p", scheme="mqtts")
+        plain = ["query", str(QUERY), "--stream", f"{STREAM_IRI}={url}", *BACKGROUND, "--mqtt-idle", "0.5"]
+        refused = cli(*plain)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+        assert "certificate verify failed" in refused.stderr
+        running = Running(*plain, "--mqtt-ca-file", str(secured.ca))
+        publish(url, POSITIONS.read_bytes().splitlines(), ca_file=str(secured.ca))
+        out, err, status = running.finish()
+        assert status == 0 and out == cli("query", str(QUERY), "--stream", f"{STREAM_IRI}={POSITIONS}",
+                                          *BACKGROUND).stdout
+    finally:
+        secured.close()
+
+
 def test_without_paho_the_extra_is_named(monkeypatch, capsys):
     from rsp_plugin.cli import command_line as command_line
 
