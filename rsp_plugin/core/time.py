@@ -167,8 +167,8 @@ class WindowGrid:
     >>> grid = WindowGrid(range=2500, step=1000)
     >>> grid.k_range(600), grid.bounds(grid.instant(3))
     ((1, 3), (500, 3000))
-    >>> grid.boundary_at(2999), grid.boundary_after(2999), grid.last_reaching(600)
-    (2000, 3000, 3000)
+    >>> grid.boundary_at(2999), grid.boundary_after(2999), grid.first_report(600), grid.last_report(600)
+    (2000, 3000, 1000, 3000)
     """
 
     range: int
@@ -238,10 +238,21 @@ class WindowGrid:
         """(k1, k2): the instants whose windows hold an element seen at t >= t0 (none when k1 > k2)."""
         return self.span(t + self.end, t + self.range)
 
-    def last_reaching(self, t):
-        """The last instant whose window still reaches an element seen at t: where a replay whose last
-        element is seen at t ends (its first report is `boundary_after` of its first element)."""
-        return self.boundary_at(t + self.range)
+    # a replay's reports (DESIGN.md: every tau after the first element, up to the last tau whose
+    # window still reaches the last element, tau - r <= last)
+
+    def first_report(self, first: int, period: int | None = None) -> int:
+        """The first report after an element seen at `first` (of `every(period)` when the query reports
+        on a period of its own)."""
+        return (self if period is None else WindowGrid.every(period, self.t0)).boundary_after(first)
+
+    def last_report(self, last: int, period: int | None = None) -> int:
+        """The last instant whose window still reaches an element seen at `last`: where a replay ends
+        (with a `period`: the last report of `every(period)` that shows that window)."""
+        k = self.index_at(last + self.range)
+        if period is None:
+            return self.instant(k)
+        return WindowGrid.every(period, self.t0).instant(self.shown_at(period, k, k)[1])
 
     def shown_at(self, period: int, k1, k2):
         """The instants j of `every(period, t0)` whose reports show the windows k1..k2 of this grid (a
