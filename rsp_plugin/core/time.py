@@ -196,12 +196,14 @@ class WindowGrid:
         return (t - self.t0) // self.step + 1
 
     def boundary_at(self, t):
-        """The last instant at or before t (the window a reader at t sees)."""
-        return self.instant(self.index_at(t))
+        """The last instant at or before t (the window a reader at t sees): instant(index_at(t))."""
+        t0, step = self.t0, self.step
+        return t0 + (t - t0) // step * step
 
     def boundary_after(self, t):
-        """The first instant after t."""
-        return self.instant(self.index_after(t))
+        """The first instant after t: instant(index_after(t))."""
+        t0, step = self.t0, self.step
+        return t0 + ((t - t0) // step + 1) * step
 
     # what the window at tau holds
 
