@@ -1,8 +1,8 @@
 """Windows whose content is id columns: appended a batch at a time, cut by time per report.
 
 `ColumnTimeWindow` is `[RANGE r STEP s]` with the semantics of
-`rsp_plugin.query.windows.TimeWindow` (same boundaries, same `accepts`, an element
-waits until the first boundary after it), but its elements are chunks of numpy
+`rsp_plugin.query.windows.TimeWindow` (it is one: same grid, boundaries and `accepts`; an
+element waits until the first boundary after it), but its elements are chunks of numpy
 columns (t, s, p, o) instead of Python tuples in dicts: a batch enters as one
 chunk, a report cuts the chunks by time (whole chunks dropped, the oldest one
 trimmed), and the content of a boundary is the rows with low <= t < boundary.
@@ -181,16 +181,12 @@ class ColumnContent:
 
 
 class ColumnTimeWindow(TimeWindow):
-    """`[RANGE r STEP s]` over one stream, its elements in numpy chunks (a `TimeWindow` to every reader)."""
+    """`[RANGE r STEP s]` over one stream, its elements in numpy chunks (a `TimeWindow` to every reader:
+    the same grid, boundaries and `accepts`)."""
 
     columnar = True
 
-    def __init__(self, spec: RangeWindow, t0: int = 0):  # noqa: super().__init__ is not wanted
-        self.spec = spec
-        self.t0 = t0
-        self.boundary: int | None = None
-        self.first_timestamp: int | None = None
-        self.last_timestamp: int | None = None
+    def _hold_nothing(self) -> None:
         self._chunks: list[_Chunk] = []
         self._waiting: list[tuple[int, tuple]] = []   # single offers, made a chunk at the next advance
         #: a row may repeat another until a window's low passes this time
@@ -199,29 +195,10 @@ class ColumnTimeWindow(TimeWindow):
         #: chunks not yet handed to a reader of what enters (`entered`), and what entered last time
         self._fresh: list[_Chunk] = []
         self.entered = _EMPTY_COLUMNS
-        #: how many times the content changed (an element entered or left; on-content-change)
-        self.version = 0
 
     def __repr__(self) -> str:
         rows = sum(len(chunk) for chunk in self._chunks)
         return f"<ColumnTimeWindow {self.spec} boundary={self.boundary} rows={rows} chunks={len(self._chunks)}>"
-
-    def boundary_at(self, tau: int) -> int:
-        step = self.spec.step
-        return self.t0 + (tau - self.t0) // step * step
-
-    def next_boundary_after(self, t: int) -> int:
-        return self.boundary_at(t) + self.spec.step
-
-    def accepts(self, timestamp: int) -> bool:
-        if timestamp < self.t0:
-            return False
-        if self.boundary is None:
-            return True
-        return timestamp >= self.boundary + self.spec.step - self.spec.range
-
-    def reaches(self, tau: int, timestamp: int) -> bool:
-        return tau - self.spec.range <= timestamp
 
     def offer(self, timestamp: int, triple) -> list:
         self._waiting.append((timestamp, tuple(triple)))
@@ -267,7 +244,7 @@ class ColumnTimeWindow(TimeWindow):
         if self.boundary is not None and boundary <= self.boundary:
             return []
         self._flush()
-        low = max(self.t0, boundary - self.spec.range)
+        low, high = self.grid.bounds(boundary)
         kept = []
         left = False
         for chunk in self._chunks:
@@ -279,20 +256,20 @@ class ColumnTimeWindow(TimeWindow):
         distinct = self._repeats_until is None or self._repeats_until < low
         if distinct:
             self._repeats_until = None
-        self._enter(low, boundary)
+        self._enter(low, high)
         if left or len(self.entered[0]):
             self.version += 1
         self.boundary = boundary
-        self.content = ColumnContent(list(kept), low, boundary, distinct)
+        self.content = ColumnContent(list(kept), low, high, distinct)
         return []
 
-    def _enter(self, low: int, boundary: int) -> None:
-        """`entered`: (t, s, p, o) of the elements that came into the window with this boundary,
-        oldest first (what a materialization takes); later ones wait for their boundary."""
+    def _enter(self, low: int, high: int) -> None:
+        """`entered`: (t, s, p, o) of the elements that came into the window with this boundary
+        (low <= t < high), oldest first (what a materialization takes); later ones wait for theirs."""
         parts, waiting = [], []
         for chunk in self._fresh:
             start = int(np.searchsorted(chunk.t, low, side="left"))
-            stop = int(np.searchsorted(chunk.t, boundary, side="left"))
+            stop = int(np.searchsorted(chunk.t, high, side="left"))
             if stop > start:
                 parts.append((chunk.t[start:stop], chunk.s[start:stop], chunk.p[start:stop], chunk.o[start:stop]))
             if stop < len(chunk.t):
@@ -318,14 +295,15 @@ class ColumnTimeWindow(TimeWindow):
         """The first boundary after the current one at which an element enters or leaves
         (None: nothing held or staged), as `TimeWindow.next_change`: the on-content-change
         policy skips the others."""
-        candidates = []
+        grid, candidates = self.grid, []
         staged = [int(chunk.t[0]) for chunk in self._fresh if len(chunk.t)]
         staged += [stamp for stamp, _ in self._waiting]
-        if staged:  # enters at the first boundary after it
-            candidates.append(self.next_boundary_after(min(staged)))
+        if staged:  # enters at the first window that holds it
+            candidates.append(grid.instant(grid.k_range(min(staged))[0]))
         held = [int(chunk.t[0]) for chunk in self._chunks if len(chunk.t)]
-        if held and self.boundary is not None and min(held) < self.boundary:  # leaves once the range passes it
-            candidates.append(self.next_boundary_after(min(held) + self.spec.range))
+        if held and self.boundary is not None and min(held) < grid.bounds(self.boundary)[1]:  # in the window: leaves
+            # after the last window that holds it
+            candidates.append(grid.instant(grid.k_range(min(held))[1] + 1))
         return min(candidates) if candidates else None
 
     def live_terms(self):

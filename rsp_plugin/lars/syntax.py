@@ -32,7 +32,7 @@ from ..io.lines import decode_text
 from ..core.nesting import check_tree
 from ..core.parser_tables import ShippedGrammar
 from ..core.terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key, surrogates
-from ..core.time import parse_duration_ms
+from ..core.time import DurationError, DurationTooLong, parse_duration_ms
 from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
 from .program import (
     AT,
@@ -240,7 +240,6 @@ class _Builder:
         self.triple = terms.intern(TRIPLE)
         self.rdf_type = terms.intern(RDF_TYPE)
         self._anonymous = itertools.count(1)
-        self._pending_durations: list[tuple[Token, Tree]] = []
 
     def error(self, message: str, where) -> None:
         if isinstance(where, Location):
@@ -263,8 +262,8 @@ class _Builder:
             elif statement.data == "tick_decl":
                 written = statement.children[1]
                 try:
-                    self.tick_ms = parse_duration_ms(str(written))
-                except ValueError as error:
+                    self.tick_ms = parse_duration_ms(str(written), rounded=True)
+                except DurationError as error:
                     self.error(str(error), written)
                 if self.tick_ms < 1:  # (a time point is timestamp // tick)
                     self.error(f"a tick lasts at least 1 ms; @tick {written} is {self.tick_ms} ms "
@@ -362,8 +361,10 @@ class _Builder:
     def ticks(self, token: Token) -> int:
         try:
             duration = parse_duration_ms(str(token))
-        except ValueError:  # (too long to read: more than any window holds)
+        except DurationTooLong:
             self.error(f"the duration {str(token)[:25]}... is more time than a window can hold", token)
+        except DurationError as error:
+            self.error(str(error), token)
         if self.tick_ms is None:
             self.error(
                 f"the duration {token} needs a tick length: declare e.g. '@tick 1s .' first", token

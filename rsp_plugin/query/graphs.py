@@ -107,18 +107,18 @@ def _content_at(shared, query, watermark: int | None, at: int | None):
     if not isinstance(view, PlainView):
         raise WindowNotKept(f"query {query.name}: with ENTAILMENT or RULES, a window is shown as the query "
                             "last read it (at=None); a later one needs its reasoning run")
-    low = max(window.t0, boundary - window.spec.range)
+    low, high = window.grid.bounds(boundary)
     ahead = TripleIndex()
     if getattr(window, "columnar", False):  # (rsp_plugin.columnar.columns: every element held, by time)
         for t, triple in window.elements():
-            if low <= t < boundary:
+            if low <= t < high:
                 ahead.add(triple)
         return ahead
     for triple in window.content:
         if window.content.timestamp(triple) >= low:
             ahead.add(triple)
     for timestamp, triple in getattr(window, "_staged", ()):  # arrived, waiting for their boundary
-        if low <= timestamp < boundary:
+        if low <= timestamp < high:
             ahead.add(triple)
     return ahead
 

@@ -34,11 +34,9 @@ DIALECTS = {
     "sparqlstream": "SPARQLstream",
 }
 
-#: The largest duration (ms) and element count a window may have: a duration is a
-#: signed 64-bit count of milliseconds everywhere time is kept (timestamps, Spark,
-#: Arrow); a count window keeps every element it counts, and 2^31 - 1 elements is
-#: already past what the engine's per-element structures fit in any machine's memory.
-MAX_DURATION_MS = (1 << 63) - 1
+#: The largest element count a window may have (its largest duration is `core.time.MAX_DURATION_MS`):
+#: a count window keeps every element it counts, and 2^31 - 1 elements is already past what the
+#: engine's per-element structures fit in any machine's memory.
 MAX_WINDOW_ELEMENTS = (1 << 31) - 1
 
 

@@ -39,7 +39,6 @@ import copyreg
 import math
 import re
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -53,12 +52,12 @@ from ..io.lines import decode_text
 from ..core.nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets, deepest
 from ..core.parser_tables import ShippedGrammar
 from ..core.terms import bad_escapes
+from ..core.time import MAX_DURATION_MS, UNIT_MS, DurationError, DurationTooLong, parse_duration_ms
 from . import dialects
 from .checker import locate
 from .messages import anonymous_patterns, end_position, not_closed, open_bracket, phrase_list, position, word_at
 from .model import (
     ENTAILMENT_PROFILES,
-    MAX_DURATION_MS,
     MAX_WINDOW_ELEMENTS,
     R2S,
     ContinuousQuery,
@@ -80,17 +79,6 @@ _PATTERNS = anonymous_patterns(_PARSER)
 #: the name a CQELS `STREAM <s> [...] { }` block's window gets (it has none in the text)
 WINDOW_NAME = "urn:x-rsp-plugin:window:{}"
 
-_UNIT_MS = {
-    "ns": Decimal("0.000001"),
-    "ms": 1, "msec": 1, "msecs": 1, "millisecond": 1, "milliseconds": 1,
-    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
-    "m": 60_000, "min": 60_000, "mins": 60_000, "minute": 60_000, "minutes": 60_000,
-    "h": 3_600_000, "hr": 3_600_000, "hrs": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
-    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
-}
-_ISO = re.compile(r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
-                  r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?\Z")
-_ISO_MS = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1000}
 _CLAUSES = ("from_stream", "from_named_window", "from_named_window_as", "from_named_window_first",
             "from_named_stream", "from_named", "from_graph")
 _WINDOW_CLAUSES = ("from_stream", "from_named_window", "from_named_window_as", "from_named_window_first",
@@ -144,35 +132,6 @@ def parse_query_file(path: str | Path, *, dialect: str = "auto") -> ContinuousQu
     except OSError as error:
         raise QuerySyntaxError(f"cannot read the query: {error.strerror}", str(path), 1, 1) from None
     return parse_query(text, str(path), base=file_iri(path.resolve().parent) + "/", dialect=dialect)
-
-
-def duration_ms(text: str) -> int:
-    """`10s`, `10sec`, `500ms`, `2min`, `1m30s`, `PT10S`, `P1DT2H` -> whole milliseconds, exactly.
-
-    >>> duration_ms("10sec"), duration_ms("PT1M"), duration_ms("1.5s"), duration_ms("1m30s")
-    (10000, 60000, 1500, 90000)
-    """
-    total = Decimal(0)
-    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)([A-Za-z]+)", text)
-    try:
-        if parts and "".join(number + unit for number, unit in parts) == text and not text.upper().startswith("P"):
-            for number, unit in parts:
-                scale = _UNIT_MS.get(unit.lower())
-                if scale is None:
-                    raise ValueError(f"unknown time unit {clipped(str(unit))!r} in {clipped(text)} (ms, s, m, h, d)")
-                total += Decimal(number) * scale
-        else:
-            found = _ISO.match(text.upper())
-            if not found or text.upper() in ("P", "PT") or not any(found.groupdict().values()):
-                raise ValueError(f"not a duration: {text} (expected e.g. 10s, 500ms, 2m, PT10S)")
-            for unit, scale in _ISO_MS.items():
-                if found.group(unit):
-                    total += Decimal(found.group(unit)) * scale
-    except InvalidOperation:  # pragma: no cover - the patterns only let digits through
-        raise ValueError(f"not a duration: {text}") from None
-    if total != total.to_integral_value():
-        raise ValueError(f"{text} is not a whole number of milliseconds")
-    return int(total)
 
 
 # errors of the grammar -------------------------------------------------------------------------------
@@ -697,8 +656,8 @@ class _Builder:
                 f"a duration needs a unit: {token}ms, {token}s, {token}m, {token}h, {token}d or ISO 8601 (PT10S)",
                 token)
         try:
-            value = duration_ms(str(token))
-        except ValueError as problem:
+            value = parse_duration_ms(str(token))
+        except DurationError as problem:
             raise self.syntax_error(str(problem), token) from None
         if value <= 0:
             raise self.syntax_error(f"a window's duration is positive, not {token}", token)
@@ -722,19 +681,21 @@ class _Builder:
         name = str(unit).lower()
         if name in ("month", "months", "year", "years"):
             raise self.syntax_error(f"{unit}: months and years have no fixed length; write days", unit)
-        if name not in _UNIT_MS or name == "ns":
+        if name not in UNIT_MS or name == "ns":
             raise self.syntax_error(f"unknown time unit {clipped(str(unit))!r}; expected MS, S, SECONDS, MINUTES, HOURS or DAYS",
                                     unit)
         try:
-            value = Decimal(str(first)) * _UNIT_MS[name]
-        except InvalidOperation:
-            raise self.syntax_error(f"{first} is not a number of {unit}", first) from None
-        if value != value.to_integral_value() or value <= 0:
+            value = parse_duration_ms(f"{first} {unit}")
+        except DurationTooLong:
+            value = MAX_DURATION_MS + 1
+        except DurationError:
+            value = 0
+        if value <= 0:
             raise self.syntax_error(f"{first} {unit} is not a positive whole number of milliseconds", first)
         if value > MAX_DURATION_MS:
             raise self.syntax_error(f"{first} {unit} is longer than any clock counts (at most {MAX_DURATION_MS} "
                                     "ms, 292 million years)", first)
-        return int(value)
+        return value
 
     def count(self, token: Token) -> int:
         if not re.fullmatch(r"[0-9]+", str(token)) or int(token) <= 0:

@@ -4,7 +4,8 @@ Time windows (DESIGN.md, "Time"): `[RANGE r STEP s]` has its boundaries at
 tau = t0 + k*s; the window of boundary tau holds the elements with
 max(t0, tau - r) <= t < tau (half-open, as CSRBench's oracle); a window in the
 past (`RangeWindow.end` > 0: `[FROM NOW-PT2H TO NOW-PT1H STEP PT1H]`) stops
-`end` before tau: max(t0, tau - r) <= t < tau - end. An element waits
+`end` before tau: max(t0, tau - r) <= t < tau - end. Those numbers are its
+`grid`'s (`core.time.WindowGrid`, as every backend's). An element waits
 in `staged` until the first boundary after it, so a window read between two
 boundaries shows the content of the last one.
 
@@ -38,6 +39,7 @@ import heapq
 from collections import deque
 from itertools import chain
 
+from ..core.time import WindowGrid
 from .content import Triple, WindowContent
 from .model import CountWindow, RangeWindow
 
@@ -45,42 +47,54 @@ Arrival = tuple[int, Triple]
 
 
 class TimeWindow:
-    """`[RANGE r STEP s]` over one stream."""
+    """`[RANGE r STEP s]` over one stream: where it stands on its grid (`core.time.WindowGrid`), and
+    the elements it holds as tuples (`columnar.columns.ColumnTimeWindow` holds them as numpy columns
+    and is the same window to every reader)."""
 
     def __init__(self, spec: RangeWindow, t0: int = 0):
         self.spec = spec
-        self.t0 = t0
-        self.content = WindowContent()
+        self.grid = WindowGrid(spec.range, spec.step, t0, getattr(spec, "end", 0))
         #: the last boundary whose content `content` holds (None before the first)
         self.boundary: int | None = None
         self.first_timestamp: int | None = None
         self.last_timestamp: int | None = None
+        #: how many times the content changed (an element entered or left)
+        self.version = 0
+        self._hold_nothing()
+
+    def _hold_nothing(self) -> None:
+        """The holdings of a window that has seen nothing: its content, and what waits for a boundary."""
+        self.content = WindowContent()
         self._staged: list[Arrival] = []
         self._buckets: dict[int, list[Triple]] = {}
         self._times: list[int] = []
-        #: how many times the content changed (an element entered or left)
-        self.version = 0
         #: the earliest timestamp staged (None when nothing is)
         self._staged_first: int | None = None
 
     def __repr__(self) -> str:
         return f"<TimeWindow {self.spec} boundary={self.boundary} triples={len(self.content)} staged={len(self._staged)}>"
 
+    @property
+    def t0(self) -> int:
+        return self.grid.t0
+
     def boundary_at(self, tau: int) -> int:
         """The last boundary at or before tau."""
-        step = self.spec.step
-        return self.t0 + (tau - self.t0) // step * step
+        return self.grid.boundary_at(tau)
 
     def next_boundary_after(self, t: int) -> int:
         """The first boundary strictly after t."""
-        return self.boundary_at(t) + self.spec.step
+        return self.grid.boundary_after(t)
 
     def accepts(self, timestamp: int) -> bool:
-        if timestamp < self.t0:
+        """Would an element seen at `timestamp` still enter a window not reported yet?"""
+        if timestamp < self.grid.t0:
             return False
-        if self.boundary is None:
-            return True
-        return timestamp >= self.boundary + self.spec.step - self.spec.range
+        return self.boundary is None or timestamp >= self.grid.open_from(self.boundary)
+
+    def reaches(self, tau: int, timestamp: int) -> bool:
+        """Does the window of boundary tau still hold an element seen at `timestamp`?"""
+        return self.grid.reaches(tau, timestamp)
 
     def offer(self, timestamp: int, triple: Triple) -> list[Arrival]:
         self._staged.append((timestamp, triple))
@@ -97,8 +111,7 @@ class TimeWindow:
         boundary = self.boundary_at(tau)
         if self.boundary is not None and boundary <= self.boundary:
             return []
-        low = max(self.t0, boundary - self.spec.range)
-        high = boundary - getattr(self.spec, "end", 0)
+        low, high = self.grid.bounds(boundary)
         times, buckets, content = self._times, self._buckets, self.content
         left = bool(times) and times[0] < low
         while times and times[0] < low:
@@ -134,20 +147,16 @@ class TimeWindow:
     def next_change(self) -> int | None:
         """The first boundary after the current one at which an element enters or leaves
         (None: nothing held or staged); the on-content-change policy skips the others."""
-        candidates = []
-        if self._staged_first is not None:  # enters at the first tau with t < tau - end
-            candidates.append(self.next_boundary_after(self._staged_first + getattr(self.spec, "end", 0)))
-        if self._times:  # leaves at the first tau with tau - range > t
-            candidates.append(self.next_boundary_after(self._times[0] + self.spec.range))
+        grid, candidates = self.grid, []
+        if self._staged_first is not None:  # enters at the first window that holds it
+            candidates.append(grid.instant(grid.k_range(self._staged_first)[0]))
+        if self._times:  # leaves at the window after the last that holds it
+            candidates.append(grid.instant(grid.k_range(self._times[0])[1] + 1))
         return min(candidates) if candidates else None
 
     def live_terms(self):
         """The ids the window holds: its content and what waits for the next boundary."""
         return chain(self.content.live_terms(), chain.from_iterable(triple for _, triple in self._staged))
-
-    def reaches(self, tau: int, timestamp: int) -> bool:
-        """Does the window of boundary tau still hold an element seen at `timestamp`?"""
-        return tau - self.spec.range <= timestamp
 
 
 class CountingWindow:

@@ -68,6 +68,7 @@ from ..query.windows import CountingWindow, TimeWindow
 from ..columnar.columns import ColumnTimeWindow
 from ..columnar.query import ColumnarState, columnar_supported
 from ..core.terms import TRIPLE, Dictionary, Forgetting
+from ..core.time import WindowGrid
 
 Triple = tuple[int, int, int]
 
@@ -182,8 +183,7 @@ class RegisteredQuery:
         if self.floor is not None and self.floor > after:
             after = self.floor
         if self.period is not None:
-            t0 = self._t0()
-            tau = t0 + (after - t0) // self.period * self.period + self.period
+            tau = WindowGrid.every(self.period, self._t0()).boundary_after(after)
         elif self.policy is ReportPolicy.ON_CONTENT_CHANGE:
             tau = self._next_change(after)
             if tau is None:
@@ -224,15 +224,9 @@ class RegisteredQuery:
             if last is None:
                 continue
             if isinstance(window, TimeWindow):
-                boundary = window.boundary_at(last + window.spec.range)
-                if self.period is None:
-                    ends.append(boundary)
-                else:
-                    t0, period = window.t0, self.period
-                    ends.append(t0 + (boundary + window.spec.step - 1 - t0) // period * period)
+                ends.append(window.grid.last_report(last, self.period))
             elif self.period is not None:
-                t0 = self._t0()
-                ends.append(t0 + (last - t0) // self.period * self.period + self.period)
+                ends.append(WindowGrid.every(self.period, self._t0()).first_report(last))
         return max(ends) if ends else None
 
 
@@ -993,14 +987,13 @@ class RSPEngine:
                 return tau
             if not window.is_empty() or window.boundary is None:
                 return tau
-            if window.last_timestamp is not None and \
-                    window.last_timestamp >= window.boundary + window.spec.step - window.spec.range:
+            if window.last_timestamp is not None and window.last_timestamp >= window.grid.open_from(window.boundary):
                 return tau  # something staged may still enter
             if any(self._queries[name].policy is not ReportPolicy.NON_EMPTY_CONTENT for name in shared.readers):
                 return tau
             last.append(window.boundary_at(until))
         if query.period is not None:
-            end = query.t0 + (until - query.t0) // query.period * query.period
+            end = WindowGrid.every(query.period, query.t0).boundary_at(until)
         else:
             end = max(last)
         if end < tau:

@@ -62,7 +62,8 @@ _VIEW = dict(_expiring=DICT, constant_filter=TUPLE, delta=DICT, horizon=DICT, in
 _SCHEDULED = dict(_VIEW, scheduled=DICT, low=INT, high=maybe(int), reach=INT)
 _TRIPLE_INDEX = dict(osp=DICT, pos=DICT, predicate_sizes=DICT, predicate_subjects=DICT, size=INT, spo=DICT)
 _TIME_WINDOW = dict(_buckets=DICT, _staged=LIST, _staged_first=maybe(int), _times=LIST, boundary=maybe(int),
-                    first_timestamp=maybe(int), last_timestamp=maybe(int), spec=RANGE_WINDOW, t0=INT, version=INT)
+                    first_timestamp=maybe(int), last_timestamp=maybe(int), grid=ours("core.time:WindowGrid"),
+                    spec=RANGE_WINDOW, version=INT)
 
 SCHEMA: dict[str, dict | str] = {
     # terms --------------------------------------------------------------------------------------------------
@@ -72,6 +73,7 @@ SCHEMA: dict[str, dict | str] = {
     "rsp_plugin.core.terms:Forgetting": dict(keep_young=BOOL, live=INT, made=INT, mark=INT, minimum=INT, runs=INT,
                                         terms=DICTIONARY),
     "rsp_plugin.core.rdfterms:TermCache": CUSTOM,
+    "rsp_plugin.core.time:WindowGrid": dict(range=INT, step=INT, t0=INT, end=INT),
     # the engine of continuous queries -----------------------------------------------------------------------
     "rsp_plugin.runtime.engine:RSPEngine": dict(
         _anonymous=INT, _callbacks=LIST, _collect=BOOL, _column_pending=DICT, _default_background=LIST,

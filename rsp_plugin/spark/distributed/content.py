@@ -22,7 +22,7 @@ import json
 from ...core.terms import NUMERIC_START
 from .closure import LASTING, SeedReasoner, split_ntriple
 from .plan import ALWAYS, NEVER, DistributedPlan
-from .sqltext import local_table
+from .sqltext import Sql, local_table
 
 FACTS_SCHEMA = "w INT, rel STRING, c0 STRING, c1 STRING, c2 STRING, c3 STRING, k1 BIGINT, k2 BIGINT"
 ARGS = ("c0", "c1", "c2", "c3")
@@ -117,10 +117,9 @@ LOWEST = -(1 << 63)
 def window_rows(plan: DistributedPlan, taken, lanes: list[str], after: int | None = None):
     """Admitted rows (lane, s, p, o, ts, floor; `lanes`: each lane's stream) -> each window's triples
     with their instant intervals (fact rows), as Spark expressions: no Python worker.
-    `Grid.element_range` in SQL (integer floor division by `pmod`, exact for negative numbers too).
+    `Grid.element_range` in SQL: the grid's own `k_range` written over column expressions (`Sql`).
     `after`: only the facts seen at an instant after it (first by their timestamps), the bounds
     joined in as data, not written into the plan (`report_bounds`)."""
-    t0, period = plan.grid.t0, plan.grid.period
     if after is not None:
         from pyspark.sql import functions as F
 
@@ -128,12 +127,8 @@ def window_rows(plan: DistributedPlan, taken, lanes: list[str], after: int | Non
         taken = taken.crossJoin(F.broadcast(numbers_table(taken.sparkSession, _after=after, **earliest)))
     parts = []
     for window in plan.windows:
-        low = f"greatest(ts + ({window.end}), coalesce(floor, {LOWEST}))"
-        high = f"ts + ({window.range})"
-        first = f"({_floor_div(f'({low}) - ({t0})', window.step)} + 1)"
-        last = _floor_div(f"({high}) - ({t0})", window.step)
-        k1 = f"(-{_floor_div(f'-({first} * {window.step})', period)})"
-        k2 = f"(-{_floor_div(f'-(({last} + 1) * {window.step})', period)} - 1)"
+        low = Sql(f"greatest(ts + ({window.end}), coalesce(floor, {LOWEST}))")
+        k1, k2 = plan.grid.k_range(window, low, Sql("ts") + window.range)
         reading = [str(lane) for lane, stream in enumerate(lanes) if stream == window.stream]
         if not reading:
             continue
@@ -154,11 +149,6 @@ def _fact_columns(window: str, k1: str, k2: str) -> list[str]:
     """A window triple (s, p, o) as a fact row (`FACTS_SCHEMA`), its window and interval as SQL."""
     return [f"CAST({window} AS INT) AS w", f"'{TRIPLE}' AS rel", "s AS c0", "p AS c1", "o AS c2",
             "CAST(NULL AS STRING) AS c3", f"CAST({k1} AS BIGINT) AS k1", f"CAST({k2} AS BIGINT) AS k2"]
-
-
-def _floor_div(a: str, b: int) -> str:
-    """SQL for Python's a // b (b > 0): `div` truncates toward zero, `pmod` is never negative."""
-    return f"((({a}) - pmod(({a}), {b})) div {b})"
 
 
 def stored_closures(plan: DistributedPlan, background=None):

@@ -1,8 +1,8 @@
 """What a query becomes in distributed mode: its windows on one grid of report instants, its body, its reasoning.
 
-Time (DESIGN.md, "Time"): a query reports at instants tau_k = t0 + k * P, P its
-COMPUTE EVERY period or its windows' common STEP. A window [RANGE r STEP s]
-(ending `end` before its boundary) shows at tau its content at the boundary
+Time (DESIGN.md, "Time"; every number is `core.time.WindowGrid`'s): a query reports at
+instants tau_k = t0 + k * P, P its COMPUTE EVERY period or its windows' common STEP.
+A window [RANGE r STEP s] (ending `end` before its boundary) shows at tau its content at the boundary
 b(tau) = t0 + floor((tau - t0) / s) * s; an element seen at t is in the window
 of boundary B when t + end < B <= t + r. So every fact carries the interval of
 instants [k1, k2] it is seen at (`Grid.k_range`), and:
@@ -21,6 +21,8 @@ in `--mode driver`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from ...core.time import WindowGrid
 
 #: an instant index before / after every other (the background's interval)
 NEVER = -(1 << 60)
@@ -43,43 +45,43 @@ class Window:
     name: str | None = None
 
 
-def floor_div(a: int, b: int) -> int:
-    return a // b
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -((-a) // b)
-
-
 @dataclass(frozen=True)
 class Grid:
-    """Report instants tau_k = t0 + k * period."""
+    """The query's report instants tau_k = t0 + k * period, and each window's grid on the same timeline:
+    every number here is `core.time.WindowGrid`'s (as the local engine's), and so is the SQL that
+    `content.window_rows` writes from `k_range` over column expressions (`sqltext.Sql`)."""
 
     t0: int
     period: int
+    #: the report instants, a tumbling grid of the period
+    reports: WindowGrid = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "reports", WindowGrid.every(self.period, self.t0))
+
+    def window_grid(self, window: Window) -> WindowGrid:
+        return WindowGrid(window.range, window.step, self.t0, window.end)
 
     def instant(self, k: int) -> int:
-        return self.t0 + k * self.period
+        return self.reports.instant(k)
 
     def first_after(self, t: int) -> int:
         """The first k with tau_k > t."""
-        return floor_div(t - self.t0, self.period) + 1
+        return self.reports.index_after(t)
 
     def last_at_or_before(self, t: int) -> int:
         """The last k with tau_k <= t."""
-        return floor_div(t - self.t0, self.period)
+        return self.reports.index_at(t)
 
     def boundary(self, window: Window, tau: int) -> int:
         """The window's last boundary at or before tau."""
-        return self.t0 + floor_div(tau - self.t0, window.step) * window.step
+        return self.window_grid(window).boundary_at(tau)
 
-    def k_range(self, window: Window, low: int, high: int) -> tuple[int, int]:
-        """The instants k whose window boundary B is in (low, high]: [k1, k2] (empty when k1 > k2)."""
-        first = floor_div(low - self.t0, window.step) + 1   # boundary numbers m in [first, last]
-        last = floor_div(high - self.t0, window.step)
-        k1 = ceil_div(first * window.step, self.period)
-        k2 = ceil_div((last + 1) * window.step, self.period) - 1
-        return k1, k2
+    def k_range(self, window: Window, low, high):
+        """The instants k whose window boundary B is in (low, high]: [k1, k2] (empty when k1 > k2); low
+        and high are ints, or SQL expressions (`sqltext.Sql`) for a plan to compute per row."""
+        grid = self.window_grid(window)
+        return grid.shown_at(self.period, *grid.span(low, high))
 
     def element_range(self, window: Window, timestamp: int, floor_time: int | None = None) -> tuple[int, int]:
         """The instants at which an element seen at `timestamp` is in `window`; `floor_time`: a boundary
@@ -93,17 +95,12 @@ class Grid:
         """The smallest timestamp of an element `window` still holds at an instant after k (its
         `element_range`'s k2 > k; the floor of a late element moves only k1). A bound on a plain column:
         a cached batch skips its blocks wholly before it (their min / max statistics)."""
-        # (its last boundary number must reach this one: `k_range`'s k2 > k, solved for the timestamp)
-        boundary = floor_div((k + 1) * self.period, window.step)
-        return self.t0 + boundary * window.step - window.range
+        return self.window_grid(window).earliest_reached(self.instant(k + 1))
 
     def replay_end(self, window: Window, last: int) -> int:
         """The last instant (time) whose window still reaches an element seen at `last` (as the local
         engine's `RegisteredQuery.replay_end`)."""
-        boundary = self.t0 + floor_div(last + window.range - self.t0, window.step) * window.step
-        if self.period == window.step:
-            return boundary
-        return self.t0 + floor_div(boundary + window.step - 1 - self.t0, self.period) * self.period
+        return self.window_grid(window).last_report(last, self.period)
 
 
 @dataclass

@@ -45,4 +45,58 @@ def local_table(spark, rows: list, schema: str):
     return spark.sql(f"SELECT {columns} FROM VALUES {values} AS t({names})")
 
 
-__all__ = ["sql_string", "local_table"]
+class Sql:
+    """An integer SQL expression, made with Python's operators: `//` is Python's floor division (SQL's
+    `div` truncates toward zero; `pmod` is never negative), so that a formula written once for ints
+    and numpy columns (`core.time.WindowGrid`) is also the SQL Spark runs on every row.
+
+    >>> str((Sql("ts") - -7) // 4 * 2)
+    '(((((ts - (-7))) - pmod(((ts - (-7))), 4)) div 4) * 2)'
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Sql({self.text!r})"
+
+    def __add__(self, other):
+        return Sql(f"({self} + {_operand(other)})")
+
+    def __radd__(self, other):
+        return Sql(f"({_operand(other)} + {self})")
+
+    def __sub__(self, other):
+        return Sql(f"({self} - {_operand(other)})")
+
+    def __rsub__(self, other):
+        return Sql(f"({_operand(other)} - {self})")
+
+    def __mul__(self, other):
+        return Sql(f"({self} * {_operand(other)})")
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return Sql(f"(-{self})")
+
+    def __floordiv__(self, other: int):
+        if type(other) is not int or other <= 0:
+            raise TypeError(f"an SQL floor division by {other!r}: only by a positive int")
+        return Sql(f"((({self}) - pmod(({self}), {other})) div {other})")
+
+
+def _operand(value) -> str:
+    if isinstance(value, Sql):
+        return str(value)
+    if type(value) is not int:
+        raise TypeError(f"{value!r} in an integer SQL expression")
+    return f"({value})" if value < 0 else str(value)  # (`ts - -7` would be a comment)
+
+
+__all__ = ["Sql", "sql_string", "local_table"]
