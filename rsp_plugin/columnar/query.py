@@ -44,12 +44,6 @@ from ..query.sparql_values import SparqlError, arithmetic, term
 from ..query.sparql_values import number as number_term
 from .columns import ColumnContent
 
-_INTEGER_TYPES = {
-    f"http://www.w3.org/2001/XMLSchema#{name}"
-    for name in ("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
-                 "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort",
-                 "unsignedByte")
-}
 #: value kinds of a term, for aggregates: a canonical xsd:integer that fits in 62 bits, anything else
 INT, OTHER = 0, 3
 _XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
