@@ -12,14 +12,15 @@ semantics:
 - patterns are joined smallest first (hash joins in polars), each next pattern
   sharing a variable with what is joined, a cross product only when none does;
 - a FILTER is decided once per distinct tuple of the values it reads, by the
-  check every backend asks (`EvaluationContext.conjunct_check`), and kept across evaluations
-  per value (not for NOW(), RAND() and the like); rows are kept by a semi-join
-  on the tuples that pass;
+  check every backend asks (`EvaluationContext.conjunct_check`), and kept
+  across evaluations per value (not for NOW(), RAND() and the like); rows are
+  kept by a semi-join on the tuples that pass;
 - GROUP BY / aggregates: counts, distinct counts, integer sums, minima and
   maxima in polars; the result term (AVG of integers as xsd:decimal) made once
   per value by the per-fact path's own arithmetic (`query.sparql_values`); a
   group with another value (decimal, double, non-number) or GROUP_CONCAT is
-  handed to the per-fact path's aggregate, term by term;
+  handed to every backend's aggregate (`EvaluationContext.aggregate_one`),
+  term by term;
 - what follows the aggregation (HAVING, BIND, ORDER BY, projection, DISTINCT,
   LIMIT) works on few rows and is every backend's (`query.backend.finish`);
 - the evaluation's bounds (`query.bounds`): a join's size is known before it
@@ -195,9 +196,6 @@ class ColumnarBackend(Backend):
 
         return Snapshot([indexed(part) for part in parts],
                         {name: indexed(part) for name, part in snapshot.named.items()})
-
-    def ask(self) -> bool:
-        return self._per_fact.ask() if self._per_fact is not None else bool(self.solutions()[1])
 
     # the conjunction ---------------------------------------------------------------------------
 
