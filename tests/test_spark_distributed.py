@@ -168,10 +168,10 @@ def test_the_joined_templates_give_the_seed_closures(spark, seed):
     import numpy as np
     import pyarrow as pa
 
-    from rsp_plugin.spark.distributed.closure import SeedReasoner
+    from rsp_plugin.reasoning.templates import SeedReasoner
     from rsp_plugin.spark.distributed.content import FACTS_SCHEMA, _seed_closures, facts_arrow_schema
     from rsp_plugin.spark.distributed.expand import SHAPE, Expansion
-    from rsp_plugin.spark.distributed.rules import present_of
+    from rsp_plugin.reasoning.templates import present_of
 
     background, window = rdfs_case(seed)
     draw = random.Random(seed)

@@ -178,7 +178,7 @@ def _entailment_key_local(query, nodes, key: str, positions: dict[str, str], bac
     from rdflib import Variable
 
     from ..core.rdfterms import term_key
-    from .distributed.closure import SeedReasoner
+    from ..reasoning.templates import SeedReasoner
     from .locality import NotLocal, analyse
 
     lines = list(background or ())

@@ -17,12 +17,13 @@ broadcast to them), join, filter and aggregate. Same output as
 is said in one line (`NotDistributed`), and `--mode driver` runs it.
 
 Modules: `plan` (instants, what is distributed), `admission` (what is taken),
-`closure` (one triple's entailments), `expand` (those joined from templates when
-read), `rules` (two window premises: joins),
-`content` (facts with instant intervals; the instants a report reads, joined in as
-data so that a plan's code is the same every batch), `store` (the window state's
-files), `evaluate` (the query's plan), `sqltext` (literals and small tables as SQL
-text), `driver` (foreachBatch).
+`expand` (one triple's entailments joined from its shape's template when read:
+the templates are `rsp_plugin.reasoning.templates`'), `rules` (two window
+premises: joins), `content` (facts with instant intervals; the instants a report
+reads, joined in as data so that a plan's code is the same every batch), `store`
+(the window state's files), `evaluate` (the Spark backend of the query's
+compiled plan), `sqltext` (literals and small tables as SQL text), `driver`
+(foreachBatch).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from .content import (FACTS_SCHEMA, Content, background_rows, numbers_table, poi
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
-from .rules import JoinAnalysis, Present
+from ...reasoning.templates import JoinAnalysis, Present
 from .store import FactStore, StoredBatch
 
 
@@ -99,7 +99,7 @@ class DistributedDriver(BatchEnds):
         #: are joined when read (`expand`); else (OWL 2 RL's datatypes) the closures are written
         self.expansion = None
         if plan.entailment is not None:
-            from .closure import SeedReasoner
+            from ...reasoning.templates import SeedReasoner
 
             self.reasoner = SeedReasoner(plan.entailment, plan.background)
             self.background = spark.sparkContext.broadcast("\n".join(plan.background))
