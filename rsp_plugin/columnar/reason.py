@@ -27,15 +27,15 @@ import json
 import re
 from bisect import bisect_left, bisect_right, insort
 from itertools import chain
-from operator import sub
 from pathlib import Path
 from typing import Callable, TextIO
 
 from ..core import limits
+from ..core.admission import Gap, Gate
 from ..io.lines import Rejected
 from ..lars.engine import IncrementalEngine
 from ..core.terms import TRIPLE, Forgetting
-from .atoms import in_order, read_atom_blocks
+from .atoms import read_atom_blocks
 
 #: characters json.dumps escapes with ensure_ascii=False
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
@@ -269,7 +269,8 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
     that interns each block's terms as it makes it (the dictionary forgets, between two blocks,
     the terms the engine no longer holds: a block interned ahead of its turn would lose them);
     `handle`: the file opened already (binary). A line older than one read before it, or more than
-    `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules).
+    `max_gap` time points ahead of the stream, is set aside (`rsp_plugin.core.admission`, as
+    `replay.timeline` does).
 
     Python's cyclic garbage collector is paused meanwhile (as `advance_to` does): reading makes
     many small tuples and no cycles, and scanning them costs more the longer the stream."""
@@ -320,19 +321,11 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
             snapshot.change(started, stopped, terms)
             snapshot.write_line(point, out)
 
-    latest = None
+    gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
     for block in blocks:
-        clean = not block.times or _clean(block.times, latest, first, max_gap)
-        if block.repeats and not clean:
-            block = block.expanded()  # judged line by line: a repeated line may be set aside too
+        block, rows, dead = _admitted(gate, block, filename)
         times = block.times
         lines = block.lines
-        dead = list(block.rejected)
-        rows = range(len(times))
-        if not clean:
-            rows, latest = _judged(times, lines, latest, first, max_gap, filename, dead)
-        elif times:
-            latest = times[-1]
         cut = None
         if last is not None and rows and times[rows[-1]] > last:
             cut = next(k for k in rows if times[k] > last)
@@ -370,37 +363,25 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
     return engine
 
 
-def _clean(times: list[int], latest: int | None, first: int | None, max_gap: int | None) -> bool:
-    """Is every time point of the block taken: in order, none before the latest read, none
-    more than `max_gap` ahead of the one before it?"""
-    if not in_order(times) or (latest is not None and times[0] < latest):
-        return False
-    if max_gap is None:
-        return True
-    reference = latest if latest is not None else first
-    if reference is not None and times[0] - reference > max_gap:
-        return False
-    return len(times) < 2 or max(map(sub, times[1:], times)) <= max_gap
-
-
-def _judged(times, lines, latest, first, max_gap, filename, dead) -> tuple[list[int], int | None]:
-    """The rows taken, line by line as `replay.timeline` judges them; the others set aside into
-    `dead`. Returns (rows, the latest time point taken)."""
-    rows = []
-    for k, point in enumerate(times):
-        if latest is not None and point < latest:
-            dead.append(Rejected(filename, lines[k], f"time point {point} is older than time point {latest} "
-                                                     f"read before it; set aside"))
-            continue
-        reference = latest if latest is not None else first
-        if max_gap is not None and reference is not None and point - reference > max_gap:
-            dead.append(Rejected(filename, lines[k], f"timestamp {point} is {point - reference} time points "
-                                                     f"ahead of the stream (max gap {max_gap}; --max-gap); "
-                                                     f"set aside"))
-            continue
-        latest = point
-        rows.append(k)
-    return rows, latest
+def _admitted(gate: Gate, block, filename: str) -> tuple:
+    """(the block, the rows of it taken (a `range` if all are), the dead letters (unsorted)), judged at
+    once (`Gate.judge_many`). A repeated line stands for a row equal to the one before it, taken or set
+    aside with it: a block whose rows are all taken takes its repeats too; otherwise the block is
+    `block.expanded()`, each repeat judged (and, if set aside, named) on its own."""
+    dead = list(block.rejected)
+    if not block.times:
+        return block, range(0), dead
+    latest = gate.latest
+    taken, set_aside = gate.judge_many(block.times)
+    if not set_aside:
+        return block, range(len(block.times)), dead
+    if block.repeats:
+        gate.latest = latest  # (judged again, with the repeats)
+        block = block.expanded()
+        taken, set_aside = gate.judge_many(block.times)
+    lines = block.lines
+    dead.extend(Rejected(filename, lines[row], why) for row, why in set_aside)
+    return block, taken.nonzero()[0].tolist(), dead
 
 
 def _by_time_point(block, rows, in_order: bool):

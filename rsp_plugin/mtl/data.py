@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..core import limits
+from ..core.admission import Gap, Gate
 from ..core.errors import RuleSyntaxError
 from ..io.formats import Rejected, format_fact, read_tnt
 from ..io.lines import lines_of
@@ -253,7 +254,8 @@ def fact_timeline(
     `last` (default: the last point any fact covers). A fact over an interval
     is given again at each of its time points. A fact that starts, or whose
     interval ends, more than `max_gap` time points ahead of the stream is set
-    aside (`rsp_plugin.core.limits`): the timeline never walks a stretch no one asked for.
+    aside (`rsp_plugin.core.limits`; the rules: `rsp_plugin.core.admission`): the timeline never
+    walks a stretch no one asked for.
 
     >>> items = [TimedFact(1, 3, "a", 1), TimedFact(2, 2, "b", 2), TimedFact(1, 1, "c", 3)]
     >>> rejected = []
@@ -264,28 +266,16 @@ def fact_timeline(
     """
     current = first
     active: list[TimedFact] = []
-    latest: int | None = None
+    gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
     end = last
     for item in items:
         if isinstance(item, Rejected):
             on_rejected(item)
             continue
-        if latest is not None and item.first < latest:
-            on_rejected(Rejected(filename, item.line, f"starts at time point {item.first}, before time point "
-                                                      f"{latest} read earlier; set aside (a stream is read in time order)"))
+        problem = gate.judge_interval(item.first, item.last)
+        if problem is not None:
+            on_rejected(Rejected(filename, item.line, problem))
             continue
-        reference = latest if latest is not None else first if first is not None else item.first
-        if max_gap is not None and item.last - max(reference, item.first) > max_gap:
-            on_rejected(Rejected(filename, item.line, f"the interval [{item.first},{item.last}] ends "
-                                                      f"{item.last - max(reference, item.first)} time points after "
-                                                      f"it starts (max gap {max_gap}; --max-gap); set aside"))
-            continue
-        if max_gap is not None and item.first - reference > max_gap:
-            on_rejected(Rejected(filename, item.line, f"timestamp {item.first} is {item.first - reference} time "
-                                                      f"points ahead of the stream (max gap {max_gap}; --max-gap); "
-                                                      "set aside"))
-            continue
-        latest = item.first
         if first is not None and item.last < first:
             continue
         if last is not None and item.first > last:

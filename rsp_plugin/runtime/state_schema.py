@@ -76,27 +76,35 @@ SCHEMA: dict[str, dict | str] = {
     "rsp_plugin.core.time:WindowGrid": dict(range=INT, step=INT, t0=INT, end=INT),
     # the engine of continuous queries -----------------------------------------------------------------------
     "rsp_plugin.runtime.engine:RSPEngine": dict(
-        _anonymous=INT, _callbacks=LIST, _collect=BOOL, _column_pending=DICT, _default_background=LIST,
-        _emitted=LIST, _gap_unit=maybe(int), _graph_sources=DICT, _graphs=DICT, _latest=maybe(int), _pending=LIST,
-        _queries=DICT, _results=DEQUE, _rules_sources=DICT, _sequence=INT, _streams=DICT, _triple=INT,
-        _windows=DICT, allow_files=BOOL, allow_graphs=TUPLE, allow_service=TUPLE, batch=BOOL,
-        cache=ours("core.rdfterms:TermCache"), errors=LIST, explanations=maybe(ours("query.explain:ElementSources")),
-        fast_path=BOOL, finished=BOOL, forgetting=maybe(ours("core.terms:Forgetting")), jsonld_contexts=DICT,
-        max_eval_ms=maybe(int), max_gap=maybe(int), max_solutions=maybe(int), rejected=LIST, t0=INT,
-        term_roots=LIST, terms=DICTIONARY, watermark=maybe(int)),
-    "rsp_plugin.runtime.engine:RegisteredQuery": dict(
+        _anonymous=INT, _callbacks=LIST, _collect=BOOL, _column_pending=DICT, _emitted=LIST, _pending=LIST,
+        _queries=DICT, _results=DEQUE, _sequence=INT, _streams=DICT, _triple=INT, _windows=DICT, allow_service=TUPLE,
+        batch=BOOL, cache=ours("core.rdfterms:TermCache"), datasets=ours("runtime.datasets:Datasets"), errors=LIST,
+        explanations=maybe(ours("query.explain:ElementSources")), fast_path=BOOL, finished=BOOL,
+        gate=ours("core.admission:Gate"), keeper=ours("runtime.forgetting:TermKeeper"), max_eval_ms=maybe(int),
+        max_gap=maybe(int), max_solutions=maybe(int), rejected=LIST, schedule=ours("runtime.scheduling:Schedule"),
+        t0=INT, terms=DICTIONARY),
+    "rsp_plugin.core.admission:Gate": dict(t0=maybe(int), gap=maybe(ours("core.admission:Gap")), in_order=BOOL,
+                                           start=maybe(int), latest=maybe(int), watermark=maybe(int)),
+    "rsp_plugin.core.admission:Gap": dict(count=INT, unit_ms=maybe(int)),
+    "rsp_plugin.runtime.datasets:Datasets": dict(
+        allow_files=BOOL, allow_graphs=TUPLE, background=LIST, cache=ours("core.rdfterms:TermCache"), graphs=DICT,
+        jsonld_contexts=DICT, rules_sources=DICT, sources=DICT, terms=DICTIONARY),
+    "rsp_plugin.runtime.scheduling:Schedule": dict(gap_unit=maybe(int), queries=DICT),
+    "rsp_plugin.runtime.forgetting:TermKeeper": dict(roots=LIST, schedule=maybe(ours("core.terms:Forgetting")),
+                                                     terms=DICTIONARY),
+    "rsp_plugin.runtime.queries:RegisteredQuery": dict(
         _callbacks=LIST, _results=DEQUE, cap=maybe(int), evaluations=INT,
         evaluator=ours("query.evaluate:QueryEvaluator"), floor=maybe(int), keep_results=BOOL,
         last_instant=maybe(int), name=STR, period=maybe(int), policy=ours("query.model:ReportPolicy"),
         query=ours("query.model:ContinuousQuery"), seen_versions=maybe(tuple), static_default=LIST,
         static_named=DICT, stream=ours("query.results:ResultStream"), t0=INT, tuple_driven=BOOL, windows=LIST),
-    "rsp_plugin.runtime.engine:_SharedWindow": dict(
+    "rsp_plugin.runtime.queries:SharedWindow": dict(
         key=TUPLE, readers=SET, stream=STR,
         view=ours("query.views:PlainView", "query.views:MaterializedView", "query.views:RulesView",
                   "columnar.views:BatchMaterializedView")),
     "rsp_plugin.io.lines:Rejected": dict(filename=STR, line=INT, reason=STR),
-    "rsp_plugin.runtime.engine:_Stream": dict(first_timestamp=maybe(int), iri=STR, last_timestamp=maybe(int),
-                                       produced_by=maybe(str), pushed=INT, windows=LIST),
+    "rsp_plugin.runtime.queries:Stream": dict(first_timestamp=maybe(int), iri=STR, last_timestamp=maybe(int),
+                                              produced_by=maybe(str), pushed=INT, windows=LIST),
     # queries ------------------------------------------------------------------------------------------------
     "rsp_plugin.query.model:ContinuousQuery": CUSTOM,
     "rsp_plugin.query.model:R2S": ENUM,

@@ -227,7 +227,7 @@ def _engine_background(engine, text: str, filename: str) -> list[str]:
     if query.entailment is None:
         return []
     keys = engine.terms.keys
-    return [f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in engine._background_triples(query)]
+    return [f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in engine.datasets.background_triples(query)]
 
 
 def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str:
