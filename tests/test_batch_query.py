@@ -181,7 +181,7 @@ def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(bat
         options = SimpleNamespace(query=str(query), stream=[f"{sosa.STREAM}={path}" for path in paths],
                                   background=[], report="on-window-close", format="json")
         with redirect_stdout(out):
-            assert cli.run_query(options, ValueError) == 0
+            assert cli.run_query(options) == 0
         outputs.append(out.getvalue())
         if forget:
             assert made[0].terms.forgotten > 1000

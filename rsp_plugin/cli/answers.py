@@ -18,6 +18,7 @@ import json
 import sys
 
 from .reason import open_stream, stream_path
+from ..core.errors import UserError
 from ..io.formats import format_fact, read_stream_file
 from ..core.limits import MAX_GAP_TIME_POINTS, MAX_LINE_BYTES
 from ..lars.syntax import parse_program_file
@@ -25,12 +26,12 @@ from ..io.replay import timeline
 from ..asp.engine import DEFAULT_TIMEOUT, AnswerStreamEngine, answer_stream_engine
 
 
-def reason_answer_streams(options, user_error) -> int:
+def reason_answer_streams(options) -> int:
     program = parse_program_file(options.program, semantics="answer-stream")
     if options.changes:
-        raise user_error("--changes prints the change of one model: use it with --semantics stream")
+        raise UserError("--changes prints the change of one model: use it with --semantics stream")
     stream = stream_path(options)
-    handle = open_stream(options, user_error)
+    handle = open_stream(options)
     terms = program.terms
     rejected = 0
 

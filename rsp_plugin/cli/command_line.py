@@ -19,13 +19,9 @@ import sys
 from pathlib import Path
 
 from ..core import limits
-from ..core.errors import LocatedError
+from ..core.errors import LocatedError, UserError
 
 EXIT_USER_ERROR = 2
-
-
-class UserError(Exception):
-    """A mistake on the command line: printed as one line, exit status 2."""
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -400,7 +396,7 @@ def _reason(options) -> int:
     if getattr(options, "prefixes", False) or getattr(options, "time", "ms") != "ms":
         from .reason import readable_output
 
-        with readable_output(options, UserError):  # the usual lines, rewritten for people
+        with readable_output(options):  # the usual lines, rewritten for people
             return _reason_run(options)
     return _reason_run(options)
 
@@ -409,11 +405,11 @@ def _reason_run(options) -> int:
     if options.stream.startswith(("mqtt://", "mqtts://")):  # a broker's topic (rsp_plugin/io/mqtt.py)
         from .reason import reason_from_broker
 
-        return reason_from_broker(options, UserError)
+        return reason_from_broker(options)
     if options.explain is not None:  # why an atom holds (rsp_plugin/cli/explain.py)
         from .explain import reason_explained
 
-        return reason_explained(options, UserError)
+        return reason_explained(options)
     if options.at is not None:
         raise UserError("--at is the time point of --explain ATOM")
     from .reason import SetAside, open_stream, peekable_stream, stream_path
@@ -424,11 +420,11 @@ def _reason_run(options) -> int:
             raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
         from .reason import reason_datalogmtl
 
-        return reason_datalogmtl(options, UserError)
+        return reason_datalogmtl(options)
     if options.semantics == "answer-stream":
         from .answers import reason_answer_streams
 
-        return reason_answer_streams(options, UserError)
+        return reason_answer_streams(options)
     if options.models != "1" or options.solver_timeout is not None:
         raise UserError("--models and --solver-timeout are for --semantics answer-stream")
     from ..columnar.reason import replay
@@ -437,7 +433,7 @@ def _reason_run(options) -> int:
     program = parse_program_file(options.program)
     set_aside = SetAside()
     # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.columnar.reason)
-    with open_stream(options, UserError) as handle:
+    with open_stream(options) as handle:
         replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
                pruning=not options.no_pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
                max_derivations=options.max_derivations,
@@ -463,10 +459,10 @@ def _query(options) -> int:
             raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
         from .spark_query import cli_run
 
-        return cli_run(options, UserError)
+        return cli_run(options)
     from .query import run_query
 
-    return run_query(options, UserError)
+    return run_query(options)
 
 
 def _serve(options) -> int:
@@ -514,7 +510,7 @@ def _broker_options(options):
     for url in options.mqtt_allow:
         if not url.startswith(("mqtt://", "mqtts://")):
             raise UserError(f"--mqtt-allow {url}: expected mqtt://HOST:PORT[/TOPIC-PREFIX]")
-    return mqtt_options(options, UserError)
+    return mqtt_options(options)
 
 
 class _Version(argparse.Action):

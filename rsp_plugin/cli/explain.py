@@ -24,6 +24,7 @@ from pathlib import Path
 from .reason import open_stream, peekable_stream, stream_path
 from ..lars.explain import ExplanationUnavailable, why_not
 from ..core.explanations import cut, render
+from ..core.errors import UserError
 
 #: `--explain-depth all`: the whole tree
 ALL = 0
@@ -32,7 +33,7 @@ ALL = 0
 DOES_NOT_HOLD = 1
 
 
-def parse_atom(text: str, program, user_error):
+def parse_atom(text: str, program):
     """The fact written `text` (as `reason` prints atoms: `q(x1,y)`, `<p>(<s>,<o>)`)."""
     from ..io.formats import Rejected, read_atom_stream
 
@@ -40,11 +41,11 @@ def parse_atom(text: str, program, user_error):
                                  filename="--explain"))
     if not read or isinstance(read[0], Rejected):
         reason = read[0].reason if read else "expected an atom"
-        raise user_error(f"--explain {text!r}: {reason}")
+        raise UserError(f"--explain {text!r}: {reason}")
     return read[0].fact
 
 
-def reason_explained(options, user_error) -> int:
+def reason_explained(options) -> int:
     """`rsp-plugin reason PROGRAM --stream FILE --explain ATOM [--at T]` (LARS, either semantics,
     or DatalogMTL)."""
     from ..mtl.run import DATALOGMTL, detect_language
@@ -53,17 +54,17 @@ def reason_explained(options, user_error) -> int:
     last = options.last
     if at is not None:
         if last is not None and at > last:
-            raise user_error(f"--at {at} is after --to {last}")
+            raise UserError(f"--at {at} is after --to {last}")
         if options.first is not None and at < options.first:
-            raise user_error(f"--at {at} is before --from {options.first}")
+            raise UserError(f"--at {at} is before --from {options.first}")
         last = at
     stream = stream_path(options)
     if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
-        return _datalogmtl(options, stream, last, user_error)
-    return _lars(options, stream, last, user_error)
+        return _datalogmtl(options, stream, last)
+    return _lars(options, stream, last)
 
 
-def _lars(options, stream: Path, last: int | None, user_error) -> int:
+def _lars(options, stream: Path, last: int | None) -> int:
     from ..core import limits
     from ..io.formats import StreamElement, read_stream_file
     from ..lars.engine import IncrementalEngine
@@ -72,8 +73,8 @@ def _lars(options, stream: Path, last: int | None, user_error) -> int:
 
     semantics = getattr(options, "semantics", "stream")
     program = parse_program_file(options.program, semantics=semantics)
-    fact = parse_atom(options.explain, program, user_error)
-    handle = open_stream(options, user_error)
+    fact = parse_atom(options.explain, program)
+    handle = open_stream(options)
     bounds = {} if getattr(options, "max_derivations", None) is None else {"max_derivations": options.max_derivations}
     if semantics == "answer-stream":
         from ..asp.engine import answer_stream_engine
@@ -102,10 +103,10 @@ def _lars(options, stream: Path, last: int | None, user_error) -> int:
                                                                            limits.MAX_GAP_TIME_POINTS)):
             sources.hand_over(point)
             engine.advance_to(point, facts)
-    return _show(engine, fact, point, options, stream, rejected, sources, user_error)
+    return _show(engine, fact, point, options, stream, rejected, sources)
 
 
-def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
+def _datalogmtl(options, stream: Path, last: int | None) -> int:
     from ..core import limits
     from ..lars.engine import IncrementalEngine
     from ..mtl.data import TimedFact, fact_timeline, read_dataset, read_facts, with_arities
@@ -118,9 +119,9 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
     read = list(read_dataset([f"{options.explain.strip()}@0"], terms, prefixes=program.prefixes, filename="--explain"))
     if not read or not isinstance(read[0], TimedFact):
         reason = getattr(read[0], "reason", "expected an atom") if read else "expected an atom"
-        raise user_error(f"--explain {options.explain!r}: {reason}")
+        raise UserError(f"--explain {options.explain!r}: {reason}")
     fact = read[0].fact
-    handle = open_stream(options, user_error)
+    handle = open_stream(options)
     engine = IncrementalEngine(lowered.program, start=options.first, pruning=False, explain=True)
     sources = _Sources(engine)
     rejected = _Rejected()
@@ -141,7 +142,7 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
                                                                                 limits.MAX_GAP_TIME_POINTS)):
             sources.hand_over(point)
             engine.advance_to(point, facts)
-    return _show(engine, fact, point, options, stream, rejected, sources, user_error)
+    return _show(engine, fact, point, options, stream, rejected, sources)
 
 
 class _Sources:
@@ -185,12 +186,12 @@ class _Rejected:
         print(record, file=sys.stderr)
 
 
-def _show(engine, fact, point, options, stream, rejected, sources, user_error) -> int:
+def _show(engine, fact, point, options, stream, rejected, sources) -> int:
     if rejected.count:
         print(f"rsp-plugin: {rejected.count} stream line{'s' if rejected.count != 1 else ''} set aside (see above)",
               file=sys.stderr)
     if point is None:
-        raise user_error(f"{stream}: no time point to explain at (the stream is empty)")
+        raise UserError(f"{stream}: no time point to explain at (the stream is empty)")
     tree = engine.explain(fact, point) if sources.provenance is not None else \
         engine.explain(fact, point, sources=sources.lookup)
     written = options.explain.strip()

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core import limits
+from ..core.errors import UserError
 
 
 #: `--stream -`: the stream is read from standard input
@@ -30,12 +31,12 @@ def peekable_stream(options) -> str | None:
     return None if options.stream == STDIN else options.stream
 
 
-def open_stream(options, user_error):
+def open_stream(options):
     """The `--stream` file (or standard input) open for reading (bytes), once `--from` / `--to` are
     known to make sense."""
     if getattr(options, "input_format", None) and options.stream != STDIN:
-        raise user_error("--input-format is the format of standard input (--stream -); a file's extension "
-                         "says how it is read")
+        raise UserError("--input-format is the format of standard input (--stream -); a file's extension "
+                        "says how it is read")
     if options.stream == STDIN:
         handle = open(sys.stdin.fileno(), "rb", closefd=False)  # (closing it leaves the process's stdin open)
     else:
@@ -43,15 +44,15 @@ def open_stream(options, user_error):
         try:
             handle = stream.open("rb")
         except OSError as error:
-            raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
+            raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
         handle.close()
-        raise user_error(f"--from {options.first} is after --to {options.last}")
+        raise UserError(f"--from {options.first} is after --to {options.last}")
     return handle
 
 
 @contextmanager
-def readable_output(options, user_error):
+def readable_output(options):
     """`--prefixes` / `--time iso`: standard output rewrites `reason`'s lines for people
     (`readable.ReadableLines`) while the command runs. Times are time points: `--time iso` needs
     the program's `@tick` to know how long one is."""
@@ -69,10 +70,10 @@ def readable_output(options, user_error):
     tick = getattr(program, "tick_ms", None)
     iso = getattr(options, "time", "ms") == "iso"
     if iso and tick is None:
-        raise user_error(f"--time iso writes time points as times: {options.program} says how long one is with "
-                         f"@tick (e.g. @tick 1s .)")
+        raise UserError(f"--time iso writes time points as times: {options.program} says how long one is with "
+                        f"@tick (e.g. @tick 1s .)")
     if options.explain is not None and iso:
-        raise user_error("--time is for the usual lines; --explain shows time points")
+        raise UserError("--time is for the usual lines; --explain shows time points")
     readable = Readable(dict(getattr(program, "prefixes", None) or {}) if getattr(options, "prefixes", False) else None,
                         iso_time=iso, tick_ms=tick)
     if options.explain is not None:  # (explain/cli.py shows --prefixes itself)
@@ -102,7 +103,7 @@ class SetAside:
                   file=sys.stderr)
 
 
-def reason_datalogmtl(options, user_error) -> int:
+def reason_datalogmtl(options) -> int:
     """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
     from ..io.formats import format_fact
     from ..mtl.data import fact_timeline, read_facts, with_arities
@@ -114,7 +115,7 @@ def reason_datalogmtl(options, user_error) -> int:
     lowered = lower_program(program)
     terms = program.terms
     stream = stream_path(options)
-    handle = open_stream(options, user_error)
+    handle = open_stream(options)
     set_aside = SetAside()
 
     before: set[str] = set()
@@ -147,7 +148,7 @@ def reason_datalogmtl(options, user_error) -> int:
     return 0
 
 
-def reason_from_broker(options, user_error) -> int:
+def reason_from_broker(options) -> int:
     """`reason PROGRAM --stream mqtt://HOST:PORT/TOPIC`: a LARS program over a broker's messages (`.stream`
     atom lines, or `.tnt` lines with `--input-format tnt`), evaluated as a file is (`rsp_plugin.columnar.reason`):
     a time point's line is written once a later one has data; the stream ends after `--mqtt-idle` seconds
@@ -158,25 +159,25 @@ def reason_from_broker(options, user_error) -> int:
     from ..io.sources import StreamSource, mqtt_options, subscribe
 
     if options.explain is not None or options.at is not None:
-        raise user_error("--explain reads a stream file (the explanations name its lines); a broker's stream "
-                         "(mqtt://) runs without it")
+        raise UserError("--explain reads a stream file (the explanations name its lines); a broker's stream "
+                        "(mqtt://) runs without it")
     if options.semantics != "stream" or options.language == "datalogmtl" or str(options.program).endswith(".mtl"):
-        raise user_error("a broker's stream (mqtt://) is read by LARS programs under --semantics stream; "
-                         "DatalogMTL programs and answer streams read stream files")
+        raise UserError("a broker's stream (mqtt://) is read by LARS programs under --semantics stream; "
+                        "DatalogMTL programs and answer streams read stream files")
     if options.first is not None and options.last is not None and options.first > options.last:
-        raise user_error(f"--from {options.first} is after --to {options.last}")
+        raise UserError(f"--from {options.first} is after --to {options.last}")
     try:
         address = BrokerAddress.parse(options.stream)
     except ValueError as error:
-        raise user_error(f"--stream {error}") from None
+        raise UserError(f"--stream {error}") from None
     program = parse_program_file(options.program)
     input_format = options.input_format or "stream"
     source = StreamSource(options.stream, "mqtt", fmt=input_format, broker=address,
-                          mqtt=mqtt_options(options, user_error))
+                          mqtt=mqtt_options(options))
     bound = getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)
     reader = PayloadReader(source.name, input_format, wildcard=address.wildcard, max_line_bytes=bound)
     set_aside = SetAside()
-    subscription = subscribe(source, user_error)
+    subscription = subscribe(source)
     out = sys.stdout
 
     from ..columnar.atoms import broker_atom_blocks

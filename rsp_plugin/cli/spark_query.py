@@ -25,6 +25,7 @@ from __future__ import annotations
 import sys
 
 from ..core import limits
+from ..core.errors import UserError
 from ..io.lines import count_lines
 from .query import engine_for, readable_for
 from ..spark.sinks import ConsoleSink
@@ -33,14 +34,14 @@ from ..spark.sinks import ConsoleSink
 BATCH_LINES = 50_000
 
 
-def cli_run(options, user_error) -> int:
+def cli_run(options) -> int:
     """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
     from ..runtime.state import StateError
 
     try:
-        return start(options, user_error).finish()
+        return start(options).finish()
     except StateError as refused:  # a checkpoint refused: its one line, not a traceback
-        raise user_error(str(refused)) from None
+        raise UserError(str(refused)) from None
 
 
 class Started:
@@ -60,33 +61,33 @@ class Started:
         return 0
 
 
-def start(options, user_error, *, out=None) -> Started:
+def start(options, *, out=None) -> Started:
     """Start what `rsp-plugin query ... --engine spark` asks for, writing its JSON lines to `out`
     (stdout by default). Several may run at once in one Spark session (each its own streaming query)."""
     from ..spark import run_query
     from ..spark.driver import Progress
     from ..spark.session import spark_session
 
-    engine, registered, sources = engine_for(options, user_error)
+    engine, registered, sources = engine_for(options)
     if any(source.kind in ("stdin", "tcp") for source in sources):
-        raise user_error("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
-                         "sockets are read by --engine local")
+        raise UserError("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
+                        "sockets are read by --engine local")
     brokers = [source for source in sources if source.kind == "mqtt"]
     if brokers and (getattr(options, "mode", None) == "distributed" or getattr(options, "partition_by", None)):
-        raise user_error("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
+        raise UserError("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
     checkpoint = getattr(options, "checkpoint", None)
     checkpoint_key = getattr(options, "checkpoint_key", None)
     if checkpoint_key is not None and checkpoint is None:
-        raise user_error("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
+        raise UserError("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
     for lane, source in enumerate(sources):
         if source.kind == "mqtt":
-            _check_broker(source, user_error, _broker_log(source, lane, checkpoint)[1])
+            _check_broker(source, _broker_log(source, lane, checkpoint)[1])
     files = [source for source in sources if source.kind == "file"]
 
     mode = getattr(options, "mode", None) or "driver"
     key = getattr(options, "partition_by", None)
     if key and getattr(options, "mode", None) == "distributed":
-        raise user_error("--partition-by runs partitioned mode; --mode distributed is another: choose one")
+        raise UserError("--partition-by runs partitioned mode; --mode distributed is another: choose one")
     plan = None
     if mode == "distributed" and not key:
         from ..spark.distributed import NotDistributed, plan_of
@@ -114,7 +115,7 @@ def start(options, user_error, *, out=None) -> Started:
     if getattr(options, "publish", None):  # each report one message to a broker's topic
         from .publish import PublishSink, publisher_for
 
-        sink = PublishSink(publisher_for(options.publish, options, user_error), options.format)
+        sink = PublishSink(publisher_for(options.publish, options), options.format)
     if key:
         from ..spark.partitioned import run_partitioned_engine
 
@@ -136,7 +137,7 @@ def start(options, user_error, *, out=None) -> Started:
     return Started(lambda: run.wait().state.set_aside, sink)
 
 
-def _check_broker(source, user_error, client_id: str | None) -> None:
+def _check_broker(source, client_id: str | None) -> None:
     """A broker that cannot be used is one line now, not a Spark job failing later. A session kept under
     `client_id` is made now, so that the broker keeps for it what comes before Spark's reader is up."""
     from dataclasses import replace
@@ -150,7 +151,7 @@ def _check_broker(source, user_error, client_id: str | None) -> None:
             print(f"rsp-plugin: {open_session(source.broker, replace(source.mqtt, client_id=client_id))}",
                   file=sys.stderr, flush=True)
     except BrokerError as error:
-        raise user_error(str(error)) from None
+        raise UserError(str(error)) from None
 
 
 def _broker_log(source, lane: int, checkpoint) -> tuple[str | None, str | None]:
