@@ -214,13 +214,13 @@ def crossover(rows) -> str:
 
 
 def run(options, out=print) -> int:
-    quick = getattr(options, "quick", False)
-    sizes = getattr(options, "sizes", None) or ([2000] if quick else [10_000, 100_000])
-    shares = getattr(options, "changes", None) or SHARES
-    windows = getattr(options, "windows", None) or [4]
+    quick = options.quick
+    sizes = options.sizes or ([2000] if quick else [10_000, 100_000])
+    shares = options.changes or SHARES
+    windows = options.windows or [4]
     window = windows[0]
-    slides = getattr(options, "slides", None) or (4 if quick else 20)
-    owlrl_slides = getattr(options, "owlrl_slides", None)
+    slides = options.slides or (4 if quick else 20)
+    owlrl_slides = options.owlrl_slides
     if owlrl_slides is None:
         owlrl_slides = 1 if quick else 3
 

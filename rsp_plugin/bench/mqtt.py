@@ -95,7 +95,7 @@ def run(options, out=print) -> int:
                         f"{'yes' if row['same'] else 'NO':>5}")
     finally:
         broker.stop()
-    plot = getattr(options, "plot", None) or "mqtt.png"
+    plot = options.plot or "mqtt.png"
     if plot != "-":
         _plot(rows, plot)
         out(f"plot: {plot}")

@@ -103,7 +103,7 @@ def write_observations(path: Path, triples: int, seed: int = 1) -> None:
 
 def run(options) -> int:
     quick = options.quick
-    triples = getattr(options, "triples", None) or (30_000 if quick else 150_000)
+    triples = options.triples or (30_000 if quick else 150_000)
     batch = (options.rates or [triples // 3])[0]
     workloads = options.workloads or list(QUERIES)
     unknown = [name for name in workloads if name not in QUERIES]
@@ -111,7 +111,7 @@ def run(options) -> int:
         print(f"rsp-plugin: unknown spark workload(s): {', '.join(unknown)} (expected: {', '.join(QUERIES)})",
               file=sys.stderr)
         return 2
-    masters = getattr(options, "masters", None) or MASTERS
+    masters = options.masters or MASTERS
     repeat = max(1, min(options.repeat, 5))
     with tempfile.TemporaryDirectory(prefix="rsp-bench-modes-") as scratch:
         folder = Path(scratch)
@@ -121,7 +121,7 @@ def run(options) -> int:
         (folder / "rules.lars").write_text(RULES)
         texts = {name: QUERIES[name].format(ex=EX, stream=STREAM, ontology=folder / "ontology.ttl",
                                             rules=folder / "rules.lars") for name in workloads}
-        modes = getattr(options, "modes", None) or MODES
+        modes = options.modes or MODES
         config = {"stream": str(stream), "texts": texts, "batch": batch, "repeat": repeat, "modes": modes,
                   "folder": str(folder)}
         print(f"Spark modes on {triples:,} generated triples ({RATE_PER_SECOND:,} per second of event time), "
@@ -140,10 +140,10 @@ def run(options) -> int:
                 sys.stdout.flush()
         print()
         _speedups(rows, triples)
-        project = getattr(options, "project", None)
+        project = options.project
         if project:
             _projection(config, project, triples)
-        plot = getattr(options, "plot", None)
+        plot = options.plot
         if plot and plot != "-":
             _plot(rows, triples, Path(plot))
             print(f"\nplot: {plot}")

@@ -52,10 +52,10 @@ def reason_answer_streams(options) -> int:
 
     with handle:
         elements = read_stream_file(stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle,
-                                    max_line_bytes=getattr(options, "max_line_bytes", MAX_LINE_BYTES))
+                                    max_line_bytes=options.max_line_bytes)
         for point, facts in timeline(elements, first=options.first, last=options.last,
                                      on_rejected=set_aside, filename=str(stream),
-                                     max_gap=getattr(options, "max_gap", MAX_GAP_TIME_POINTS)):
+                                     max_gap=options.max_gap):
             step = engine.advance_to(point, facts)
             if not isinstance(engine, AnswerStreamEngine):  # stratified, semantics agree: one model
                 models = [shown(engine.holding())]

@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 from ..core import limits
+from ..bench import BenchOptions
 from ..core.errors import LocatedError, UserError
+from .options import QueryOptions, ReasonOptions, ServeOptions, typed
 
 EXIT_USER_ERROR = 2
 
@@ -35,10 +37,17 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return options
 
 
+def parse_options(argv: list[str] | None = None):
+    """The command line as typed options (`rsp_plugin.cli.options`: `ReasonOptions`, `QueryOptions`,
+    `ServeOptions`, `rsp_plugin.bench.BenchOptions`), built once from argparse's namespace."""
+    namespace = parse_arguments(argv)
+    return typed(namespace.options, namespace)
+
+
 def main(argv: list[str] | None = None) -> int:
-    options = parse_arguments(argv)
+    namespace = parse_arguments(argv)
     try:
-        return options.run(options)
+        return namespace.run(typed(namespace.options, namespace))
     except LocatedError as error:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except UserError as error:
@@ -113,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     _mqtt_arguments(reason, payload_time=False)
     _explain_depth(reason)
     _readable_options(reason, "the program's")
-    reason.set_defaults(run=_reason, command_parser=reason)
+    reason.set_defaults(run=_reason, options=ReasonOptions, command_parser=reason)
 
     query = commands.add_parser("query", allow_abbrev=False,
                                  help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over "
@@ -197,7 +206,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="--explain: indented text (default) or one JSON object per row")
     _mqtt_arguments(query)
     _explain_depth(query)
-    query.set_defaults(run=_query, command_parser=query)
+    query.set_defaults(run=_query, options=QueryOptions, command_parser=query)
 
     serve = commands.add_parser("serve", allow_abbrev=False,
                                 help="run the HTTP service and its live page (register streams and queries, "
@@ -246,7 +255,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="a broker (and topic prefix) a stream registered over HTTP may read from, or a query's "
                             "observer publish to (none by default); repeatable")
     _mqtt_arguments(serve, idle=False)
-    serve.set_defaults(run=_serve, command_parser=serve)
+    serve.set_defaults(run=_serve, options=ServeOptions, command_parser=serve)
 
     bench = commands.add_parser("bench", allow_abbrev=False, help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
@@ -280,7 +289,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
                             "the modes on 1 and 2 cores")
-    bench.set_defaults(run=_bench, command_parser=bench)
+    bench.set_defaults(run=_bench, options=BenchOptions, command_parser=bench)
     return parser
 
 
@@ -393,7 +402,7 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options) -> int:
-    if getattr(options, "prefixes", False) or getattr(options, "time", "ms") != "ms":
+    if options.prefixes or options.time != "ms":
         from .reason import readable_output
 
         with readable_output(options):  # the usual lines, rewritten for people
@@ -437,14 +446,14 @@ def _reason_run(options) -> int:
         replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
                pruning=not options.no_pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
                max_derivations=options.max_derivations,
-               max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
-               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
+               max_line_bytes=options.max_line_bytes,
+               max_gap=options.max_gap)
     set_aside.say_how_many()
     return 0
 
 
 def _query(options) -> int:
-    if options.engine != "spark" and (getattr(options, "mode", None) or getattr(options, "partition_by", None)):
+    if options.engine != "spark" and (options.mode or options.partition_by):
         raise UserError(f"--{'mode' if options.mode else 'partition-by'} is read by --engine spark")
     if options.engine == "spark":
         if options.format not in ("json", "sparql-jsonl"):
@@ -505,12 +514,10 @@ def _broker_options(options):
     """serve --mqtt-*: how the service talks to the brokers it is allowed (None: no broker allowed)."""
     if not options.mqtt_allow:
         return None
-    from ..io.sources import mqtt_options
-
     for url in options.mqtt_allow:
         if not url.startswith(("mqtt://", "mqtts://")):
             raise UserError(f"--mqtt-allow {url}: expected mqtt://HOST:PORT[/TOPIC-PREFIX]")
-    return mqtt_options(options)
+    return options.mqtt.resolved()
 
 
 class _Version(argparse.Action):

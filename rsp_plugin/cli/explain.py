@@ -50,7 +50,7 @@ def reason_explained(options) -> int:
     or DatalogMTL)."""
     from ..mtl.run import DATALOGMTL, detect_language
 
-    at = getattr(options, "at", None)
+    at = options.at
     last = options.last
     if at is not None:
         if last is not None and at > last:
@@ -59,7 +59,7 @@ def reason_explained(options) -> int:
             raise UserError(f"--at {at} is before --from {options.first}")
         last = at
     stream = stream_path(options)
-    if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
+    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
         return _datalogmtl(options, stream, last)
     return _lars(options, stream, last)
 
@@ -71,11 +71,11 @@ def _lars(options, stream: Path, last: int | None) -> int:
     from ..lars.syntax import parse_program_file
     from ..io.replay import timeline
 
-    semantics = getattr(options, "semantics", "stream")
+    semantics = options.semantics
     program = parse_program_file(options.program, semantics=semantics)
     fact = parse_atom(options.explain, program)
     handle = open_stream(options)
-    bounds = {} if getattr(options, "max_derivations", None) is None else {"max_derivations": options.max_derivations}
+    bounds = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
     if semantics == "answer-stream":
         from ..asp.engine import answer_stream_engine
 
@@ -96,11 +96,9 @@ def _lars(options, stream: Path, last: int | None) -> int:
     point = None
     with handle:
         elements = read_stream_file(stream, program.terms, prefixes=program.prefixes, tick_ms=program.tick_ms,
-                                    handle=handle, max_line_bytes=getattr(options, "max_line_bytes",
-                                                                          limits.MAX_LINE_BYTES))
+                                    handle=handle, max_line_bytes=options.max_line_bytes)
         for point, facts in timeline(noted(elements), first=options.first, last=last, on_rejected=rejected,
-                                     filename=str(stream), max_gap=getattr(options, "max_gap",
-                                                                           limits.MAX_GAP_TIME_POINTS)):
+                                     filename=str(stream), max_gap=options.max_gap):
             sources.hand_over(point)
             engine.advance_to(point, facts)
     return _show(engine, fact, point, options, stream, rejected, sources)
@@ -135,11 +133,10 @@ def _datalogmtl(options, stream: Path, last: int | None) -> int:
     point = None
     with handle:
         items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
-                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
+                                        max_line_bytes=options.max_line_bytes),
                              lowered.arities, terms, str(stream))
         for point, facts in fact_timeline(noted(items), first=options.first, last=last, on_rejected=rejected,
-                                          filename=str(stream), max_gap=getattr(options, "max_gap",
-                                                                                limits.MAX_GAP_TIME_POINTS)):
+                                          filename=str(stream), max_gap=options.max_gap):
             sources.hand_over(point)
             engine.advance_to(point, facts)
     return _show(engine, fact, point, options, stream, rejected, sources)
@@ -195,13 +192,13 @@ def _show(engine, fact, point, options, stream, rejected, sources) -> int:
     tree = engine.explain(fact, point) if sources.provenance is not None else \
         engine.explain(fact, point, sources=sources.lookup)
     written = options.explain.strip()
-    depth = getattr(options, "explain_depth", None)
+    depth = options.explain_depth
     levels = None if not depth else depth
     readable = _readable(options, engine)
     holds = tree is not None
     if tree is None:
         tree = why_not(engine, fact, point)
-    if getattr(options, "explain_format", "text") == "json":
+    if options.explain_format == "json":
         shown = cut(tree, levels) if holds else {"fact": written, "t": point, "holds": False, **tree}
         sys.stdout.write(json.dumps(readable.tree(shown), ensure_ascii=False) + "\n")
     else:
@@ -215,7 +212,7 @@ def _readable(options, engine):
 
     program = getattr(engine, "program", None)
     prefixes = dict(getattr(program, "prefixes", None) or {})
-    return Readable(prefixes if getattr(options, "prefixes", False) else None)
+    return Readable(prefixes if options.prefixes else None)
 
 
 def print_explanations(engine, out, explain_format: str = "text", *, readable=None, depth: int | None = None):

@@ -62,10 +62,9 @@ class PublishSink:
         self.publisher.close()
 
 
-def publisher_for(url: str, options):
+def publisher_for(url: str, mqtt):
     """The `Publisher` of --publish URL, connected, or one line saying why not."""
     from ..io.mqtt import BrokerAddress, BrokerError, Publisher, is_broker
-    from ..io.sources import mqtt_options
 
     if not is_broker(url):
         raise UserError(f"--publish {url}: expected mqtt://HOST:PORT/TOPIC (or mqtts:// for TLS)")
@@ -78,6 +77,6 @@ def publisher_for(url: str, options):
         print(f"rsp-plugin: {text}", file=sys.stderr, flush=True)
 
     try:
-        return Publisher(address, mqtt_options(options), on_note=say).start()
+        return Publisher(address, mqtt.resolved(), on_note=say).start()
     except BrokerError as error:
         raise UserError(str(error)) from None

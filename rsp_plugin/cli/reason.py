@@ -21,7 +21,7 @@ def stream_path(options) -> Path:
     """The stream as the readers take it: its file, whose extension says how to read it, or for
     `--stream -` standard input, named `<stdin>` (`<stdin>.tnt` with `--input-format tnt`)."""
     if options.stream == STDIN:
-        return Path("<stdin>.tnt" if getattr(options, "input_format", None) == "tnt" else "<stdin>")
+        return Path("<stdin>.tnt" if options.input_format == "tnt" else "<stdin>")
     return Path(options.stream)
 
 
@@ -34,7 +34,7 @@ def peekable_stream(options) -> str | None:
 def open_stream(options):
     """The `--stream` file (or standard input) open for reading (bytes), once `--from` / `--to` are
     known to make sense."""
-    if getattr(options, "input_format", None) and options.stream != STDIN:
+    if options.input_format and options.stream != STDIN:
         raise UserError("--input-format is the format of standard input (--stream -); a file's extension "
                         "says how it is read")
     if options.stream == STDIN:
@@ -59,22 +59,22 @@ def readable_output(options):
     from ..query.readable import Readable, ReadableLines
     from ..mtl.run import DATALOGMTL, detect_language
 
-    if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
+    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
         from ..mtl.syntax import parse_mtl_file
 
         program = parse_mtl_file(options.program)
     else:
         from ..lars.syntax import parse_program_file
 
-        program = parse_program_file(options.program, semantics=getattr(options, "semantics", "stream"))
+        program = parse_program_file(options.program, semantics=options.semantics)
     tick = getattr(program, "tick_ms", None)
-    iso = getattr(options, "time", "ms") == "iso"
+    iso = options.time == "iso"
     if iso and tick is None:
         raise UserError(f"--time iso writes time points as times: {options.program} says how long one is with "
                         f"@tick (e.g. @tick 1s .)")
     if options.explain is not None and iso:
         raise UserError("--time is for the usual lines; --explain shows time points")
-    readable = Readable(dict(getattr(program, "prefixes", None) or {}) if getattr(options, "prefixes", False) else None,
+    readable = Readable(dict(getattr(program, "prefixes", None) or {}) if options.prefixes else None,
                         iso_time=iso, tick_ms=tick)
     if options.explain is not None:  # (explain/cli.py shows --prefixes itself)
         yield
@@ -123,11 +123,11 @@ def reason_datalogmtl(options) -> int:
     shown: dict = {}
     with handle:
         items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
-                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
+                                        max_line_bytes=options.max_line_bytes),
                              lowered.arities, terms,
                              str(stream))
         timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
-                                 max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
+                                 max_gap=options.max_gap,
                                  filename=str(stream))
         for point, facts in engine_outputs(lowered, timeline, start=options.first):
             holding = set()
@@ -138,7 +138,7 @@ def reason_datalogmtl(options) -> int:
                 holding.add(text)
             if len(shown) > 4 * len(holding) + 1024:
                 shown = {}
-            if getattr(options, "changes", False):
+            if options.changes:
                 line = {"t": point, "started": sorted(holding - before), "stopped": sorted(before - holding)}
                 before = holding
             else:
@@ -156,7 +156,7 @@ def reason_from_broker(options) -> int:
     from ..columnar.reason import replay
     from ..io.mqtt import BrokerAddress, PayloadReader
     from ..lars.syntax import parse_program_file
-    from ..io.sources import StreamSource, mqtt_options, subscribe
+    from ..io.sources import StreamSource, subscribe
 
     if options.explain is not None or options.at is not None:
         raise UserError("--explain reads a stream file (the explanations name its lines); a broker's stream "
@@ -173,8 +173,8 @@ def reason_from_broker(options) -> int:
     program = parse_program_file(options.program)
     input_format = options.input_format or "stream"
     source = StreamSource(options.stream, "mqtt", fmt=input_format, broker=address,
-                          mqtt=mqtt_options(options))
-    bound = getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)
+                          mqtt=options.mqtt.resolved())
+    bound = options.max_line_bytes
     reader = PayloadReader(source.name, input_format, wildcard=address.wildcard, max_line_bytes=bound)
     set_aside = SetAside()
     subscription = subscribe(source)
@@ -192,7 +192,7 @@ def reason_from_broker(options) -> int:
         replay(program, source.name, out, first=options.first, last=options.last, pruning=not options.no_pruning,
                changes=options.changes, on_rejected=set_aside, blocks=blocks(),
                max_derivations=options.max_derivations,
-               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
+               max_gap=options.max_gap)
     finally:
         subscription.close()
     set_aside.say_how_many()

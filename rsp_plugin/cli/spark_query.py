@@ -73,10 +73,10 @@ def start(options, *, out=None) -> Started:
         raise UserError("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
                         "sockets are read by --engine local")
     brokers = [source for source in sources if source.kind == "mqtt"]
-    if brokers and (getattr(options, "mode", None) == "distributed" or getattr(options, "partition_by", None)):
+    if brokers and (options.mode == "distributed" or options.partition_by):
         raise UserError("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
-    checkpoint = getattr(options, "checkpoint", None)
-    checkpoint_key = getattr(options, "checkpoint_key", None)
+    checkpoint = options.checkpoint
+    checkpoint_key = options.checkpoint_key
     if checkpoint_key is not None and checkpoint is None:
         raise UserError("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
     for lane, source in enumerate(sources):
@@ -84,9 +84,9 @@ def start(options, *, out=None) -> Started:
             _check_broker(source, _broker_log(source, lane, checkpoint)[1])
     files = [source for source in sources if source.kind == "file"]
 
-    mode = getattr(options, "mode", None) or "driver"
-    key = getattr(options, "partition_by", None)
-    if key and getattr(options, "mode", None) == "distributed":
+    mode = options.mode or "driver"
+    key = options.partition_by
+    if key and options.mode == "distributed":
         raise UserError("--partition-by runs partitioned mode; --mode distributed is another: choose one")
     plan = None
     if mode == "distributed" and not key:
@@ -97,25 +97,25 @@ def start(options, *, out=None) -> Started:
         except NotDistributed as why:
             print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
                   file=sys.stderr)
-    spark = spark_session(getattr(options, "master", None))
+    spark = spark_session(options.master)
     frames = []
     for lane, source in enumerate(sources):
         if source.kind == "mqtt":
             frames.append((source.iri, _broker_frame(spark, source, lane, checkpoint, options)))
             continue
         reader = (spark.readStream.format("rdf").option("stream", source.iri)
-                  .option("maxLinesPerTrigger", getattr(options, "batch_lines", None) or BATCH_LINES)
-                  .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
+                  .option("maxLinesPerTrigger", options.batch_lines or BATCH_LINES)
+                  .option("maxLineBytes", str(options.max_line_bytes)))
         if source.path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
             reader = reader.option("timestamp", str(source.moment))
         frames.append((source.iri, reader.load(str(source.path.resolve()))))
-    quiet = getattr(options, "quiet", False)
+    quiet = options.quiet
     progress = None if quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
     sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
-    if getattr(options, "publish", None):  # each report one message to a broker's topic
+    if options.publish:  # each report one message to a broker's topic
         from .publish import PublishSink, publisher_for
 
-        sink = PublishSink(publisher_for(options.publish, options), options.format)
+        sink = PublishSink(publisher_for(options.publish, options.mqtt), options.format)
     if key:
         from ..spark.partitioned import run_partitioned_engine
 
@@ -174,7 +174,7 @@ def _broker_frame(spark, source, lane: int, checkpoint, options):
     log, client_id = _broker_log(source, lane, checkpoint)
     reader = (spark.readStream.format("rdf-mqtt").option("url", str(source.broker)).option("stream", source.iri)
               .option("format", source.fmt).option("qos", str(mqtt.qos)).option("protocol", mqtt.protocol)
-              .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
+              .option("maxLineBytes", str(options.max_line_bytes)))
     settings = {"payloadTime": mqtt.payload_time, "clientId": client_id, "username": mqtt.username,
                 "password": mqtt.password, "caFile": mqtt.ca_file, "certFile": mqtt.cert_file,
                 "keyFile": mqtt.key_file, "insecure": "true" if mqtt.insecure else None, "log": log}

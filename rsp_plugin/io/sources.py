@@ -174,15 +174,17 @@ def broker_elements(subscription, source: StreamSource, terms: Dictionary, *,
         yield from reader.elements(messages, terms)
 
 
-def mqtt_options(options):
-    """The `MqttOptions` of a command's --mqtt-* options (and the password from --mqtt-password-file or
-    the environment variable RSP_PLUGIN_MQTT_PASSWORD, never from the command line itself)."""
+def mqtt_options(*, qos: int = 1, client_id: str | None = None, username: str | None = None,
+                 password_file: str | None = None, ca_file: str | None = None, cert_file: str | None = None,
+                 key_file: str | None = None, insecure: bool = False, session_expiry: int = 3600,
+                 idle: float | None = None, protocol: str = "3.1.1", payload_time: str | None = None):
+    """The `MqttOptions` of a command's --mqtt-* options, checked (and the password from --mqtt-password-file
+    or the environment variable RSP_PLUGIN_MQTT_PASSWORD, never from the command line itself)."""
     import os
 
     from .mqtt import MqttOptions
 
     password = os.environ.get("RSP_PLUGIN_MQTT_PASSWORD")
-    password_file = getattr(options, "mqtt_password_file", None)
     if password_file:
         try:
             text = Path(password_file).read_text(encoding="utf-8")
@@ -191,21 +193,15 @@ def mqtt_options(options):
         except UnicodeDecodeError:
             raise UserError(f"{password_file}: the MQTT password is not UTF-8 text") from None
         password = text.splitlines()[0] if text else ""
-    for name in ("mqtt_ca_file", "mqtt_cert_file", "mqtt_key_file"):
-        path = getattr(options, name, None)
+    for option, path in (("--mqtt-ca-file", ca_file), ("--mqtt-cert-file", cert_file), ("--mqtt-key-file", key_file)):
         if path and not Path(path).is_file():
-            raise UserError(f"{path}: cannot read the --{name.replace('_', '-')}: no such file")
-    idle = getattr(options, "mqtt_idle", None)
+            raise UserError(f"{path}: cannot read the {option}: no such file")
     if idle is not None and idle <= 0:
         raise UserError(f"--mqtt-idle {idle:g}: expected a number of seconds above 0")
-    return MqttOptions(qos=getattr(options, "mqtt_qos", 1), client_id=getattr(options, "mqtt_client_id", None),
-                       username=getattr(options, "mqtt_username", None),
-                       password=password if getattr(options, "mqtt_username", None) is not None else None,
-                       ca_file=getattr(options, "mqtt_ca_file", None), cert_file=getattr(options, "mqtt_cert_file", None),
-                       key_file=getattr(options, "mqtt_key_file", None), insecure=getattr(options, "mqtt_insecure", False),
-                       session_expiry=getattr(options, "mqtt_session_expiry", 3600), idle=idle,
-                       protocol=getattr(options, "mqtt_protocol", "3.1.1"),
-                       payload_time=getattr(options, "payload_time", None))
+    return MqttOptions(qos=qos, client_id=client_id, username=username,
+                       password=password if username is not None else None, ca_file=ca_file, cert_file=cert_file,
+                       key_file=key_file, insecure=insecure, session_expiry=session_expiry, idle=idle,
+                       protocol=protocol, payload_time=payload_time)
 
 
 def read_source(binary: BinaryIO, fmt: str, terms: Dictionary, *, name: str, moment: int = 0,
