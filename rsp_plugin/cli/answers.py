@@ -17,33 +17,27 @@ from __future__ import annotations
 import json
 import sys
 
-from .reason import open_stream, stream_path
+from .options import ReasonOptions
+from .reason import SetAside, open_stream, stream_path
 from ..core.errors import UserError
 from ..io.formats import format_fact, read_stream_file
-from ..core.limits import MAX_GAP_TIME_POINTS, MAX_LINE_BYTES
 from ..lars.syntax import parse_program_file
 from ..io.replay import timeline
 from ..asp.engine import DEFAULT_TIMEOUT, AnswerStreamEngine, answer_stream_engine
 
 
-def reason_answer_streams(options) -> int:
+def reason_answer_streams(options: ReasonOptions) -> int:
     program = parse_program_file(options.program, semantics="answer-stream")
     if options.changes:
         raise UserError("--changes prints the change of one model: use it with --semantics stream")
     stream = stream_path(options)
     handle = open_stream(options)
     terms = program.terms
-    rejected = 0
-
-    def set_aside(record) -> None:
-        nonlocal rejected
-        rejected += 1
-        print(record, file=sys.stderr)
-
+    set_aside = SetAside()
     limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
     timeout = options.solver_timeout if options.solver_timeout is not None else DEFAULT_TIMEOUT
     every = options.models == "all"
-    engine = answer_stream_engine(program, start=options.first, timeout=timeout, pruning=not options.no_pruning,
+    engine = answer_stream_engine(program, start=options.first, timeout=timeout, pruning=options.pruning,
                                   models="all" if every else "first", **limits)
     out = sys.stdout
 
@@ -74,6 +68,5 @@ def reason_answer_streams(options) -> int:
             else:
                 line = {"t": point, "atoms": None, "inconsistent": True}
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    if rejected:
-        print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
+    set_aside.say_how_many()
     return 0

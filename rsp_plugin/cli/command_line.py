@@ -401,58 +401,13 @@ def _floats(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
-def _reason(options) -> int:
-    if options.prefixes or options.time != "ms":
-        from .reason import readable_output
+def _reason(options: ReasonOptions) -> int:
+    from .reason import reason  # the one dispatcher: LARS, DatalogMTL, answer streams, explanations, brokers
 
-        with readable_output(options):  # the usual lines, rewritten for people
-            return _reason_run(options)
-    return _reason_run(options)
+    return reason(options)
 
 
-def _reason_run(options) -> int:
-    if options.stream.startswith(("mqtt://", "mqtts://")):  # a broker's topic (rsp_plugin/io/mqtt.py)
-        from .reason import reason_from_broker
-
-        return reason_from_broker(options)
-    if options.explain is not None:  # why an atom holds (rsp_plugin/cli/explain.py)
-        from .explain import reason_explained
-
-        return reason_explained(options)
-    if options.at is not None:
-        raise UserError("--at is the time point of --explain ATOM")
-    from .reason import SetAside, open_stream, peekable_stream, stream_path
-    from ..mtl.run import DATALOGMTL, detect_language
-
-    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
-        if options.semantics != "stream":
-            raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
-        from .reason import reason_datalogmtl
-
-        return reason_datalogmtl(options)
-    if options.semantics == "answer-stream":
-        from .answers import reason_answer_streams
-
-        return reason_answer_streams(options)
-    if options.models != "1" or options.solver_timeout is not None:
-        raise UserError("--models and --solver-timeout are for --semantics answer-stream")
-    from ..columnar.reason import replay
-    from ..lars.syntax import parse_program_file
-
-    program = parse_program_file(options.program)
-    set_aside = SetAside()
-    # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.columnar.reason)
-    with open_stream(options) as handle:
-        replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
-               pruning=not options.no_pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
-               max_derivations=options.max_derivations,
-               max_line_bytes=options.max_line_bytes,
-               max_gap=options.max_gap)
-    set_aside.say_how_many()
-    return 0
-
-
-def _query(options) -> int:
+def _query(options: QueryOptions) -> int:
     if options.engine != "spark" and (options.mode or options.partition_by):
         raise UserError(f"--{'mode' if options.mode else 'partition-by'} is read by --engine spark")
     if options.engine == "spark":
@@ -474,7 +429,7 @@ def _query(options) -> int:
     return run_query(options)
 
 
-def _serve(options) -> int:
+def _serve(options: ServeOptions) -> int:
     from ..service import ServiceSettings, serve
 
     def pairs(values, what):
@@ -540,7 +495,7 @@ def _version() -> str:
         return "unknown"
 
 
-def _bench(options) -> int:
+def _bench(options: BenchOptions) -> int:
     from ..bench import run_suite
 
     return run_suite(options)

@@ -21,7 +21,8 @@ import sys
 from ..query.explain import QUERY_TEXT_LEVELS
 from pathlib import Path
 
-from .reason import open_stream, peekable_stream, stream_path
+from .options import ReasonOptions
+from .reason import SetAside, open_stream, stream_path
 from ..lars.explain import ExplanationUnavailable, why_not
 from ..core.explanations import cut, render
 from ..core.errors import UserError
@@ -45,10 +46,10 @@ def parse_atom(text: str, program):
     return read[0].fact
 
 
-def reason_explained(options) -> int:
+def reason_explained(options: ReasonOptions, language: str) -> int:
     """`rsp-plugin reason PROGRAM --stream FILE --explain ATOM [--at T]` (LARS, either semantics,
-    or DatalogMTL)."""
-    from ..mtl.run import DATALOGMTL, detect_language
+    or DatalogMTL: `language`, as `reason.reason` decided it)."""
+    from ..mtl.run import DATALOGMTL
 
     at = options.at
     last = options.last
@@ -59,13 +60,12 @@ def reason_explained(options) -> int:
             raise UserError(f"--at {at} is before --from {options.first}")
         last = at
     stream = stream_path(options)
-    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
+    if language == DATALOGMTL:
         return _datalogmtl(options, stream, last)
     return _lars(options, stream, last)
 
 
-def _lars(options, stream: Path, last: int | None) -> int:
-    from ..core import limits
+def _lars(options: ReasonOptions, stream: Path, last: int | None) -> int:
     from ..io.formats import StreamElement, read_stream_file
     from ..lars.engine import IncrementalEngine
     from ..lars.syntax import parse_program_file
@@ -79,13 +79,13 @@ def _lars(options, stream: Path, last: int | None) -> int:
     if semantics == "answer-stream":
         from ..asp.engine import answer_stream_engine
 
-        engine = answer_stream_engine(program, start=options.first, pruning=not options.no_pruning, explain=True,
+        engine = answer_stream_engine(program, start=options.first, pruning=options.pruning, explain=True,
                                       **bounds)
     else:
-        engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, explain=True,
+        engine = IncrementalEngine(program, start=options.first, pruning=options.pruning, explain=True,
                                    **bounds)
     sources = _Sources(engine)
-    rejected = _Rejected()
+    rejected = SetAside()
 
     def noted(elements):  # where each element was read, handed over with its time point's data
         for element in elements:
@@ -104,8 +104,7 @@ def _lars(options, stream: Path, last: int | None) -> int:
     return _show(engine, fact, point, options, stream, rejected, sources)
 
 
-def _datalogmtl(options, stream: Path, last: int | None) -> int:
-    from ..core import limits
+def _datalogmtl(options: ReasonOptions, stream: Path, last: int | None) -> int:
     from ..lars.engine import IncrementalEngine
     from ..mtl.data import TimedFact, fact_timeline, read_dataset, read_facts, with_arities
     from ..lars.metric_lower import lower_program
@@ -122,7 +121,7 @@ def _datalogmtl(options, stream: Path, last: int | None) -> int:
     handle = open_stream(options)
     engine = IncrementalEngine(lowered.program, start=options.first, pruning=False, explain=True)
     sources = _Sources(engine)
-    rejected = _Rejected()
+    rejected = SetAside()
 
     def noted(items):
         for item in items:
@@ -174,19 +173,8 @@ class _Sources:
         return None
 
 
-class _Rejected:
-    def __init__(self):
-        self.count = 0
-
-    def __call__(self, record) -> None:
-        self.count += 1
-        print(record, file=sys.stderr)
-
-
-def _show(engine, fact, point, options, stream, rejected, sources) -> int:
-    if rejected.count:
-        print(f"rsp-plugin: {rejected.count} stream line{'s' if rejected.count != 1 else ''} set aside (see above)",
-              file=sys.stderr)
+def _show(engine, fact, point, options: ReasonOptions, stream, rejected: SetAside, sources) -> int:
+    rejected.say_how_many()
     if point is None:
         raise UserError(f"{stream}: no time point to explain at (the stream is empty)")
     tree = engine.explain(fact, point) if sources.provenance is not None else \

@@ -26,7 +26,6 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urljoin
 
-from ..core import limits
 from ..core.errors import UserError
 from ..io.lines import count_lines
 from ..query.model import ReportPolicy

@@ -1,6 +1,14 @@
-"""`rsp-plugin reason` for DatalogMTL programs and for a broker's stream, and what every `reason` path
-(LARS, DatalogMTL) does around its engine: open the stream after checking `--from` / `--to`, count the
-lines it sets aside."""
+"""`rsp-plugin reason PROGRAM --stream FILE|-|mqtt://...`: the one place that picks how a program runs.
+
+`reason(options)` decides once: which language the program is in (`--language`,
+else `mtl.run.detect_language`: its extension, its content, a peek at the stream
+file), then a broker's topic (LARS, read as it comes), an explanation
+(`cli/explain.py`), a DatalogMTL program, an answer stream (`cli/answers.py`) or
+a LARS program over its stream (`columnar.reason`); `--prefixes` / `--time iso`
+rewrite whichever lines come out. Around every engine: the stream opened after
+checking `--from` / `--to` (a file or standard input, `--stream -`), the lines it
+sets aside said on stderr and counted.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +17,53 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core import limits
 from ..core.errors import UserError
+from .options import ReasonOptions
+
+
+def reason(options: ReasonOptions) -> int:
+    """The `reason` command: one JSON line per time point on stdout (or an explanation), exit status 0
+    (1: the atom explained does not hold)."""
+    from ..io.mqtt import is_broker
+
+    broker = is_broker(options.stream)
+    language = program_language(options, broker=broker)
+    if options.prefixes or options.time != "ms":
+        with readable_output(options, language):  # the usual lines, rewritten for people
+            return _run(options, language, broker)
+    return _run(options, language, broker)
+
+
+def _run(options: ReasonOptions, language: str, broker: bool) -> int:
+    from ..mtl.run import DATALOGMTL
+
+    if broker:  # a broker's topic (rsp_plugin/io/mqtt.py)
+        return reason_from_broker(options, language)
+    if options.explain is not None:  # why an atom holds (rsp_plugin/cli/explain.py)
+        from .explain import reason_explained
+
+        return reason_explained(options, language)
+    if options.at is not None:
+        raise UserError("--at is the time point of --explain ATOM")
+    if language == DATALOGMTL:
+        if options.semantics != "stream":
+            raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
+        return reason_datalogmtl(options)
+    if options.semantics == "answer-stream":
+        from .answers import reason_answer_streams
+
+        return reason_answer_streams(options)
+    if options.models != "1" or options.solver_timeout is not None:
+        raise UserError("--models and --solver-timeout are for --semantics answer-stream")
+    return reason_lars(options)
+
+
+def program_language(options: ReasonOptions, *, broker: bool = False) -> str:
+    """`lars` or `datalogmtl`: `--language`, else the program's extension or content, else a peek at the
+    stream file (not standard input, read once by the engine, nor a broker's topic)."""
+    from ..mtl.run import detect_language
+
+    return options.language or detect_language(options.program, None if broker else peekable_stream(options))
 
 
 #: `--stream -`: the stream is read from standard input
@@ -52,14 +105,14 @@ def open_stream(options):
 
 
 @contextmanager
-def readable_output(options):
+def readable_output(options: ReasonOptions, language: str):
     """`--prefixes` / `--time iso`: standard output rewrites `reason`'s lines for people
     (`readable.ReadableLines`) while the command runs. Times are time points: `--time iso` needs
     the program's `@tick` to know how long one is."""
     from ..query.readable import Readable, ReadableLines
-    from ..mtl.run import DATALOGMTL, detect_language
+    from ..mtl.run import DATALOGMTL
 
-    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
+    if language == DATALOGMTL:
         from ..mtl.syntax import parse_mtl_file
 
         program = parse_mtl_file(options.program)
@@ -103,8 +156,25 @@ class SetAside:
                   file=sys.stderr)
 
 
-def reason_datalogmtl(options) -> int:
-    """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
+def reason_lars(options: ReasonOptions) -> int:
+    """A LARS program over its stream (`--semantics stream`): the stream read a block at a time, the
+    output kept from the engine's changes (`rsp_plugin.columnar.reason`)."""
+    from ..columnar.reason import replay
+    from ..lars.syntax import parse_program_file
+
+    program = parse_program_file(options.program)
+    set_aside = SetAside()
+    with open_stream(options) as handle:
+        replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
+               pruning=options.pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
+               max_derivations=options.max_derivations, max_line_bytes=options.max_line_bytes,
+               max_gap=options.max_gap)
+    set_aside.say_how_many()
+    return 0
+
+
+def reason_datalogmtl(options: ReasonOptions) -> int:
+    """A DatalogMTL program over its stream: the atoms of its head predicates at each time point."""
     from ..io.formats import format_fact
     from ..mtl.data import fact_timeline, read_facts, with_arities
     from ..lars.metric_lower import lower_program
@@ -148,7 +218,7 @@ def reason_datalogmtl(options) -> int:
     return 0
 
 
-def reason_from_broker(options) -> int:
+def reason_from_broker(options: ReasonOptions, language: str) -> int:
     """`reason PROGRAM --stream mqtt://HOST:PORT/TOPIC`: a LARS program over a broker's messages (`.stream`
     atom lines, or `.tnt` lines with `--input-format tnt`), evaluated as a file is (`rsp_plugin.columnar.reason`):
     a time point's line is written once a later one has data; the stream ends after `--mqtt-idle` seconds
@@ -157,11 +227,12 @@ def reason_from_broker(options) -> int:
     from ..io.mqtt import BrokerAddress, PayloadReader
     from ..lars.syntax import parse_program_file
     from ..io.sources import StreamSource, subscribe
+    from ..mtl.run import DATALOGMTL
 
     if options.explain is not None or options.at is not None:
         raise UserError("--explain reads a stream file (the explanations name its lines); a broker's stream "
                         "(mqtt://) runs without it")
-    if options.semantics != "stream" or options.language == "datalogmtl" or str(options.program).endswith(".mtl"):
+    if options.semantics != "stream" or language == DATALOGMTL:
         raise UserError("a broker's stream (mqtt://) is read by LARS programs under --semantics stream; "
                         "DatalogMTL programs and answer streams read stream files")
     if options.first is not None and options.last is not None and options.first > options.last:
@@ -189,7 +260,7 @@ def reason_from_broker(options) -> int:
             out.flush()  # the lines this block let out, now: the next block may be a while
 
     try:
-        replay(program, source.name, out, first=options.first, last=options.last, pruning=not options.no_pruning,
+        replay(program, source.name, out, first=options.first, last=options.last, pruning=options.pruning,
                changes=options.changes, on_rejected=set_aside, blocks=blocks(),
                max_derivations=options.max_derivations,
                max_gap=options.max_gap)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import sys
 
-from ..core import limits
 from ..core.errors import UserError
 from ..io.lines import count_lines
 from .query import engine_for, readable_for
