@@ -350,9 +350,9 @@ def pin_to_cores(master: str) -> list[int] | None:
 
 
 def _child(master: str, config_path: str) -> None:
-    from ..spark import run_query, spark_session
-    from ..spark.distributed import NotDistributed, run_distributed
-    from ..spark.partitioned import NotKeyLocal, run_partitioned
+    from ..spark import run as spark_run, spark_session
+    from ..spark.distributed import NotDistributed
+    from ..spark.partitioned import NotKeyLocal
 
     config = json.loads(Path(config_path).read_text())
     if config.get("pin", True):
@@ -364,16 +364,16 @@ def _child(master: str, config_path: str) -> None:
     if not warm.exists():
         write_observations(warm, 3000, seed=2)
     for name, text in config["texts"].items():  # every mode's code imported and warm in the Python workers
-        run_query(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
+        spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
                   max_lines_per_trigger=3000).wait()
         if "partitioned" in config["modes"]:
             with contextlib.suppress(NotKeyLocal):
-                run_partitioned(spark, text, {STREAM: str(warm)}, lambda result: None, key="s",
-                                max_lines_per_trigger=3000)
+                spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, mode="partitioned", key="s",
+                          max_lines_per_trigger=3000).wait()
         if "distributed" in config["modes"]:
             with contextlib.suppress(NotDistributed):
-                run_distributed(spark, text, {STREAM: str(warm)}, lambda result: None,
-                                max_lines_per_trigger=3000).wait()
+                spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, mode="distributed",
+                          max_lines_per_trigger=3000).wait()
 
     def emit(row: dict) -> None:
         sys.stdout.write("@@row " + json.dumps(row) + "\n")
@@ -390,18 +390,9 @@ def _child(master: str, config_path: str) -> None:
                     results = []
                     cpu_before = _session_cpu()
                     started = time.perf_counter()
-                    if mode == "driver":
-                        driver = run_query(spark, text, {STREAM: stream}, results.append, progress=False,
-                                           max_lines_per_trigger=batch).wait()
-                        latencies = [r.seconds for r in driver.reports if not r.skipped]
-                    elif mode == "distributed":
-                        driver = run_distributed(spark, text, {STREAM: stream}, results.append,
-                                                 max_lines_per_trigger=batch).wait()
-                        latencies = [r.seconds for r in driver.reports if not r.skipped]
-                    else:
-                        done = run_partitioned(spark, text, {STREAM: stream}, results.append, key="s",
-                                               max_lines_per_trigger=batch)
-                        latencies = done.batch_seconds
+                    latencies = spark_run(spark, text, {STREAM: stream}, results.append, mode=mode,
+                                          key="s" if mode == "partitioned" else None, progress=False,
+                                          max_lines_per_trigger=batch).wait().batch_seconds
                     seconds = time.perf_counter() - started
                     cores = (_session_cpu() - cpu_before) / seconds
                     runs.append((seconds, latencies, _by_instant(r.to_json() for r in results), cores))

@@ -25,6 +25,10 @@ from .options import QueryOptions, ReasonOptions, ServeOptions, typed
 
 EXIT_USER_ERROR = 2
 
+#: --spark-log-level: Spark's levels (`rsp_plugin.spark.session.LOG_LEVELS`, not imported here: every command
+#: would pay for the import)
+SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line as `main` reads it (argparse exits with its usage message on a mistake).
@@ -158,6 +162,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: driver (default): one engine on the driver, fed by Spark; "
                             "distributed: windows, entailment, joins and aggregates as Spark plans on the "
                             "executors (a query it does not cover yet runs in driver mode, said on stderr)")
+    query.add_argument("--spark-log-level", type=str.upper, choices=SPARK_LOG_LEVELS, metavar="LEVEL",
+                       help="--engine spark: the least level of Spark's own log lines shown on stderr (default ERROR; "
+                            "WARN, INFO, DEBUG show more)")
     query.add_argument("--partition-by", metavar="VAR",
                        help="--engine spark: one engine per value of ?VAR on the executors (partitioned mode; "
                             "the query must be key-local for it, else it is refused with the reason)")
@@ -408,8 +415,10 @@ def _reason(options: ReasonOptions) -> int:
 
 
 def _query(options: QueryOptions) -> int:
-    if options.engine != "spark" and (options.mode or options.partition_by):
-        raise UserError(f"--{'mode' if options.mode else 'partition-by'} is read by --engine spark")
+    spark_only = {"mode": options.mode, "partition-by": options.partition_by, "spark-log-level": options.spark_log_level}
+    given = [name for name, value in spark_only.items() if value]
+    if options.engine != "spark" and given:
+        raise UserError(f"--{given[0]} is read by --engine spark")
     if options.engine == "spark":
         if options.format not in ("json", "sparql-jsonl"):
             raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes JSON "

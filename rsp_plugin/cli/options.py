@@ -101,7 +101,7 @@ class QueryOptions:
     batch_lines: int | None = None
     mode: str | None = None
     partition_by: str | None = None
-    spark_log_level: str = "ERROR"
+    spark_log_level: str | None = None
     format: str = "json"
     prefixes: bool = False
     time: str = "ms"

@@ -26,6 +26,7 @@ import sys
 
 from ..core.errors import UserError
 from ..io.lines import count_lines
+from .options import QueryOptions
 from .query import engine_for, readable_for
 from ..spark.sinks import ConsoleSink
 
@@ -33,8 +34,8 @@ from ..spark.sinks import ConsoleSink
 BATCH_LINES = 50_000
 
 
-def cli_run(options) -> int:
-    """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
+def cli_run(options: QueryOptions) -> int:
+    """Run `rsp-plugin query` with `--engine spark`."""
     from ..runtime.state import StateError
 
     try:
@@ -60,10 +61,13 @@ class Started:
         return 0
 
 
-def start(options, *, out=None) -> Started:
+def start(options: QueryOptions, *, out=None) -> Started:
     """Start what `rsp-plugin query ... --engine spark` asks for, writing its JSON lines to `out`
-    (stdout by default). Several may run at once in one Spark session (each its own streaming query)."""
-    from ..spark import run_query
+    (stdout by default). Several may run at once in one Spark session (each its own streaming query).
+    Everything that can be refused without Spark is, before Spark starts (the options, the query, the
+    mode's plan, the checkpoint's key, the brokers)."""
+    from ..spark import check_mode, run
+    from ..spark.distributed import NotDistributed
     from ..spark.driver import Progress
     from ..spark.session import spark_session
 
@@ -78,25 +82,30 @@ def start(options, *, out=None) -> Started:
     checkpoint_key = options.checkpoint_key
     if checkpoint_key is not None and checkpoint is None:
         raise UserError("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
-    for lane, source in enumerate(sources):
-        if source.kind == "mqtt":
-            _check_broker(source, _broker_log(source, lane, checkpoint)[1])
-    files = [source for source in sources if source.kind == "file"]
-
-    mode = options.mode or "driver"
     key = options.partition_by
     if key and options.mode == "distributed":
         raise UserError("--partition-by runs partitioned mode; --mode distributed is another: choose one")
-    plan = None
-    if mode == "distributed" and not key:
-        from ..spark.distributed import NotDistributed, plan_of
+    mode = "partitioned" if key else options.mode or "driver"
+    try:  # the locality analysis (partitioned) and the distributed plan need no Spark
+        plan = check_mode(engine, mode, key=key)
+    except NotDistributed as why:
+        print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
+              file=sys.stderr)
+        mode, plan = "driver", None
+    if checkpoint is not None:
+        _check_key(checkpoint, checkpoint_key)
+    for lane, source in enumerate(sources):
+        if source.kind == "mqtt":
+            _check_broker(source, _broker_log(source, lane, checkpoint)[1])
+    sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
+    if options.publish:  # each report one message to a broker's topic
+        from .publish import PublishSink, publisher_for
 
-        try:
-            plan = plan_of(engine)
-        except NotDistributed as why:
-            print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
-                  file=sys.stderr)
-    spark = spark_session(options.master)
+        sink = PublishSink(publisher_for(options.publish, options.mqtt), options.format)
+    files = [source for source in sources if source.kind == "file"]
+    progress = None if options.quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
+
+    spark = spark_session(options.master, log_level=options.spark_log_level or "ERROR")
     frames = []
     for lane, source in enumerate(sources):
         if source.kind == "mqtt":
@@ -108,32 +117,21 @@ def start(options, *, out=None) -> Started:
         if source.path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
             reader = reader.option("timestamp", str(source.moment))
         frames.append((source.iri, reader.load(str(source.path.resolve()))))
-    quiet = options.quiet
-    progress = None if quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
-    sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
-    if options.publish:  # each report one message to a broker's topic
-        from .publish import PublishSink, publisher_for
+    live = {"processingTime": "0.5 seconds"}  # a broker's stream: a micro-batch every half second
+    running = run(spark, engine, frames, sink, mode=mode, key=key, plan=plan, checkpoint=checkpoint,
+                  checkpoint_key=checkpoint_key, progress=progress,
+                  trigger=live if brokers else "availableNow")
+    if brokers:  # until the brokers go quiet (--mqtt-idle)
+        return Started(lambda: _until_idle(running, brokers[0].mqtt.idle), sink)
+    return Started(lambda: running.wait().set_aside, sink)
 
-        sink = PublishSink(publisher_for(options.publish, options.mqtt), options.format)
-    if key:
-        from ..spark.partitioned import run_partitioned_engine
 
-        state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
-                                       checkpoint_key=checkpoint_key, progress=progress)
-        return Started(lambda: state.set_aside, sink)
-    if plan is not None:
-        from ..spark.distributed import run_distributed
+def _check_key(checkpoint, given) -> None:
+    """A checkpoint key that would be refused (not private, too short, not there) is refused now: the key
+    given (--checkpoint-key, $RSP_PLUGIN_CHECKPOINT_KEY) or the one the checkpoint holds already."""
+    from ..runtime.state import checkpoint_key
 
-        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
-                              progress=progress)
-    elif brokers:  # a live stream: a micro-batch every half second, until the brokers go quiet (--mqtt-idle)
-        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
-                        progress=progress, trigger={"processingTime": "0.5 seconds"})
-        return Started(lambda: _until_idle(run, brokers[0].mqtt.idle), sink)
-    else:
-        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
-                        progress=progress)
-    return Started(lambda: run.wait().state.set_aside, sink)
+    checkpoint_key(checkpoint, given, create=False)
 
 
 def _check_broker(source, client_id: str | None) -> None:
