@@ -55,16 +55,6 @@ class Forest:
     attach_points: list[int]
     is_in: int
 
-    @property
-    def closure_size(self) -> int:
-        # every node at depth d has d ancestors; plus the transitivity axiom
-        per_tree = sum(d * BRANCHING**d for d in range(1, DEPTH + 1))
-        return len(self.background) // _edges_per_tree() * per_tree + 1
-
-
-def _edges_per_tree() -> int:
-    return sum(BRANCHING**d for d in range(1, DEPTH + 1))
-
 
 def build_forest(trees: int, terms: Dictionary) -> Forest:
     is_in = terms.intern(IS_IN)

@@ -195,6 +195,7 @@ def check_mode(engine, mode: str, *, key: str | None = None, name: str | None = 
 def _engine_of(query, pairs, background, graphs, report) -> tuple:
     """(the `RSPEngine` that runs `query`, with the sources' streams registered; the key of a `PARTITION BY`
     line of a query's text, else None)."""
+    from ..core.iris import file_iri
     from ..query.model import ReportPolicy
     from ..runtime.engine import RSPEngine
 
@@ -214,7 +215,8 @@ def _engine_of(query, pairs, background, graphs, report) -> tuple:
         engine.add_graph(iri, source)
     text, filename = _query_text(query)
     text, key = split_partition_clause(text)
-    engine.register_query(text, filename=filename, report=ReportPolicy(report) if report else None)
+    base = None if filename.startswith("<") else file_iri(Path(filename).resolve().parent) + "/"  # as the CLI's
+    engine.register_query(text, filename=filename, base=base, report=ReportPolicy(report) if report else None)
     return engine, key
 
 
