@@ -84,3 +84,10 @@ def test_the_spark_log_level_is_an_option_of_the_spark_engine(tmp_path):
     assert (done.returncode, done.stderr) == (2, "rsp-plugin: --spark-log-level is read by --engine spark\n")
     done = without_java(tmp_path, *ARGS, "--spark-log-level", "loud")
     assert done.returncode == 2 and "--spark-log-level: invalid choice: 'LOUD'" in done.stderr
+
+
+def test_the_command_line_offers_sparks_log_levels():
+    from rsp_plugin.cli.command_line import SPARK_LOG_LEVELS
+    from rsp_plugin.spark.session import LOG_LEVELS
+
+    assert SPARK_LOG_LEVELS == LOG_LEVELS

@@ -24,9 +24,7 @@ from .options import ReasonOptions
 def reason(options: ReasonOptions) -> int:
     """The `reason` command: one JSON line per time point on stdout (or an explanation), exit status 0
     (1: the atom explained does not hold)."""
-    from ..io.mqtt import is_broker
-
-    broker = is_broker(options.stream)
+    broker = options.stream.startswith(("mqtt://", "mqtts://"))  # (io.mqtt.is_broker, without its imports)
     language = program_language(options, broker=broker)
     if options.prefixes or options.time != "ms":
         with readable_output(options, language):  # the usual lines, rewritten for people

@@ -321,7 +321,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
     async def service_error(request, error: ServiceError):
         return JSONResponse({"error": error.message, **error.detail}, status_code=error.status)
 
-    async def user_error(request, error: UserError):  # a library call refused what the client sent
+    async def refused(request, error: UserError):  # a library call refused what the client sent
         return JSONResponse({"error": str(error)}, status_code=400)
 
     routes = [
@@ -350,7 +350,7 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         Mount("/static", StaticFiles(directory=PAGE), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ServiceError: service_error,
-                                                                          UserError: user_error})
+                                                                          UserError: refused})
     app.state.live = live
     app.state.observers = observers
     app.state.settings = settings
