@@ -150,9 +150,9 @@ def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(bat
     (one file: blocks; two files: lines merged by time)."""
     import io
     from contextlib import redirect_stdout
-    from types import SimpleNamespace
 
     import rsp_plugin.cli.query as cli
+    from rsp_plugin.cli.options import QueryOptions
     from rsp_plugin.columnar import blocks
     from rsp_plugin.bench import sosa
 
@@ -178,10 +178,10 @@ def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(bat
 
         monkeypatch.setattr(cli, "RSPEngine", engine)
         out = io.StringIO()
-        options = SimpleNamespace(query=str(query), stream=[f"{sosa.STREAM}={path}" for path in paths],
-                                  background=[], report="on-window-close", format="json")
+        options = QueryOptions(query=str(query), stream=tuple(f"{sosa.STREAM}={path}" for path in paths),
+                               report="on-window-close")
         with redirect_stdout(out):
-            assert cli.run_query(options, ValueError) == 0
+            assert cli.run_query(options) == 0
         outputs.append(out.getvalue())
         if forget:
             assert made[0].terms.forgotten > 1000

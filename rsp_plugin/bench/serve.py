@@ -248,7 +248,7 @@ def replay(streams: list[list[bytes]], texts: dict[str, str]) -> dict[str, list[
         registered = engine.register_query(text)
         out[registered.name] = []
         registered.subscribe(lambda result, into=out[registered.name]: into.append(result.to_json()))
-    cli_replay(engine, sources, ValueError)
+    cli_replay(engine, sources)
     for path in folder.iterdir():
         path.unlink()
     folder.rmdir()

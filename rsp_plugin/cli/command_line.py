@@ -19,13 +19,15 @@ import sys
 from pathlib import Path
 
 from ..core import limits
-from ..core.errors import LocatedError
+from ..bench import BenchOptions
+from ..core.errors import LocatedError, UserError
+from .options import QueryOptions, ReasonOptions, ServeOptions, typed
 
 EXIT_USER_ERROR = 2
 
-
-class UserError(Exception):
-    """A mistake on the command line: printed as one line, exit status 2."""
+#: --spark-log-level: Spark's levels (`rsp_plugin.spark.session.LOG_LEVELS`, not imported here: every command
+#: would pay for the import)
+SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -39,10 +41,17 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return options
 
 
+def parse_options(argv: list[str] | None = None):
+    """The command line as typed options (`rsp_plugin.cli.options`: `ReasonOptions`, `QueryOptions`,
+    `ServeOptions`, `rsp_plugin.bench.BenchOptions`), built once from argparse's namespace."""
+    namespace = parse_arguments(argv)
+    return typed(namespace.options, namespace)
+
+
 def main(argv: list[str] | None = None) -> int:
-    options = parse_arguments(argv)
+    namespace = parse_arguments(argv)
     try:
-        return options.run(options)
+        return namespace.run(typed(namespace.options, namespace))
     except LocatedError as error:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except UserError as error:
@@ -117,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     _mqtt_arguments(reason, payload_time=False)
     _explain_depth(reason)
     _readable_options(reason, "the program's")
-    reason.set_defaults(run=_reason, command_parser=reason)
+    reason.set_defaults(run=_reason, options=ReasonOptions, command_parser=reason)
 
     query = commands.add_parser("query", allow_abbrev=False,
                                  help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over "
@@ -153,6 +162,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: driver (default): one engine on the driver, fed by Spark; "
                             "distributed: windows, entailment, joins and aggregates as Spark plans on the "
                             "executors (a query it does not cover yet runs in driver mode, said on stderr)")
+    query.add_argument("--spark-log-level", type=str.upper, choices=SPARK_LOG_LEVELS, metavar="LEVEL",
+                       help="--engine spark: the least level of Spark's own log lines shown on stderr (default ERROR; "
+                            "WARN, INFO, DEBUG show more)")
     query.add_argument("--partition-by", metavar="VAR",
                        help="--engine spark: one engine per value of ?VAR on the executors (partitioned mode; "
                             "the query must be key-local for it, else it is refused with the reason)")
@@ -201,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="--explain: indented text (default) or one JSON object per row")
     _mqtt_arguments(query)
     _explain_depth(query)
-    query.set_defaults(run=_query, command_parser=query)
+    query.set_defaults(run=_query, options=QueryOptions, command_parser=query)
 
     serve = commands.add_parser("serve", allow_abbrev=False,
                                 help="run the HTTP service and its live page (register streams and queries, "
@@ -250,7 +262,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="a broker (and topic prefix) a stream registered over HTTP may read from, or a query's "
                             "observer publish to (none by default); repeatable")
     _mqtt_arguments(serve, idle=False)
-    serve.set_defaults(run=_serve, command_parser=serve)
+    serve.set_defaults(run=_serve, options=ServeOptions, command_parser=serve)
 
     bench = commands.add_parser("bench", allow_abbrev=False, help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
@@ -284,7 +296,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
                             "the modes on 1 and 2 cores")
-    bench.set_defaults(run=_bench, command_parser=bench)
+    bench.set_defaults(run=_bench, options=BenchOptions, command_parser=bench)
     return parser
 
 
@@ -396,60 +408,17 @@ def _floats(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
-def _reason(options) -> int:
-    if getattr(options, "prefixes", False) or getattr(options, "time", "ms") != "ms":
-        from .reason import readable_output
+def _reason(options: ReasonOptions) -> int:
+    from .reason import reason  # the one dispatcher: LARS, DatalogMTL, answer streams, explanations, brokers
 
-        with readable_output(options, UserError):  # the usual lines, rewritten for people
-            return _reason_run(options)
-    return _reason_run(options)
+    return reason(options)
 
 
-def _reason_run(options) -> int:
-    if options.stream.startswith(("mqtt://", "mqtts://")):  # a broker's topic (rsp_plugin/io/mqtt.py)
-        from .reason import reason_from_broker
-
-        return reason_from_broker(options, UserError)
-    if options.explain is not None:  # why an atom holds (rsp_plugin/cli/explain.py)
-        from .explain import reason_explained
-
-        return reason_explained(options, UserError)
-    if options.at is not None:
-        raise UserError("--at is the time point of --explain ATOM")
-    from .reason import SetAside, open_stream, peekable_stream, stream_path
-    from ..mtl.run import DATALOGMTL, detect_language
-
-    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
-        if options.semantics != "stream":
-            raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
-        from .reason import reason_datalogmtl
-
-        return reason_datalogmtl(options, UserError)
-    if options.semantics == "answer-stream":
-        from .answers import reason_answer_streams
-
-        return reason_answer_streams(options, UserError)
-    if options.models != "1" or options.solver_timeout is not None:
-        raise UserError("--models and --solver-timeout are for --semantics answer-stream")
-    from ..columnar.reason import replay
-    from ..lars.syntax import parse_program_file
-
-    program = parse_program_file(options.program)
-    set_aside = SetAside()
-    # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.columnar.reason)
-    with open_stream(options, UserError) as handle:
-        replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
-               pruning=not options.no_pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
-               max_derivations=options.max_derivations,
-               max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
-               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
-    set_aside.say_how_many()
-    return 0
-
-
-def _query(options) -> int:
-    if options.engine != "spark" and (getattr(options, "mode", None) or getattr(options, "partition_by", None)):
-        raise UserError(f"--{'mode' if options.mode else 'partition-by'} is read by --engine spark")
+def _query(options: QueryOptions) -> int:
+    spark_only = {"mode": options.mode, "partition-by": options.partition_by, "spark-log-level": options.spark_log_level}
+    given = [name for name, value in spark_only.items() if value]
+    if options.engine != "spark" and given:
+        raise UserError(f"--{given[0]} is read by --engine spark")
     if options.engine == "spark":
         if options.format not in ("json", "sparql-jsonl"):
             raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes JSON "
@@ -463,13 +432,13 @@ def _query(options) -> int:
             raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
         from .spark_query import cli_run
 
-        return cli_run(options, UserError)
+        return cli_run(options)
     from .query import run_query
 
-    return run_query(options, UserError)
+    return run_query(options)
 
 
-def _serve(options) -> int:
+def _serve(options: ServeOptions) -> int:
     from ..service import ServiceSettings, serve
 
     def pairs(values, what):
@@ -509,12 +478,10 @@ def _broker_options(options):
     """serve --mqtt-*: how the service talks to the brokers it is allowed (None: no broker allowed)."""
     if not options.mqtt_allow:
         return None
-    from ..io.sources import mqtt_options
-
     for url in options.mqtt_allow:
         if not url.startswith(("mqtt://", "mqtts://")):
             raise UserError(f"--mqtt-allow {url}: expected mqtt://HOST:PORT[/TOPIC-PREFIX]")
-    return mqtt_options(options, UserError)
+    return options.mqtt.resolved()
 
 
 class _Version(argparse.Action):
@@ -537,7 +504,7 @@ def _version() -> str:
         return "unknown"
 
 
-def _bench(options) -> int:
+def _bench(options: BenchOptions) -> int:
     from ..bench import run_suite
 
     return run_suite(options)

@@ -81,10 +81,6 @@ class Term:
         return hash(self.key)
 
     @property
-    def is_literal(self) -> bool:
-        return self.kind == "literal"
-
-    @property
     def is_simple(self) -> bool:
         """A simple literal or an xsd:string (RDF 1.1: the same)."""
         return self.kind == "literal" and self.datatype == XSD_STRING
