@@ -18,8 +18,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..columnar import one_core
 from ..core import limits
 from ..core.errors import LocatedError
+from ..core.extras import MissingExtra, require
 
 EXIT_USER_ERROR = 2
 
@@ -40,9 +42,12 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    one_core()  # polars on one core unless POLARS_MAX_THREADS says otherwise (docs/performance.md, "Threads")
     options = parse_arguments(argv)
     try:
         return options.run(options)
+    except MissingExtra as error:  # a part whose extra is not installed (rsp_plugin/core/extras.py)
+        print(f"rsp-plugin: {error}", file=sys.stderr)
     except LocatedError as error:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except UserError as error:
@@ -426,6 +431,7 @@ def _reason_run(options) -> int:
 
         return reason_datalogmtl(options, UserError)
     if options.semantics == "answer-stream":
+        require("asp", "--semantics answer-stream")
         from .answers import reason_answer_streams
 
         return reason_answer_streams(options, UserError)
@@ -461,6 +467,7 @@ def _query(options) -> int:
             raise UserError("--from / --to are read by --engine local")
         if options.explain:
             raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
+        require("spark", "--engine spark")
         from .spark_query import cli_run
 
         return cli_run(options, UserError)
@@ -470,6 +477,7 @@ def _query(options) -> int:
 
 
 def _serve(options) -> int:
+    require("service", "rsp-plugin serve")
     from ..service import ServiceSettings, serve
 
     def pairs(values, what):
@@ -538,7 +546,10 @@ def _version() -> str:
 
 
 def _bench(options) -> int:
-    from ..bench import run_suite
+    from ..bench import needs, run_suite
+
+    for extra, what in needs(options):
+        require(extra, what)
 
     return run_suite(options)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
+from ..columnar import one_core
+
 #: What a small local run needs: no UI, Arrow between the JVM and Python (shuffle partitions: as
 #: many as the master has task slots, set once the session is up: `spark_session`).
 LOCAL_CONF = {
@@ -42,7 +44,9 @@ def spark_session(master: str | None = None, *, app_name: str = "rsp-plugin", co
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name).master(master or "local[2]")
-    for key, value in {**LOCAL_CONF, **(conf or {})}.items():
+    # each Python worker is one task slot: polars on one core there too, unless the user set it
+    threads = {"spark.executorEnv.POLARS_MAX_THREADS": one_core(dict(os.environ))}
+    for key, value in {**LOCAL_CONF, **threads, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
