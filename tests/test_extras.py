@@ -8,6 +8,7 @@ refuses them), as they would be missing in a lean virtualenv."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,28 @@ print(json.dumps(found))
     assert found["rsp_plugin.spark"].startswith("extra spark: rsp_plugin.spark needs the extra 'spark'")
     assert found["rsp_plugin.service.app"].startswith("extra service:")
     assert found["rsp_plugin.asp.solve"].startswith("extra asp:")
+
+
+def test_importing_the_engine_sets_nothing_in_the_environment():
+    """No import-time side effects: polars' threads are set where an engine is configured (the command line,
+    Spark's session: rsp_plugin.columnar.one_core), never by importing the package."""
+    script = """
+import importlib, json, os, pkgutil
+before = dict(os.environ)
+import rsp_plugin
+for info in pkgutil.walk_packages(rsp_plugin.__path__, "rsp_plugin."):
+    if info.name.split(".")[1] not in ("spark", "bench") and not info.name.endswith("__main__"):
+        importlib.import_module(info.name)
+print(json.dumps(sorted(key for key, value in os.environ.items() if before.get(key) != value)))
+"""
+    environment = {key: value for key, value in os.environ.items() if key != "POLARS_MAX_THREADS"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, env=environment,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    changed = set(json.loads(done.stdout)) - {"_RJEM_MALLOC_CONF"}  # (polars' own allocator setting)
+    assert changed == set()
+    from rsp_plugin.columnar import one_core
+
+    configured: dict[str, str] = {}
+    assert one_core(configured) == "1" and configured == {"POLARS_MAX_THREADS": "1"}
+    assert one_core({"POLARS_MAX_THREADS": "2"}) == "2"  # the user's setting wins
