@@ -1,7 +1,7 @@
 """`rsp-plugin query --engine spark` gives what `--engine local` gives, on every shared query case.
 
 The shared cases are the queries under queries/ (each names its streams and
-graphs in its header, as the README shows), the CSRBench stream (the full 34 s
+graphs in its header, as queries/README.md shows), the CSRBench stream (the full 34 s
 one beside the repository when it is there), and the command-line cases of
 tests/test_query_cli.py. Both engines run in this process; Spark's session is
 shared by the whole test run (local[2]).

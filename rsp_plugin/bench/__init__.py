@@ -5,6 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 
+#: the suites that need an extra (rsp_plugin/core/extras.py) beyond the engine
+_SUITE_NEEDS = {"lars": "asp", "spark": "spark", "serve": "service", "mqtt": "mqtt"}
+#: the suites that draw a plot unless `--plot -` (spark: only when --plot names a file)
+_PLOTS_BY_DEFAULT = ("throughput", "soak", "mqtt")
+
+
+def needs(options: BenchOptions) -> list[tuple[str, str]]:
+    """(extra, what needs it) for a suite as asked: checked before it runs, not after minutes of it."""
+    found = []
+    if options.suite in _SUITE_NEEDS:
+        found.append((_SUITE_NEEDS[options.suite], f"rsp-plugin bench {options.suite}"))
+    plot = options.plot
+    if plot != "-" and (plot or options.suite in _PLOTS_BY_DEFAULT):
+        found.append(("bench", f"the plot of rsp-plugin bench {options.suite} (--plot - for none)"))
+    return found
+
+
 @dataclass(frozen=True)
 class BenchOptions:
     """`rsp-plugin bench SUITE [WORKLOAD ...] ...` as typed values (the command line's defaults): each

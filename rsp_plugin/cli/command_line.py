@@ -18,9 +18,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..columnar import one_core
 from ..core import limits
 from ..bench import BenchOptions
 from ..core.errors import LocatedError, UserError
+from ..core.extras import MissingExtra, require
 from .options import QueryOptions, ReasonOptions, ServeOptions, typed
 
 EXIT_USER_ERROR = 2
@@ -49,9 +51,12 @@ def parse_options(argv: list[str] | None = None):
 
 
 def main(argv: list[str] | None = None) -> int:
+    one_core()  # polars on one core unless POLARS_MAX_THREADS says otherwise (docs/performance.md, "Threads")
     namespace = parse_arguments(argv)
     try:
         return namespace.run(typed(namespace.options, namespace))
+    except MissingExtra as error:  # a part whose extra is not installed (rsp_plugin/core/extras.py)
+        print(f"rsp-plugin: {error}", file=sys.stderr)
     except LocatedError as error:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except UserError as error:
@@ -430,6 +435,7 @@ def _query(options: QueryOptions) -> int:
             raise UserError("--from / --to are read by --engine local")
         if options.explain:
             raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
+        require("spark", "--engine spark")
         from .spark_query import cli_run
 
         return cli_run(options)
@@ -439,6 +445,7 @@ def _query(options: QueryOptions) -> int:
 
 
 def _serve(options: ServeOptions) -> int:
+    require("service", "rsp-plugin serve")
     from ..service import ServiceSettings, serve
 
     def pairs(values, what):
@@ -505,7 +512,10 @@ def _version() -> str:
 
 
 def _bench(options: BenchOptions) -> int:
-    from ..bench import run_suite
+    from ..bench import needs, run_suite
+
+    for extra, what in needs(options):
+        require(extra, what)
 
     return run_suite(options)
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import UserError
+from ..core.extras import require
 from .options import ReasonOptions
 
 
@@ -48,6 +49,7 @@ def _run(options: ReasonOptions, language: str, broker: bool) -> int:
             raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
         return reason_datalogmtl(options)
     if options.semantics == "answer-stream":
+        require("asp", "--semantics answer-stream")
         from .answers import reason_answer_streams
 
         return reason_answer_streams(options)

@@ -17,7 +17,20 @@ The per-fact path (`rsp_plugin.query`, `rsp_plugin.reasoning`, `rsp_plugin.lars`
 stays the reference and serves small pushes; both give the same results.
 """
 
-import os as _os
+from __future__ import annotations
 
-# One core unless the user says otherwise: the engine is one process among many.
-_os.environ.setdefault("POLARS_MAX_THREADS", "1")
+import os
+from typing import MutableMapping
+
+#: polars' threads for the processes rsp_plugin starts and configures (the command line, Spark's Python
+#: workers): one core, unless the user set POLARS_MAX_THREADS; the engine is one process among many
+#: (Spark runs one worker per task slot). Embedded, the process is the caller's: nothing is set.
+POLARS_THREADS = "1"
+
+
+def one_core(environment: MutableMapping[str, str] = os.environ) -> str:
+    """Set POLARS_MAX_THREADS to `POLARS_THREADS` unless the user did; the value in force.
+
+    polars reads it once, when first imported, so this runs where an engine is configured, before
+    that: the command line's `main`, `rsp_plugin.spark.spark_session` (for the workers)."""
+    return environment.setdefault("POLARS_MAX_THREADS", POLARS_THREADS)

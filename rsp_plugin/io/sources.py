@@ -232,7 +232,7 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
     named graphs with prov:generatedAtTime are elements (TripleWave's shape), else every triple is
     seen at `timestamp`. A document that cannot be read (not UTF-8, not JSON, nested too deeply, an
     escape of no character, a key that makes no IRI) is set aside whole, at the place named."""
-    from .documents import DocumentRefused, inline_contexts, load_json, parse_jsonld
+    from .documents import DocumentRefused, dataset_calls, inline_contexts, load_json, parse_jsonld
     from ..core.errors import clipped
     from .lines import decode_text
     from ..core.terms import quotable
@@ -252,11 +252,12 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
         yield Rejected(name, 1, f"not JSON-LD: {quotable(clipped(why, 200))}")
         return
     named = [g for g in dataset.graphs() if str(g.identifier) != "urn:x-rdflib:default" and len(g)]
-    if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
+    with dataset_calls():
         nquads = dataset.serialize(format="nquads")
+    if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
         yield from read_timestamped_graphs(nquads, terms, rdf_format="nquads", filename=name)
         return
-    ntriples = dataset.serialize(format="nquads")
+    ntriples = nquads
     yield from read_source(io.BytesIO(ntriples.encode()), "nt", terms, name=name, moment=timestamp)
 
 

@@ -14,7 +14,11 @@ import json
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from starlette.applications import Starlette
+from ..core.extras import require
+
+require("service", "rsp_plugin.service")
+
+from starlette.applications import Starlette  # noqa: E402 (after the check naming the extra)
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route, WebSocketRoute

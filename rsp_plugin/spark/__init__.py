@@ -25,7 +25,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from .session import register, spark_session, use_this_python
+from ..core.extras import require
+
+require("spark", "rsp_plugin.spark")
+
+from .session import register, spark_session, use_this_python  # noqa: E402 (after the check naming the extra)
 
 COLUMNS = ("stream", "s", "p", "o", "ts", "rejected")
 

@@ -25,6 +25,8 @@ LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
 INSTALL_JAVA = "install a Java runtime, 17 or later, e.g. apt-get install openjdk-17-jre-headless"
 _LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 
+from ..columnar import one_core
+
 #: What a small local run needs: no UI, Arrow between the JVM and Python (shuffle partitions: as
 #: many as the master has task slots, set once the session is up: `spark_session`).
 LOCAL_CONF = {
@@ -83,6 +85,8 @@ def spark_session(master: str | None = None, *, app_name: str = "rsp-plugin", co
     logged = f"-Dlog4j.configurationFile={_quoted(_LOG_CONFIG.as_uri())} -Drsp_plugin.spark.log_level={level}"
     settings["spark.driver.extraJavaOptions"] = f"{settings.get('spark.driver.extraJavaOptions', '')} {logged}".strip()
     builder = SparkSession.builder.appName(app_name).master(master or "local[2]")
+    # each Python worker is one task slot: polars on one core there too, unless the user set it
+    settings.setdefault("spark.executorEnv.POLARS_MAX_THREADS", one_core(dict(os.environ)))
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
