@@ -59,6 +59,10 @@ def run_suite(options) -> int:
         from .soak import run
 
         return run(options)
+    if options.suite == "shapes":
+        from .shapes import run
+
+        return run(options)
     if options.suite == "startup":
         from .startup import run
 
