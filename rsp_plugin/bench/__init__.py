@@ -47,6 +47,10 @@ class BenchOptions:
     modes: tuple[str, ...] | None = None
     project: int | None = None
     overhead: bool = False
+    #: shapes: windows as (RANGE, STEP) in seconds
+    range_steps: tuple | None = None
+    #: shapes: runs of each baseline (None: --repeat)
+    baseline_repeat: int | None = None
 
 
 def run_suite(options: BenchOptions) -> int:
@@ -103,6 +107,10 @@ def run_suite(options: BenchOptions) -> int:
         return run(options)
     if options.suite == "soak":
         from .soak import run
+
+        return run(options)
+    if options.suite == "shapes":
+        from .shapes import run
 
         return run(options)
     if options.suite == "startup":

@@ -271,23 +271,30 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", allow_abbrev=False, help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
-                                         "throughput", "soak", "reason", "mqtt", "startup"],
+                                         "throughput", "soak", "reason", "mqtt", "startup", "shapes"],
                        help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800; mqtt: messages "
-                                                   "offered per second, e.g. 1000,10000,100000")
+                                                   "offered per second, e.g. 1000,10000,100000; shapes: "
+                                                   "triples per second of event time, e.g. 100,1000")
+    bench.add_argument("--range-steps", type=_range_steps, metavar="R/S,...",
+                       help="shapes: windows as RANGE/STEP in seconds (default 10/5,60/1,300/1)")
     bench.add_argument("--time-points", type=int, default=300)
     bench.add_argument("--repeat", type=int, default=None,
                        help="runs per setting; the median is reported (default 3; spark: 1; startup: 5)")
     bench.add_argument("--quick", action="store_true", help="small settings, to see that it runs")
-    bench.add_argument("--sizes", type=_ints, help="materialize: materialization sizes in triples, e.g. 10000,100000")
+    bench.add_argument("--baseline-repeat", type=int, metavar="N",
+                       help="shapes: runs of each baseline (default: --repeat; its slowest cells take minutes each)")
+    bench.add_argument("--sizes", type=_ints, help="materialize: materialization sizes in triples, e.g. 10000,100000; "
+                                                   "throughput, shapes: stream sizes in triples")
     bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")
     bench.add_argument("--slides", type=int, help="materialize: slides measured per setting")
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.add_argument("--explain", action="store_true",
                        help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
-    bench.add_argument("--plot", metavar="PNG", help="throughput / soak / spark / mqtt: where the plot goes ('-': none)")
+    bench.add_argument("--plot", metavar="PNG",
+                       help="throughput / soak / spark / mqtt / shapes: where the plot goes ('-': none)")
     bench.add_argument("--old-limit", type=int, metavar="N",
                        help="throughput: the per-fact path runs on at most the first N triples (default 1M)")
     bench.add_argument("--triples", type=int, metavar="N",
@@ -397,6 +404,18 @@ def _size(text: str) -> int | None:
         return limits.parse_size(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _range_steps(text: str) -> list[tuple[int, int]]:
+    """`10/5,60/1`: windows as (RANGE, STEP) seconds."""
+    try:
+        pairs = [tuple(int(number) for number in part.split("/")) for part in text.split(",") if part]
+    except ValueError:
+        pairs = []
+    if not pairs or any(len(pair) != 2 or min(pair) <= 0 for pair in pairs):
+        raise argparse.ArgumentTypeError(f"expected RANGE/STEP pairs in seconds separated by commas (e.g. 10/5,60/1), "
+                                         f"got {text!r}")
+    return pairs
 
 
 def _ints(text: str) -> list[int]:
