@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -447,3 +448,62 @@ def test_an_entailment_query_with_its_background_given_in_the_registration(clien
     client.post(f"/streams/{path(STREAM)}", content=CSRBENCH.read_bytes(), headers=TNT)
     client.post("/finish", json={})
     assert all_results(client, "rdfs") == cli_lines(query, f"{STREAM}={CSRBENCH}")
+
+
+def _lines(subject: str, *times: int) -> bytes:
+    return b"".join(f"{t} <http://ex/{subject}{t}> <http://ex/p> <http://ex/o> .\n".encode() for t in times)
+
+
+def _counts(client, name: str) -> list[tuple[int, int]]:
+    return [(r["t"], len(r["bindings"])) for r in client.get(f"/queries/{name}/results?after=0").json()["results"]]
+
+
+def _window_query(stream: str) -> str:
+    return f"SELECT ?s FROM STREAM <{stream}> [RANGE 2s STEP 1s] WHERE {{ ?s ?p ?o }}"
+
+
+def test_a_query_registered_after_time_moved_gets_every_report_its_own_window_reaches(client):
+    """Stream a moved the watermark to 5000 before the query on stream b was registered: b's elements
+    at 4000 and 5000 are taken into b's own window, and its report at t=5000 is made (it was lost)."""
+    a, b = "http://ex/a", "http://ex/b"
+    for stream in (a, b):
+        client.put(f"/streams/{path(stream)}")
+    sparql = {"content-type": "application/sparql-query"}
+    assert client.put("/queries/qa", content=_window_query(a), headers=sparql).status_code == 201
+    assert client.post(f"/streams/{path(a)}", content=_lines("x", 1000, 3000, 5000), headers=TNT).json()["watermark"] == 5000
+    assert client.put("/queries/qb", content=_window_query(b), headers=sparql).status_code == 201
+    answer = client.post(f"/streams/{path(b)}", content=_lines("y", 4000, 5000, 6000), headers=TNT).json()
+    assert answer["late"] == [] and answer["watermark"] == 5000
+    client.post(f"/streams/{path(a)}", content=_lines("x", 7000), headers=TNT)
+    assert _counts(client, "qb") == [(5000, 1), (6000, 2)]
+    assert _counts(client, "qa") == [(2000, 1), (3000, 1), (4000, 1), (5000, 1), (6000, 1)]
+
+
+def test_a_quiet_stream_holds_time_back_until_the_idle_timeout():
+    """Two streams read by one query each: b says nothing. Without --idle-timeout a's reports wait for
+    b (or POST /watermark); with it, b stops holding the watermark once it has been quiet that long."""
+    a, b = "http://ex/a", "http://ex/b"
+    sparql = {"content-type": "application/sparql-query"}
+    for idle in (None, 0.2):
+        with TestClient(create_app(ServiceSettings(idle_timeout=idle)), base_url="http://localhost") as client:
+            for stream in (a, b):
+                client.put(f"/streams/{path(stream)}")
+            client.put("/queries/qa", content=_window_query(a), headers=sparql)
+            client.put("/queries/qb", content=_window_query(b), headers=sparql)
+            assert client.post(f"/streams/{path(a)}", content=_lines("x", 1000, 2000), headers=TNT).json()["watermark"] is None
+            time.sleep(0.3)
+            answer = client.post(f"/streams/{path(a)}", content=_lines("x", 3000), headers=TNT).json()
+            if idle is None:
+                assert answer["watermark"] is None and _counts(client, "qa") == []
+            else:
+                assert answer["watermark"] == 3000 and _counts(client, "qa") == [(2000, 1), (3000, 2)]
+                # b speaks again: its window had reported nothing yet, so its elements are all taken
+                assert client.post(f"/streams/{path(b)}", content=_lines("y", 500, 2500), headers=TNT).json()["late"] == []
+                assert _counts(client, "qb") == [(1000, 1), (2000, 1), (3000, 1)]
+                late = client.post(f"/streams/{path(b)}", content=_lines("y", 1500), headers=TNT).json()["late"]
+                assert [entry["line"] for entry in late] == [1] and "late: timestamp 1500" in late[0]["reason"]
+
+
+def test_the_idle_timeout_is_a_positive_number_of_seconds():
+    with pytest.raises(ValueError, match="--idle-timeout"):
+        ServiceSettings(idle_timeout=0).check()

@@ -255,6 +255,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--page-bytes", type=_bytes, default=1024 * 1024, metavar="SIZE",
                        help="the JSON of the reports one GET /queries/{name}/results answers (default 1M; "
                             "\"more\": true says another page follows)")
+    serve.add_argument("--idle-timeout", type=float, metavar="SECONDS",
+                       help="a stream that has had no element for SECONDS stops holding the watermark back "
+                            "(default: it holds it until POST /watermark or its next element)")
     serve.add_argument("--max-queries", type=int, default=1000, metavar="N",
                        help="queries registered at once (default 1,000)")
     serve.add_argument("--max-gap", type=_bound, default=limits.MAX_GAP_WINDOWS, metavar="N",
@@ -487,7 +490,8 @@ def _serve(options: ServeOptions) -> int:
                                max_body_bytes=options.max_body, rate=options.rate, burst=max(1, int(options.rate * 2)),
                                max_gap=options.max_gap, history_bytes=options.history_bytes,
                                queue_bytes=options.queue_bytes, page_bytes=options.page_bytes,
-                               max_queries=options.max_queries, allow_hosts=tuple(options.allow_host),
+                               max_queries=options.max_queries, idle_timeout=options.idle_timeout,
+                               allow_hosts=tuple(options.allow_host),
                                allow_origins=tuple(options.allow_origin), trusted_proxies=tuple(options.trusted_proxy),
                                mqtt_allow=tuple(options.mqtt_allow), mqtt=_broker_options(options))
     try:

@@ -143,6 +143,7 @@ class ServeOptions:
     queue_bytes: int = 16 * 1024 * 1024
     page_bytes: int = 1024 * 1024
     max_queries: int = 1000
+    idle_timeout: float | None = None
     max_gap: int | None = limits.MAX_GAP_WINDOWS
     explain: bool = False
     mqtt_allow: tuple[str, ...] = ()

@@ -249,7 +249,9 @@ class RSPEngine:
                        report: ReportPolicy | None = None, dialect: str = "auto",
                        on_result: Callable[[QueryResult], None] | None = None,
                        semantics: str = "stream") -> RegisteredQuery:
-        """Parse and register a query; it reports from the next instant after its first element.
+        """Parse and register a query; it reports from the next instant after its first element
+        (registered while time runs: after the watermark, unless its windows are its own over
+        streams nothing has reached yet, `_floor`).
 
         `report` None: the policy of the query's dialect (on-content-change for CQELS-QL,
         on-window-close for the others); `dialect` as `parse_query`'s. `semantics` is that
@@ -304,7 +306,7 @@ class RSPEngine:
             shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program,
                                                                columnar)))
         registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
-                                     period, self.gate.watermark, self.t0)
+                                     period, self._floor(shared_windows), self.t0)
         if query.output_stream is not None:
             self.register_stream(query.output_stream)
             self._streams[query.output_stream].produced_by = name
@@ -357,6 +359,19 @@ class RSPEngine:
         from ..columnar.materialize import supports
 
         return supports(query.entailment, rules_program.source)
+
+    def _floor(self, shared_windows) -> int | None:
+        """The time after which a query registered now reports. While time runs (a watermark), the
+        instants up to it are past: a window that other queries read, or a stream that has had
+        elements, no longer holds what those instants saw. Windows of its own over streams nothing
+        has reached yet hold everything they will ever see, so such a query reports every window its
+        elements reach, those up to the watermark too (a late element is taken into them)."""
+        watermark = self.gate.watermark
+        if watermark is None:
+            return None
+        fresh = all(not shared.readers and self._streams[shared.stream].first_timestamp is None
+                    for _, shared in shared_windows if shared.stream in self._streams)
+        return None if fresh else watermark
 
     def _shared_window(self, stream: str, spec, query: ContinuousQuery, background: tuple, rules_program,
                        columnar: bool = False):

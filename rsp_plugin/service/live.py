@@ -84,6 +84,8 @@ class StreamState:
     iri: str
     pushes: int = 0
     latest: int | None = None
+    #: when an element was last taken (or the stream registered), time.monotonic()
+    heard: float = field(default_factory=time.monotonic)
     triples: Meter = field(default_factory=Meter)
     rejected: int = 0
     recent_rejected: deque = field(default_factory=lambda: deque(maxlen=20))
@@ -286,6 +288,8 @@ class LiveEngine:
             # time follows only what admission took: an element set aside (too far ahead, late) moves nothing
             set_aside = {record.line for record in self.engine.rejected[before:] if record.filename == source}
             taken = [element.time_point for element in read.elements if element.line not in set_aside]
+            if taken:
+                state.heard = time.monotonic()
             if taken and (state.latest is None or max(taken) > state.latest):
                 state.latest = max(taken)
             if taken and (self._first is None or min(taken) < self._first):
@@ -309,13 +313,21 @@ class LiveEngine:
 
     def _watermark(self) -> int | None:
         """The oldest latest timestamp of the streams queries read (a stream not fed yet holds time back:
-        its elements would be late); with no query reading a pushed stream, of the streams fed."""
+        its elements would be late); with no query reading a pushed stream, of the streams fed. With
+        `--idle-timeout S`, a stream that has taken nothing for S seconds holds nothing back (as a Flink
+        source marked idle): the others' time moves on, and its own elements then older than the
+        watermark are taken while a window still to be reported holds them, else listed as late."""
         if self._read is None:  # (once per change of the queries, not per push)
             produced = {state.registered.query.output_stream for state in self.queries.values()}
             self._read = {clause.stream for state in self.queries.values()
                           for clause in state.registered.query.windows if clause.stream not in produced}
         read = self._read
         if read:
+            idle = self.settings.idle_timeout
+            if idle is not None:
+                quiet_since = time.monotonic() - idle
+                speaking = [iri for iri in read if iri not in self.streams or self.streams[iri].heard > quiet_since]
+                read = speaking or read  # (all quiet: nothing new came, time stays where they left it)
             latest = [self.streams[iri].latest if iri in self.streams else None for iri in read]
             return None if None in latest else min(latest)
         latest = [state.latest for state in self.streams.values() if state.latest is not None]
@@ -328,8 +340,10 @@ class LiveEngine:
         if reach is not None and self.engine.watermark is not None:
             # (elements taken under a coarser STEP, then a query with a finer one: the rest on later requests)
             watermark = min(watermark, reach[1])
-        if self.engine.watermark is None or watermark > self.engine.watermark:
-            self.engine.advance_to(watermark, collect=False)  # (the observers take each report)
+        if self.engine.watermark is not None and watermark < self.engine.watermark:
+            watermark = self.engine.watermark  # (time only moves on: a stream quiet for a while speaks again)
+        # (at the same watermark too: a window that reported nothing yet may have reports due before it)
+        self.engine.advance_to(watermark, collect=False)  # (the observers take each report)
 
     def _reach(self, first: int | None = None) -> tuple[int, int] | None:
         """(the time a request's jump is measured from, the latest time it may reach), or None (no bound).

@@ -53,6 +53,9 @@ class ServiceSettings:
     page_bytes: int = 1024 * 1024
     #: queries registered at once
     max_queries: int = 1000
+    #: seconds a stream may go without an element before it stops holding the watermark back (`serve
+    #: --idle-timeout`; None: a quiet stream holds time back until POST /watermark, or it speaks again)
+    idle_timeout: float | None = None
     #: webhook delivery: attempts per result, seconds before the first retry (doubling), timeout per POST
     webhook_attempts: int = 3
     webhook_backoff: float = 0.2
@@ -93,6 +96,8 @@ class ServiceSettings:
         for name in ("history", "history_bytes", "queue", "queue_bytes", "page_bytes", "max_queries"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
                 raise ValueError(f"the bound {name} must be positive")
+        if self.idle_timeout is not None and not self.idle_timeout > 0:
+            raise ValueError(f"--idle-timeout {self.idle_timeout}: expected a positive number of seconds")
         for name in self.allow_hosts:
             if name != "*" and not _is_address_or_name(name.strip("[]")):
                 raise ValueError(f"--allow-host {name!r}: not a host name or an address")
