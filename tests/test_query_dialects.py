@@ -602,12 +602,12 @@ def test_a_file_iri_encodes_only_what_an_iri_must():
     # RFC 3987: sub-delimiters, ':' and '@' and non-ASCII letters stay; space, '%', '#', '?' and the like
     # are percent-encoded (UTF-8), and the engine reads the path back from it
     from rsp_plugin.core.iris import file_iri
-    from rsp_plugin.runtime.engine import _local_path
+    from rsp_plugin.runtime.datasets import local_path
 
     path = "/data/a+b/x=1,y;z(2)!$&'*@host:8/é 日 %#?[x].ttl"
     iri = file_iri(path)
     assert iri == "file:///data/a+b/x=1,y;z(2)!$&'*@host:8/é%20日%20%25%23%3F%5Bx%5D.ttl"
-    assert str(_local_path(iri)) == path
+    assert str(local_path(iri)) == path
 
 
 ENTAILMENT_RDFS = "<http://www.w3.org/ns/entailment/RDFS>"

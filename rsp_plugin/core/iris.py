@@ -6,7 +6,7 @@ user writes, and a query's relative IRIs resolved against it would not match the
 names the user gives (`--stream`, `FROM <...>`). RFC 3987 allows `+`, the other
 sub-delimiters, `:` and `@` and most of Unicode in a path as they are; only the
 rest (space, `%`, `#`, `?`, `<`, `>`, quotes, controls, ...) is encoded here, as its
-UTF-8 bytes. `runtime._local_path` reads such an IRI back (percent-decoding).
+UTF-8 bytes. `runtime.datasets.local_path` reads such an IRI back (percent-decoding).
 
 >>> file_iri("/tmp/a+b/ctx (1).ttl")
 'file:///tmp/a+b/ctx%20(1).ttl'
