@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..core import limits
 from .reason_rows import DATALOGMTL, LARS, Reading, block_of, in_line_order, items_of, reading_for
-from .rule_split import KeyLocal, OnDriver, split_of
+from .rule_split import KeyLocal, OnDriver, TimeSliced, split_of, time_reach
 
 #: lines of the stream file per micro-batch in driver mode
 BATCH_LINES = 50_000
@@ -72,6 +72,7 @@ class Plan:
     reading: Reading
     mode: str
     split: object = None
+    reach: object = None     # `rule_split.TimeSliced` when the program's reach is bounded (None: it is not)
     note: str | None = None
 
 
@@ -109,6 +110,8 @@ def plan(settings: Settings) -> Plan:
         result.note = f"--mode distributed runs this program on the driver: {split.reason}"
         return result
     result.mode, result.split = "distributed", split
+    reach = time_reach(program)
+    result.reach = reach if isinstance(reach, TimeSliced) else None
     return result
 
 
@@ -258,6 +261,61 @@ def _driver(chosen: Plan, spark, out, err) -> int:
 
 
 def _distributed(chosen: Plan, spark, out, err) -> int:
+    settings = chosen.settings
+    if chosen.reach is not None and settings.language == LARS and _sliced(chosen, spark, out):
+        return 0  # (the stream read clean: nothing was set aside)
+    return _judged(chosen, spark, out, err)
+
+
+def _sliced(chosen: Plan, spark, out) -> bool:
+    """The time slices read straight from the file (`reason_slices`); False if the stream did not read clean
+    (or an engine stopped at its limit): nothing was written then, and the lines are judged on the driver."""
+    import pyarrow as pa
+
+    from .reason_slices import SliceJob, byte_cuts, declarations, run_task, verified
+    from .session import task_slots
+
+    settings = chosen.settings
+    path = str(Path(settings.stream).resolve())
+    size = Path(path).stat().st_size
+    reading = chosen.reading
+    job = SliceJob(reading, chosen.text, settings.program, settings.stream, chosen.reach.reach, settings.first,
+                   settings.last, settings.max_gap, settings.changes, settings.pruning, settings.max_derivations,
+                   byte_cuts(path, size, task_slots(spark)),
+                   declarations(path, size, reading.max_line_bytes) if reading.learns_prefixes else ())
+
+    def task(batches):
+        from ..lars.limits import LimitError
+
+        for batch in batches:
+            for k in batch.column(0).to_pylist():
+                try:
+                    text, report = run_task(job, k)
+                except LimitError as error:
+                    text, report = "", {"task": k, "clean": False, "error": str(error)}
+                pieces = [text[start:start + (1 << 20)] for start in range(0, len(text), 1 << 20)] or [""]
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([k] * (len(pieces) + 1), pa.int32()), pa.array(range(len(pieces) + 1), pa.int32()),
+                     pa.array([json.dumps(report)] + pieces, pa.string())], names=["task", "seq", "text"])
+
+    table = (spark.range(0, job.tasks, 1, job.tasks).mapInArrow(task, "task INT, seq INT, text STRING")
+             .toArrow().sort_by([("task", "ascending"), ("seq", "ascending")]))
+    seq = table.column("seq").to_pylist()
+    texts = table.column("text").to_pylist()
+    reports = [json.loads(text) for number, text in zip(seq, texts) if number == 0]
+    if any("error" in report for report in reports) or verified(job, reports) is None:
+        return False
+    target = out or sys.stdout
+    for number, text in zip(seq, texts):
+        if number:
+            target.write(text)
+    target.flush()
+    return True
+
+
+def _judged(chosen: Plan, spark, out, err) -> int:
+    """The general way: every line judged on the driver (`reason_parts.admit`), the taken rows shared out by
+    key or by time slice through Spark (`groupBy(part).applyInArrow`), the parts' changes merged."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
