@@ -15,8 +15,8 @@ from __future__ import annotations
 
 _EXPORTS = {
     "RSPEngine": "rsp_plugin.runtime.engine",
-    "RegisteredQuery": "rsp_plugin.runtime.engine",
-    "TimestampedGraph": "rsp_plugin.runtime.engine",
+    "RegisteredQuery": "rsp_plugin.runtime.queries",
+    "TimestampedGraph": "rsp_plugin.runtime.queries",
     "QueryResult": "rsp_plugin.query.results",
     "ContinuousQuery": "rsp_plugin.query.model",
     "ReportPolicy": "rsp_plugin.query.model",

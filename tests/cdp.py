@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from contextlib import ExitStack
 from pathlib import Path
 
 
@@ -29,6 +30,7 @@ class Browser:
     def __init__(self, executable: str, width: int = 1280, height: int = 1400, extra: tuple[str, ...] = ()):
         """`extra`: more command-line switches, e.g. `--host-resolver-rules=MAP name 127.0.0.1`."""
         self.profile = tempfile.mkdtemp(prefix="rsp-chromium-")
+        self._closing = ExitStack()
         self.process = subprocess.Popen(
             [executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -47,7 +49,8 @@ class Browser:
         page = next(target for target in targets if target["type"] == "page")
         from websockets.sync.client import connect
 
-        self.socket = connect(page["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024)
+        # entered as a context manager (websockets 17 warns about a bare connect()); left in close()
+        self.socket = self._closing.enter_context(connect(page["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024))
         self.next_id = 0
         self.send("Page.enable")
         self.send("Runtime.enable")
@@ -104,8 +107,7 @@ class Browser:
 
     def close(self) -> None:
         try:
-            if getattr(self, "socket", None) is not None:
-                self.socket.close()
+            self._closing.close()  # the DevTools socket, if it was opened
         finally:
             self.process.terminate()
             try:

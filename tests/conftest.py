@@ -5,6 +5,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import os
 
+# the suite is one process among others (pytest-xdist workers, Spark): polars on one core, as the command
+# line sets it (rsp_plugin.columnar.one_core), before anything imports polars
+os.environ.setdefault("POLARS_MAX_THREADS", "1")
+
 import pytest
 
 

@@ -150,9 +150,9 @@ def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(bat
     (one file: blocks; two files: lines merged by time)."""
     import io
     from contextlib import redirect_stdout
-    from types import SimpleNamespace
 
     import rsp_plugin.cli.query as cli
+    from rsp_plugin.cli.options import QueryOptions
     from rsp_plugin.columnar import blocks
     from rsp_plugin.bench import sosa
 
@@ -178,10 +178,10 @@ def test_forgetting_terms_changes_no_result_even_when_a_reader_interns_ahead(bat
 
         monkeypatch.setattr(cli, "RSPEngine", engine)
         out = io.StringIO()
-        options = SimpleNamespace(query=str(query), stream=[f"{sosa.STREAM}={path}" for path in paths],
-                                  background=[], report="on-window-close", format="json")
+        options = QueryOptions(query=str(query), stream=tuple(f"{sosa.STREAM}={path}" for path in paths),
+                               report="on-window-close")
         with redirect_stdout(out):
-            assert cli.run_query(options, ValueError) == 0
+            assert cli.run_query(options) == 0
         outputs.append(out.getvalue())
         if forget:
             assert made[0].terms.forgotten > 1000
@@ -265,3 +265,64 @@ def test_the_sosa_aggregate_on_the_batch_path_answers_what_the_per_fact_path_ans
         outputs.append(seen)
         assert engine.terms.forgotten > 0
     assert outputs[0] == outputs[1] and len(outputs[0]) > 5
+
+
+def _admitted_both_ways(seed: int) -> set[str]:
+    """The stream of `seed` pushed both ways; the kinds of what was set aside."""
+    draw = random.Random(seed)
+    text = ("SELECT ?x (COUNT(*) AS ?n) FROM STREAM <http://ex/s> [RANGE 3s STEP 1s] "
+            "WHERE { ?x <http://ex/p> ?y } GROUP BY ?x")
+    engines = []
+    for batch in (False, True):
+        engine = RSPEngine(batch=batch, max_gap=5, t0=100)
+        engine.register_stream("http://ex/s")
+        engine.register_query(text)
+        engines.append(engine)
+    one, many = engines
+    from rdflib import URIRef
+
+    p = URIRef("http://ex/p")
+    t, made = 1000, ([], [])
+    for _ in range(draw.randint(5, 15)):
+        rows = []
+        for _ in range(draw.randint(1, 12)):
+            roll = draw.random()
+            if roll < 0.6:
+                t += draw.choice([0, 300, 900, 2000])
+                stamp = t
+            elif roll < 0.75:
+                stamp = t - draw.choice([500, 2500, 9000])  # late (or not yet), or too far behind
+            elif roll < 0.88:
+                stamp = t + draw.choice([7000, 10 ** 7])  # too far ahead: not followed
+            elif roll < 0.94:
+                t += 4500
+                stamp = t
+            else:
+                stamp = draw.choice([0, 99])  # before t0
+            rows.append((stamp, URIRef(f"http://ex/x{draw.randrange(3)}"), URIRef(f"http://ex/y{draw.randrange(50)}")))
+        for stamp, x, y in rows:
+            one.push("http://ex/s", [(x, p, y)], timestamp=stamp)
+        ids = [[many.terms.intern(term_key(term)) for term in (x, p, y)] for _, x, y in rows]
+        many.push_columns("http://ex/s", [stamp for stamp, *_ in rows], *zip(*ids))
+        assert [str(r) for r in many.rejected] == [str(r) for r in one.rejected]
+        assert many.latest_timestamp == one.latest_timestamp
+        if one.latest_timestamp is not None:
+            for engine, out in zip(engines, made):
+                out.extend(engine.advance_to(one.latest_timestamp))
+    for engine, out in zip(engines, made):
+        out.extend(engine.finish())
+
+    def shown(results):
+        return [(r.t, sorted(str(row) for row in r.to_json()["bindings"])) for r in results]
+
+    assert shown(made[1]) == shown(made[0]) and made[0], seed
+    kinds = ("before the start", "ms ahead", "ms behind", "late:")
+    return {kind for r in one.rejected for kind in kinds if kind in r.reason}
+
+
+def test_columns_are_admitted_as_elements_one_by_one_are():
+    """Far jumps ahead and back, late elements and elements before t0, in micro-batches: pushed as columns
+    (judged at once, `Gate.judge_many`) on the batch path, they are set aside with the same messages and
+    make the same reports as pushed one by one (`Gate.judge`) on the per-fact path."""
+    kinds = set().union(*(_admitted_both_ways(seed) for seed in range(12)))
+    assert kinds == {"before the start", "ms ahead", "ms behind", "late:"}

@@ -33,13 +33,13 @@ class EntailmentChecker:
         self.leaves = {"window": 0, "background": 0}
 
     def _rule_set_facts(self):
-        from rsp_plugin.reasoning.materializer import PROFILES, _is_ground_triple_fact
+        from rsp_plugin.reasoning.materializer import PROFILES, is_ground_triple_fact
         from rsp_plugin.reasoning.rulesets import rules_of
 
         files, _ = PROFILES[self.m.profile]
         for name in files:
             for rule in rules_of(name, self.terms):
-                if _is_ground_triple_fact(rule, self.m._triple):
+                if is_ground_triple_fact(rule, self.m._triple):
                     yield rule
 
     def triple_of(self, node) -> tuple:

@@ -2,10 +2,9 @@
 the pruning workloads derive something (the same with and without pruning), and the
 answer-stream table checks that the solver path and the engine print the same."""
 
-import argparse
 from pathlib import Path
 
-from rsp_plugin.bench import lars, pruning
+from rsp_plugin.bench import BenchOptions, lars, pruning
 
 
 def test_the_join_stream_counts_each_atom_once_per_time_point():
@@ -37,8 +36,7 @@ def test_the_whole_process_is_measured_both_ways(tmp_path: Path):
 
 def test_the_answer_stream_table_runs_the_solver_and_the_engine():
     lines = []
-    options = argparse.Namespace(workloads=["ticker-a", "ticker-b"], quick=True, time_points=40, windows=None,
-                                 rates=None, repeat=1)
+    options = BenchOptions(workloads=("ticker-a", "ticker-b"), quick=True, time_points=40, repeat=1)
     assert lars.run(options, out=lines.append) == 0
     rows = {line.split()[0]: line.split() for line in lines if line.startswith("ticker-")}
     assert rows["ticker-a"][-1] == "yes"  # stratified: both paths print the same

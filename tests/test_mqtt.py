@@ -211,7 +211,7 @@ def test_without_paho_the_extra_is_named(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "paho.mqtt.client", None)  # import fails as if it were not installed
     status = command_line.main(["query", str(QUERY), "--stream", f"{STREAM_IRI}=mqtt://127.0.0.1:1/t", *BACKGROUND])
     assert status == 2
-    assert capsys.readouterr().err == ("rsp-plugin: reading or publishing MQTT needs paho-mqtt: "
+    assert capsys.readouterr().err == ("rsp-plugin: reading or publishing MQTT needs the extra 'mqtt': "
                                        "pip install 'rsp_plugin[mqtt]'\n")
 
 

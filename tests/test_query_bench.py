@@ -1,13 +1,12 @@
 """`rsp-plugin bench query` runs and prints its tables (its figures are read, never asserted)."""
 
-from argparse import Namespace
-
+from rsp_plugin.bench import BenchOptions
 from rsp_plugin.bench.query import observations, run
 
 
 def test_the_latency_workload_prints_a_row_per_query_and_entailment():
     lines = []
-    options = Namespace(workloads=["latency"], sizes=[300], quick=True, repeat=1)
+    options = BenchOptions(workloads=("latency",), sizes=(300,), quick=True, repeat=1)
     assert run(options, out=lines.append) == 0
     rows = [line.split() for line in lines if line.startswith(("join+FILTER", "aggregate", "OPTIONAL"))]
     assert [(row[0], row[1], row[5]) for row in rows] == [
@@ -24,5 +23,5 @@ def test_the_observations_fill_the_window_evenly():
 
 def test_an_unknown_workload_is_named():
     lines = []
-    assert run(Namespace(workloads=["nope"], sizes=None, quick=True, repeat=1), out=lines.append) == 2
+    assert run(BenchOptions(workloads=("nope",), quick=True, repeat=1), out=lines.append) == 2
     assert "latency, sharing" in lines[0]

@@ -2,7 +2,7 @@
 
 Each form runs over the same small stream; the expected reports are worked out by
 hand from DESIGN.md's window semantics (a window reported at tau holds the
-elements with tau - range <= t < tau - end) and the README's dialect table:
+elements with tau - range <= t < tau - end) and the dialect table of docs/queries.md:
 
     t:      500    1500    2500          4200
             ex:a   ex:b    ex:c          ex:d          (each `?x ex:p ?v`)

@@ -20,6 +20,7 @@ import pytest
 from rdflib import BNode, Dataset, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, XSD
 
+from rsp_plugin.io.documents import dataset_calls
 from rsp_plugin.runtime.engine import RSPEngine
 
 EX = Namespace("http://ex/")
@@ -218,11 +219,12 @@ class Case:
                     background.add(triple)
                 _close(background, self.entailment)
                 for triple in background:
-                    dataset.add(triple)
+                    dataset.default_graph.add(triple)
                 window = dataset.graph(URIRef("http://ex/w"))
                 for triple in graph:
                     window.add(triple)
-                result = dataset.query(sparql)
+                with dataset_calls():  # (rdflib's Dataset.query reads its own deprecated default_context)
+                    result = dataset.query(sparql)
             else:
                 result = graph.query(sparql)
             out.append((tau, _normal(result, self.ordered)))

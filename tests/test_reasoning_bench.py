@@ -1,7 +1,6 @@
 """`rsp-plugin bench materialize` runs, and its three ways of materializing agree (timings are never asserted)."""
 
-from types import SimpleNamespace
-
+from rsp_plugin.bench import BenchOptions
 from rsp_plugin.bench.materialize import DEPTH, build_forest, leaf_stream, plan, run
 from rsp_plugin.reasoning import Materializer
 from rsp_plugin.core.terms import Dictionary
@@ -36,7 +35,7 @@ def test_a_slide_changes_what_the_plan_says_and_leaves_are_recycled():
 
 def test_bench_materialize_runs_and_checks_incremental_against_from_scratch():
     lines = []
-    options = SimpleNamespace(quick=True, sizes=[600], changes=[1.0, 20.0], windows=[2], slides=2, owlrl_slides=0)
+    options = BenchOptions(quick=True, sizes=(600,), changes=(1.0, 20.0), windows=(2,), slides=2, owlrl_slides=0)
     assert run(options, out=lines.append) == 0  # 1 would mean the materializations differed
     text = "\n".join(lines)
     assert "incremental" in text and "crossover" in text and "memory" in text

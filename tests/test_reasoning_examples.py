@@ -8,6 +8,7 @@ import pytest
 from rdflib import Dataset, Graph, URIRef
 
 from rsp_plugin.core.errors import RuleSyntaxError
+from rsp_plugin.io.documents import dataset_calls
 from rsp_plugin.reasoning import BackgroundError, Materializer, intern_triples
 from rsp_plugin.core.terms import Dictionary
 from rsp_plugin.core.time import NEVER_EXPIRES
@@ -550,7 +551,8 @@ def test_background_in_any_rdflib_format(tmp_path, suffix, rdflib_format):
         dataset = Dataset()
         for number, t in enumerate(schema):
             dataset.graph(URIRef(f"http://example.org/g{number}")).add(t)
-        dataset.serialize(path, format=rdflib_format)
+        with dataset_calls():  # (rdflib's quad writers use its own deprecated Dataset.contexts)
+            dataset.serialize(path, format=rdflib_format)
     else:
         schema.serialize(path, format=rdflib_format, encoding="utf-8")
     terms = Dictionary()

@@ -80,6 +80,7 @@ def test_killing_the_job_mid_stream_and_restarting_it_loses_and_repeats_nothing(
     assert out.read_text().splitlines() == expected
     log = err.read_text()
     assert "replay finished" in log and "Traceback" not in log
+    assert " WARN " not in log, "Spark's own log shows errors only (its start-up's WARN lines gone)"
 
 
 def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_nothing(tmp_path):

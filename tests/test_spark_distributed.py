@@ -168,10 +168,10 @@ def test_the_joined_templates_give_the_seed_closures(spark, seed):
     import numpy as np
     import pyarrow as pa
 
-    from rsp_plugin.spark.distributed.closure import SeedReasoner
+    from rsp_plugin.reasoning.templates import SeedReasoner
     from rsp_plugin.spark.distributed.content import FACTS_SCHEMA, _seed_closures, facts_arrow_schema
     from rsp_plugin.spark.distributed.expand import SHAPE, Expansion
-    from rsp_plugin.spark.distributed.rules import present_of
+    from rsp_plugin.reasoning.templates import present_of
 
     background, window = rdfs_case(seed)
     draw = random.Random(seed)
@@ -235,7 +235,7 @@ def test_a_running_stream_compiles_no_new_code(spark, tmp_path, monkeypatch, cap
     And no stage is left reading a stored batch's files after they are deleted (Spark logged its task
     failing as an error)."""
     from rsp_plugin.bench.spark_modes import ONTOLOGY, QUERIES
-    from rsp_plugin.spark.distributed import run_distributed
+    from rsp_plugin.spark import run
     from rsp_plugin.spark.distributed.driver import DistributedDriver
 
     # observations of 20 sensors, 3 triples each, 60 triples a second: batches of 600 lines, 10 s each
@@ -260,7 +260,8 @@ def test_a_running_stream_compiles_no_new_code(spark, tmp_path, monkeypatch, cap
 
     monkeypatch.setattr(DistributedDriver, "_commit", counted)
     results = []
-    run_distributed(spark, text, {"http://ex.org/s": str(stream)}, results.append, max_lines_per_trigger=600).wait()
+    run(spark, text, {"http://ex.org/s": str(stream)}, results.append, mode="distributed",
+        max_lines_per_trigger=600).wait()
     assert len(counts) == 9 and len(results) >= 70  # 8 batches and the end of the replay; 80 s of reports
     # nothing compiled in batches 4 to 8 (a class at most: adaptive execution may plan a stage anew from
     # what a batch holds); with the numbers written into the plans, each batch compiled about 15

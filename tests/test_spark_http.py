@@ -117,14 +117,14 @@ def test_a_chunked_json_ld_stream_is_read_with_its_graph_times(server):
 
 @pytest.mark.spark
 def test_a_query_over_the_http_stream_posts_its_results(server):
-    from rsp_plugin.spark import run_query, spark_session
+    from rsp_plugin.spark import run as spark_run, spark_session
 
     spark = spark_session("local[2]")
     stream = (spark.readStream.format("rdf-http").option("url", f"{server.url}/chunked")
               .option("stream", f"{EX}s").load())
     query = (f"REGISTER RSTREAM <{EX}q> AS SELECT ?x FROM STREAM <{EX}s> [RANGE 1s STEP 1s] "
              f"WHERE {{ ?x <{EX}p> <{EX}o> }}")
-    run = run_query(spark, query, {f"{EX}s": stream}, f"{server.url}/results", progress=False,
+    run = spark_run(spark, query, {f"{EX}s": stream}, f"{server.url}/results", progress=False,
                     trigger={"processingTime": "200 milliseconds"})
     try:
         assert wait_for(lambda: sum(body.count("\n") for _, body in server.posts) >= 2)

@@ -49,8 +49,7 @@ def by_instant(lines) -> dict[int, list[str]]:
 
 @pytest.mark.spark
 def test_per_key_engines_in_the_state_store_give_the_driver_side_answers(tmp_path):
-    from rsp_plugin.spark import spark_session
-    from rsp_plugin.spark.partitioned import run_partitioned
+    from rsp_plugin.spark import run, spark_session
 
     spark = spark_session("local[2]")
     stream = tmp_path / "s.tnt"
@@ -64,8 +63,10 @@ def test_per_key_engines_in_the_state_store_give_the_driver_side_answers(tmp_pat
         assert main(["query", str(plain), "--stream", f"{EX}s={stream}"]) == 0
     expected = by_instant(json.loads(line) for line in out.getvalue().splitlines())
 
-    got = run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:partitioned", max_lines_per_trigger=100,
-                          checkpoint=tmp_path / "chk")
+    got = []
+    done = run(spark, str(query), {f"{EX}s": str(stream)}, ["memory:partitioned", got.append], max_lines_per_trigger=100,
+               checkpoint=tmp_path / "chk").wait()
+    assert done.mode == "partitioned" and done.state.results == len(got) and done.set_aside == 0
     lines = [result.to_json() for result in got]
     assert by_instant(lines) == expected
     assert {line["key"] for line in lines} == {f"<{EX}sensor{k}>" for k in range(6)}
@@ -80,8 +81,7 @@ def test_per_key_engines_in_the_state_store_give_the_driver_side_answers(tmp_pat
 def test_a_state_store_written_with_another_key_is_refused_in_one_line(tmp_path):
     """The keys' engines in Spark's state store are authenticated with the checkpoint's key, checked on the
     executors: states the key does not authenticate stop the run with the executor's one line, not Spark's trace."""
-    from rsp_plugin.spark import spark_session
-    from rsp_plugin.spark.partitioned import run_partitioned
+    from rsp_plugin.spark import run, spark_session
     from rsp_plugin.runtime.state import KEY_FILE, StateError
 
     spark = spark_session("local[2]")
@@ -90,13 +90,13 @@ def test_a_state_store_written_with_another_key_is_refused_in_one_line(tmp_path)
     query = tmp_path / "q.rq"
     query.write_text(PER_SENSOR)
     checkpoint = tmp_path / "chk"
-    first = run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:keyed", checkpoint=checkpoint)
-    assert len(first) > 0
+    first = run(spark, str(query), {f"{EX}s": str(stream)}, "memory:keyed", checkpoint=checkpoint).wait()
+    assert first.state.results > 0
     key = checkpoint / KEY_FILE
     assert key.stat().st_mode & 0o777 == 0o600
     key.write_text("another key of the checkpoint, 16 bytes or more\n")
     with pytest.raises(StateError) as refused:
-        run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:keyed", checkpoint=checkpoint)
+        run(spark, str(query), {f"{EX}s": str(stream)}, "memory:keyed", checkpoint=checkpoint).wait()
     said = str(refused.value)
     assert "\n" not in said and said.startswith(f"{checkpoint / 'spark'} (the state of key <{EX}sensor")
     assert said.endswith("the state does not authenticate with this checkpoint's key (changed after it was written, "
@@ -176,8 +176,7 @@ def test_rules_that_join_keys_are_refused_with_the_reason(tmp_path, rules, reaso
 
 @pytest.mark.spark
 def test_per_key_engines_with_rules_give_the_driver_side_answers(tmp_path):
-    from rsp_plugin.spark import spark_session
-    from rsp_plugin.spark.partitioned import run_partitioned
+    from rsp_plugin.spark import run, spark_session
 
     spark = spark_session("local[2]")
     (tmp_path / "hot.lars").write_text(HOT_RULES)
@@ -193,8 +192,9 @@ def test_per_key_engines_with_rules_give_the_driver_side_answers(tmp_path):
     expected = by_instant(json.loads(line) for line in out.getvalue().splitlines())
     assert expected, "the rules derive alarms in this stream"
 
-    got = run_partitioned(spark, str(query), {f"{EX}s": str(stream)}, "memory:partitioned_rules",
-                          max_lines_per_trigger=100, checkpoint=tmp_path / "chk")
+    got = []
+    run(spark, str(query), {f"{EX}s": str(stream)}, got.append, max_lines_per_trigger=100,
+        checkpoint=tmp_path / "chk").wait()
     assert by_instant(result.to_json() for result in got) == expected
 
 

@@ -1,7 +1,7 @@
 """`rsp-plugin query --engine spark` gives what `--engine local` gives, on every shared query case.
 
 The shared cases are the queries under queries/ (each names its streams and
-graphs in its header, as the README shows), the CSRBench stream (the full 34 s
+graphs in its header, as queries/README.md shows), the CSRBench stream (the full 34 s
 one beside the repository when it is there), and the command-line cases of
 tests/test_query_cli.py. Both engines run in this process; Spark's session is
 shared by the whole test run (local[2]).
@@ -172,3 +172,18 @@ def test_numbers_print_as_locally_on_sparks_paths(spark, tmp_path, mode):
         assert spark_out == local and local.strip(), (name, err)
         if mode == "distributed" and name == "aggregates":
             assert "not distributed yet" not in err, err  # (the executors' aggregates, not the driver's)
+
+
+def test_sparks_own_log_is_errors_only_unless_asked(spark, tmp_path):
+    """Spark's WARN lines do not fill stderr (its level is ERROR from the JVM's start: the subprocess runs
+    of test_spark_checkpoint.py check their stderr has none); --spark-log-level raises it."""
+    root = spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getRootLogger()
+    args = ["query", ROOT / "queries" / "csrbench" / "max-temperature.rq", "--stream",
+            f"http://ex.org/csrbench={CSRBENCH_6S}", "--engine", "spark", "-q"]
+    try:
+        status, out, err = run(*args, "--spark-log-level", "warn")
+        assert status == 0 and out, err
+        assert str(root.getLevel()) == "WARN"
+    finally:
+        assert run(*args)[0] == 0
+    assert str(root.getLevel()) == "ERROR"

@@ -2,10 +2,9 @@
 
 import json
 import os
-from argparse import Namespace
 from pathlib import Path
 
-from rsp_plugin.bench import startup
+from rsp_plugin.bench import BenchOptions, startup
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -35,7 +34,7 @@ def test_children_that_would_write_no_bytecode_keep_theirs_in_the_scratch_folder
 
 def test_a_quick_run_prints_every_row_and_the_ratio():
     lines = []
-    assert startup.run(Namespace(quick=True, repeat=1), out=lines.append) == 0
+    assert startup.run(BenchOptions(quick=True, repeat=1), out=lines.append) == 0
     rows = {line.split()[0]: line.split() for line in lines
             if line.split() and line.split()[0] in ("baseline", "query", "reason", "floor")}
     assert list(rows) == ["baseline", "query", "reason", "floor"] and rows["baseline"][3] == "1.00x"

@@ -393,16 +393,16 @@ def run_spark_cli(tests: list[W3CTest], workdir: Path, *, at_once: int = 4) -> d
     """`rsp-plugin query ... --engine spark` for many tests in one Spark session: the command line's
     own arguments and code (`rsp_plugin.cli.spark_query.start`), `at_once` of them running together (each
     its own streaming query), each printing its JSON lines into its own buffer. Test id -> lines."""
-    from rsp_plugin.cli.command_line import UserError, parse_arguments
+    from rsp_plugin.cli.command_line import parse_options
     from rsp_plugin.cli.spark_query import start
 
     printed: dict[str, list[dict]] = {}
     for first in range(0, len(tests), at_once):
         running = []
         for test in tests[first:first + at_once]:
-            options = parse_arguments(command_line(test, workdir / test.id, engine="spark") + ["-q"])
+            options = parse_options(command_line(test, workdir / test.id, engine="spark") + ["-q"])
             out = io.StringIO()
-            running.append((test, out, start(options, UserError, out=out)))
+            running.append((test, out, start(options, out=out)))
         for test, out, started in running:
             started.finish()
             printed[test.id] = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]

@@ -27,7 +27,11 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-import clingo
+from ..core.extras import require
+
+require("asp", "answer streams (--semantics answer-stream)")
+
+import clingo  # noqa: E402 (after the check that names the extra to install)
 
 from .ground import Fact, GroundProgram
 

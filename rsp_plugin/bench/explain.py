@@ -93,12 +93,12 @@ def materialize(options, out=print) -> int:
     from ..reasoning import Materializer
     from ..core.terms import Dictionary
 
-    quick = getattr(options, "quick", False)
-    sizes = getattr(options, "sizes", None) or ([2000] if quick else [10_000, 50_000])
-    shares = getattr(options, "changes", None) or ([1.0] if quick else [0.1, 1.0, 5.0, 20.0])
-    window = (getattr(options, "windows", None) or [4])[0]
-    slides = getattr(options, "slides", None) or (4 if quick else 20)
-    repeat = 1 if quick else max(1, getattr(options, "repeat", 3))
+    quick = options.quick
+    sizes = options.sizes or ([2000] if quick else [10_000, 50_000])
+    shares = options.changes or ([1.0] if quick else [0.1, 1.0, 5.0, 20.0])
+    window = (options.windows or [4])[0]
+    slides = options.slides or (4 if quick else 20)
+    repeat = 1 if quick else max(1, options.repeat or 3)
 
     def run(forest, stream, explain, trace=False):
         if trace:

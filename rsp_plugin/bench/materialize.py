@@ -55,16 +55,6 @@ class Forest:
     attach_points: list[int]
     is_in: int
 
-    @property
-    def closure_size(self) -> int:
-        # every node at depth d has d ancestors; plus the transitivity axiom
-        per_tree = sum(d * BRANCHING**d for d in range(1, DEPTH + 1))
-        return len(self.background) // _edges_per_tree() * per_tree + 1
-
-
-def _edges_per_tree() -> int:
-    return sum(BRANCHING**d for d in range(1, DEPTH + 1))
-
 
 def build_forest(trees: int, terms: Dictionary) -> Forest:
     is_in = terms.intern(IS_IN)
@@ -214,13 +204,13 @@ def crossover(rows) -> str:
 
 
 def run(options, out=print) -> int:
-    quick = getattr(options, "quick", False)
-    sizes = getattr(options, "sizes", None) or ([2000] if quick else [10_000, 100_000])
-    shares = getattr(options, "changes", None) or SHARES
-    windows = getattr(options, "windows", None) or [4]
+    quick = options.quick
+    sizes = options.sizes or ([2000] if quick else [10_000, 100_000])
+    shares = options.changes or SHARES
+    windows = options.windows or [4]
     window = windows[0]
-    slides = getattr(options, "slides", None) or (4 if quick else 20)
-    owlrl_slides = getattr(options, "owlrl_slides", None)
+    slides = options.slides or (4 if quick else 20)
+    owlrl_slides = options.owlrl_slides
     if owlrl_slides is None:
         owlrl_slides = 1 if quick else 3
 

@@ -95,7 +95,7 @@ def run(options, out=print) -> int:
                         f"{'yes' if row['same'] else 'NO':>5}")
     finally:
         broker.stop()
-    plot = getattr(options, "plot", None) or "mqtt.png"
+    plot = options.plot or "mqtt.png"
     if plot != "-":
         _plot(rows, plot)
         out(f"plot: {plot}")
@@ -149,8 +149,8 @@ def over_broker(port: int, lines: list[bytes], rate: int, qos: int) -> dict:
 
     thread = threading.Thread(target=publish, daemon=True)
     thread.start()
-    source = stream_source(f"{STREAM}=mqtt://127.0.0.1:{port}/{topic}", BenchError, "tnt", options)
-    replay(engine, [source], BenchError, on_note=lambda text: subscribed.set() if "subscribed" in text else None)
+    source = stream_source(f"{STREAM}=mqtt://127.0.0.1:{port}/{topic}", "tnt", options)
+    replay(engine, [source], on_note=lambda text: subscribed.set() if "subscribed" in text else None)
     thread.join()
     last_ts = int(lines[-1].split(b" ", 1)[0])
     closed = [(t, wall) for t, wall, _ in reports if t <= last_ts]  # windows a message closed (not the end's)
@@ -178,7 +178,7 @@ def from_file(lines: list[bytes], path: Path) -> dict:
     reports: list[str] = []
     registered.subscribe(lambda result: reports.append(json.dumps(result.to_json(), sort_keys=True)))
     started = time.perf_counter()
-    replay(engine, [stream_source(f"{STREAM}={path}", BenchError)], BenchError)
+    replay(engine, [stream_source(f"{STREAM}={path}")])
     return {"file_tr_s": len(lines) / (time.perf_counter() - started), "file_reports": reports}
 
 

@@ -44,7 +44,7 @@ def run(options, out=print) -> int:
     if unknown:
         out(f"unknown workload(s): {', '.join(unknown)}; choose from {', '.join(WORKLOADS)}")
         return 2
-    triples = getattr(options, "triples", None) or (300_000 if options.quick else 5_000_000)
+    triples = options.triples or (300_000 if options.quick else 5_000_000)
     out(f"Soak: {triples:,} triples at {sosa_rate()} triples/s of event time (LARS: {triples * 2 // 5:,} atoms, "
         f"{LARS_RATE} per time point); one process per workload; RSS sampled after every block.")
     runs = {}
@@ -70,7 +70,7 @@ def run(options, out=print) -> int:
     for name, samples in runs.items():
         values = [min(samples, key=lambda sample: abs(sample["done"] - mark))["rss"] for mark in marks]
         out(f"{name:<10} " + " ".join(f"{value:>7.1f}" for value in values))
-    plot = getattr(options, "plot", None) or "soak.png"
+    plot = options.plot or "soak.png"
     if plot != "-":
         _plot(runs, plot)
         out(f"plot: {plot}")

@@ -96,7 +96,7 @@ def write_stream(path: Path, triples: int, seed: int = 1) -> None:
 
 
 def run(options) -> int:
-    from ..spark import run_query, spark_session
+    from ..spark import run as spark_run, spark_session
 
     quick = options.quick
     triples = 60_000 if quick else 1_000_000
@@ -120,7 +120,7 @@ def run(options) -> int:
         spark = spark_session("local[2]")
         warm = folder / "warm.tnt"
         write_stream(warm, 3000, seed=2)
-        run_query(spark, texts["parse"], {STREAM: str(warm)}, lambda result: None, progress=False,
+        spark_run(spark, texts["parse"], {STREAM: str(warm)}, lambda result: None, progress=False,
                   max_lines_per_trigger=1000).wait()
         print(f"Spark pipeline (local[2]) on {triples:,} generated triples, {RATE_PER_SECOND:,} per second of event "
               f"time; session start and warm-up {time.perf_counter() - started:.1f} s; median of {repeat}")
@@ -154,14 +154,14 @@ class _Run:
 
 
 def _spark(spark, text: str, stream: Path, size: int) -> _Run:
-    from ..spark import run_query
+    from ..spark import run as spark_run
 
     results = []
     started = time.perf_counter()
-    driver = run_query(spark, text, {STREAM: str(stream)}, results.append, progress=False,
-                       max_lines_per_trigger=size).wait()
+    finished = spark_run(spark, text, {STREAM: str(stream)}, results.append, progress=False,
+                         max_lines_per_trigger=size).wait()
     seconds = time.perf_counter() - started
-    latencies = [report.seconds for report in driver.reports if not report.skipped]
+    latencies = finished.batch_seconds
     last = results[-1].to_json() if results else None
     return _Run(seconds, len(results), last, 1000 * statistics.median(latencies) if latencies else 0.0,
                 len(latencies))

@@ -103,7 +103,7 @@ def write_observations(path: Path, triples: int, seed: int = 1) -> None:
 
 def run(options) -> int:
     quick = options.quick
-    triples = getattr(options, "triples", None) or (30_000 if quick else 150_000)
+    triples = options.triples or (30_000 if quick else 150_000)
     batch = (options.rates or [triples // 3])[0]
     workloads = options.workloads or list(QUERIES)
     unknown = [name for name in workloads if name not in QUERIES]
@@ -111,7 +111,7 @@ def run(options) -> int:
         print(f"rsp-plugin: unknown spark workload(s): {', '.join(unknown)} (expected: {', '.join(QUERIES)})",
               file=sys.stderr)
         return 2
-    masters = getattr(options, "masters", None) or MASTERS
+    masters = options.masters or MASTERS
     repeat = max(1, min(options.repeat, 5))
     with tempfile.TemporaryDirectory(prefix="rsp-bench-modes-") as scratch:
         folder = Path(scratch)
@@ -121,7 +121,7 @@ def run(options) -> int:
         (folder / "rules.lars").write_text(RULES)
         texts = {name: QUERIES[name].format(ex=EX, stream=STREAM, ontology=folder / "ontology.ttl",
                                             rules=folder / "rules.lars") for name in workloads}
-        modes = getattr(options, "modes", None) or MODES
+        modes = options.modes or MODES
         config = {"stream": str(stream), "texts": texts, "batch": batch, "repeat": repeat, "modes": modes,
                   "folder": str(folder)}
         print(f"Spark modes on {triples:,} generated triples ({RATE_PER_SECOND:,} per second of event time), "
@@ -140,10 +140,10 @@ def run(options) -> int:
                 sys.stdout.flush()
         print()
         _speedups(rows, triples)
-        project = getattr(options, "project", None)
+        project = options.project
         if project:
             _projection(config, project, triples)
-        plot = getattr(options, "plot", None)
+        plot = options.plot
         if plot and plot != "-":
             _plot(rows, triples, Path(plot))
             print(f"\nplot: {plot}")
@@ -350,9 +350,9 @@ def pin_to_cores(master: str) -> list[int] | None:
 
 
 def _child(master: str, config_path: str) -> None:
-    from ..spark import run_query, spark_session
-    from ..spark.distributed import NotDistributed, run_distributed
-    from ..spark.partitioned import NotKeyLocal, run_partitioned
+    from ..spark import run as spark_run, spark_session
+    from ..spark.distributed import NotDistributed
+    from ..spark.partitioned import NotKeyLocal
 
     config = json.loads(Path(config_path).read_text())
     if config.get("pin", True):
@@ -364,16 +364,16 @@ def _child(master: str, config_path: str) -> None:
     if not warm.exists():
         write_observations(warm, 3000, seed=2)
     for name, text in config["texts"].items():  # every mode's code imported and warm in the Python workers
-        run_query(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
+        spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
                   max_lines_per_trigger=3000).wait()
         if "partitioned" in config["modes"]:
             with contextlib.suppress(NotKeyLocal):
-                run_partitioned(spark, text, {STREAM: str(warm)}, lambda result: None, key="s",
-                                max_lines_per_trigger=3000)
+                spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, mode="partitioned", key="s",
+                          max_lines_per_trigger=3000).wait()
         if "distributed" in config["modes"]:
             with contextlib.suppress(NotDistributed):
-                run_distributed(spark, text, {STREAM: str(warm)}, lambda result: None,
-                                max_lines_per_trigger=3000).wait()
+                spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, mode="distributed",
+                          max_lines_per_trigger=3000).wait()
 
     def emit(row: dict) -> None:
         sys.stdout.write("@@row " + json.dumps(row) + "\n")
@@ -390,18 +390,9 @@ def _child(master: str, config_path: str) -> None:
                     results = []
                     cpu_before = _session_cpu()
                     started = time.perf_counter()
-                    if mode == "driver":
-                        driver = run_query(spark, text, {STREAM: stream}, results.append, progress=False,
-                                           max_lines_per_trigger=batch).wait()
-                        latencies = [r.seconds for r in driver.reports if not r.skipped]
-                    elif mode == "distributed":
-                        driver = run_distributed(spark, text, {STREAM: stream}, results.append,
-                                                 max_lines_per_trigger=batch).wait()
-                        latencies = [r.seconds for r in driver.reports if not r.skipped]
-                    else:
-                        done = run_partitioned(spark, text, {STREAM: stream}, results.append, key="s",
-                                               max_lines_per_trigger=batch)
-                        latencies = done.batch_seconds
+                    latencies = spark_run(spark, text, {STREAM: stream}, results.append, mode=mode,
+                                          key="s" if mode == "partitioned" else None, progress=False,
+                                          max_lines_per_trigger=batch).wait().batch_seconds
                     seconds = time.perf_counter() - started
                     cores = (_session_cpu() - cpu_before) / seconds
                     runs.append((seconds, latencies, _by_instant(r.to_json() for r in results), cores))

@@ -74,8 +74,14 @@ def child_environment(folder: Path) -> dict[str, str]:
 
 
 def process(command: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Run one whole process: (CPU seconds, wall seconds, what it printed). Its output goes to
-    a file (no pipe to fill) and it is waited for with its own resource usage."""
+    """Run one whole process: (CPU seconds, wall seconds, what it printed)."""
+    usage, wall, printed = process_usage(command, env)
+    return usage.ru_utime + usage.ru_stime, wall, printed
+
+
+def process_usage(command: list[str], env: dict[str, str]):
+    """Run one whole process: (its resource usage, wall seconds, what it printed). Its output goes
+    to a file (no pipe to fill) and it is waited for with its own resource usage."""
     with tempfile.TemporaryFile() as sink, tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         child = subprocess.Popen(command, stdout=sink, stderr=errors, env=env)
@@ -86,7 +92,7 @@ def process(command: list[str], env: dict[str, str]) -> tuple[float, float, byte
             errors.seek(0)
             raise RuntimeError(f"{' '.join(command)} failed:\n{errors.read().decode(errors='replace')}")
         sink.seek(0)
-        return usage.ru_utime + usage.ru_stime, wall, sink.read()
+        return usage, wall, sink.read()
 
 
 def measure(repeat: int, folder: Path, *, warm: bool = True) -> dict[str, dict]:

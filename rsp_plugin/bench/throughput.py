@@ -51,7 +51,7 @@ def run(options, out=print) -> int:
         out(f"unknown workload(s): {', '.join(unknown)}; choose from {', '.join(WORKLOADS)}")
         return 2
     sizes = options.sizes or ([100_000] if options.quick else [1_000_000, 10_000_000])
-    old_limit = getattr(options, "old_limit", None) or (100_000 if options.quick else 1_000_000)
+    old_limit = options.old_limit or (100_000 if options.quick else 1_000_000)
     repeat = 1 if options.quick else max(1, min(options.repeat, 3))
     rows = []
     with tempfile.TemporaryDirectory(prefix="rsp-bench-throughput-") as scratch:
@@ -90,7 +90,7 @@ def run(options, out=print) -> int:
                         f"{note if path == 'batch' else ''}")
                 sys.stdout.flush()
                 rows.append({"workload": name, "triples": size, "per-fact": old, "batch": new, "ratio": ratio})
-    plot = getattr(options, "plot", None) or "throughput.png"
+    plot = options.plot or "throughput.png"
     if plot != "-":
         _plot(rows, plot)
         out(f"plot: {plot}")

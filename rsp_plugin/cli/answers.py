@@ -17,32 +17,27 @@ from __future__ import annotations
 import json
 import sys
 
-from .reason import open_stream, stream_path
+from .options import ReasonOptions
+from .reason import SetAside, open_stream, stream_path
+from ..core.errors import UserError
 from ..io.formats import format_fact, read_stream_file
-from ..core.limits import MAX_GAP_TIME_POINTS, MAX_LINE_BYTES
 from ..lars.syntax import parse_program_file
 from ..io.replay import timeline
 from ..asp.engine import DEFAULT_TIMEOUT, AnswerStreamEngine, answer_stream_engine
 
 
-def reason_answer_streams(options, user_error) -> int:
+def reason_answer_streams(options: ReasonOptions) -> int:
     program = parse_program_file(options.program, semantics="answer-stream")
     if options.changes:
-        raise user_error("--changes prints the change of one model: use it with --semantics stream")
+        raise UserError("--changes prints the change of one model: use it with --semantics stream")
     stream = stream_path(options)
-    handle = open_stream(options, user_error)
+    handle = open_stream(options)
     terms = program.terms
-    rejected = 0
-
-    def set_aside(record) -> None:
-        nonlocal rejected
-        rejected += 1
-        print(record, file=sys.stderr)
-
+    set_aside = SetAside()
     limits = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
     timeout = options.solver_timeout if options.solver_timeout is not None else DEFAULT_TIMEOUT
     every = options.models == "all"
-    engine = answer_stream_engine(program, start=options.first, timeout=timeout, pruning=not options.no_pruning,
+    engine = answer_stream_engine(program, start=options.first, timeout=timeout, pruning=options.pruning,
                                   models="all" if every else "first", **limits)
     out = sys.stdout
 
@@ -51,10 +46,10 @@ def reason_answer_streams(options, user_error) -> int:
 
     with handle:
         elements = read_stream_file(stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms, handle=handle,
-                                    max_line_bytes=getattr(options, "max_line_bytes", MAX_LINE_BYTES))
+                                    max_line_bytes=options.max_line_bytes)
         for point, facts in timeline(elements, first=options.first, last=options.last,
                                      on_rejected=set_aside, filename=str(stream),
-                                     max_gap=getattr(options, "max_gap", MAX_GAP_TIME_POINTS)):
+                                     max_gap=options.max_gap):
             step = engine.advance_to(point, facts)
             if not isinstance(engine, AnswerStreamEngine):  # stratified, semantics agree: one model
                 models = [shown(engine.holding())]
@@ -73,6 +68,5 @@ def reason_answer_streams(options, user_error) -> int:
             else:
                 line = {"t": point, "atoms": None, "inconsistent": True}
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    if rejected:
-        print(f"rsp-plugin: {rejected} stream line{'s' if rejected != 1 else ''} set aside (see above)", file=sys.stderr)
+    set_aside.say_how_many()
     return 0

@@ -18,14 +18,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..columnar import one_core
 from ..core import limits
-from ..core.errors import LocatedError
+from ..bench import BenchOptions
+from ..core.errors import LocatedError, UserError
+from ..core.extras import MissingExtra, require
+from .options import QueryOptions, ReasonOptions, ServeOptions, typed
 
 EXIT_USER_ERROR = 2
 
-
-class UserError(Exception):
-    """A mistake on the command line: printed as one line, exit status 2."""
+#: --spark-log-level: Spark's levels (`rsp_plugin.spark.session.LOG_LEVELS`, not imported here: every command
+#: would pay for the import)
+SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -39,10 +43,20 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return options
 
 
+def parse_options(argv: list[str] | None = None):
+    """The command line as typed options (`rsp_plugin.cli.options`: `ReasonOptions`, `QueryOptions`,
+    `ServeOptions`, `rsp_plugin.bench.BenchOptions`), built once from argparse's namespace."""
+    namespace = parse_arguments(argv)
+    return typed(namespace.options, namespace)
+
+
 def main(argv: list[str] | None = None) -> int:
-    options = parse_arguments(argv)
+    one_core()  # polars on one core unless POLARS_MAX_THREADS says otherwise (docs/performance.md, "Threads")
+    namespace = parse_arguments(argv)
     try:
-        return options.run(options)
+        return namespace.run(typed(namespace.options, namespace))
+    except MissingExtra as error:  # a part whose extra is not installed (rsp_plugin/core/extras.py)
+        print(f"rsp-plugin: {error}", file=sys.stderr)
     except LocatedError as error:
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except UserError as error:
@@ -130,10 +144,13 @@ def _parser() -> argparse.ArgumentParser:
                              "with; default $RSP_PLUGIN_CHECKPOINT_KEY, else DIR/rsp-plugin.key")
     reason.add_argument("--batch-lines", type=int, metavar="N",
                         help="--engine spark --mode driver: stream lines per micro-batch (default 50000)")
+    reason.add_argument("--spark-log-level", type=str.upper, choices=SPARK_LOG_LEVELS, metavar="LEVEL",
+                        help="--engine spark: the least level of Spark's own log lines shown on stderr (default "
+                             "ERROR; WARN, INFO, DEBUG show more)")
     _mqtt_arguments(reason, payload_time=False)
     _explain_depth(reason)
     _readable_options(reason, "the program's")
-    reason.set_defaults(run=_reason, command_parser=reason)
+    reason.set_defaults(run=_reason, options=ReasonOptions, command_parser=reason)
 
     query = commands.add_parser("query", allow_abbrev=False,
                                  help="run a continuous query (C-SPARQL, RSP-QL, CQELS-QL, SPARQLstream) over "
@@ -169,6 +186,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="--engine spark: driver (default): one engine on the driver, fed by Spark; "
                             "distributed: windows, entailment, joins and aggregates as Spark plans on the "
                             "executors (a query it does not cover yet runs in driver mode, said on stderr)")
+    query.add_argument("--spark-log-level", type=str.upper, choices=SPARK_LOG_LEVELS, metavar="LEVEL",
+                       help="--engine spark: the least level of Spark's own log lines shown on stderr (default ERROR; "
+                            "WARN, INFO, DEBUG show more)")
     query.add_argument("--partition-by", metavar="VAR",
                        help="--engine spark: one engine per value of ?VAR on the executors (partitioned mode; "
                             "the query must be key-local for it, else it is refused with the reason)")
@@ -217,7 +237,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="--explain: indented text (default) or one JSON object per row")
     _mqtt_arguments(query)
     _explain_depth(query)
-    query.set_defaults(run=_query, command_parser=query)
+    query.set_defaults(run=_query, options=QueryOptions, command_parser=query)
 
     serve = commands.add_parser("serve", allow_abbrev=False,
                                 help="run the HTTP service and its live page (register streams and queries, "
@@ -266,27 +286,34 @@ def _parser() -> argparse.ArgumentParser:
                        help="a broker (and topic prefix) a stream registered over HTTP may read from, or a query's "
                             "observer publish to (none by default); repeatable")
     _mqtt_arguments(serve, idle=False)
-    serve.set_defaults(run=_serve, command_parser=serve)
+    serve.set_defaults(run=_serve, options=ServeOptions, command_parser=serve)
 
     bench = commands.add_parser("bench", allow_abbrev=False, help="benchmarks; print tables of medians and ratios")
     bench.add_argument("suite", choices=["lars", "pruning", "query", "materialize", "spark", "serve", "datalogmtl",
-                                         "throughput", "soak", "reason", "mqtt", "startup"],
+                                         "throughput", "soak", "reason", "mqtt", "startup", "shapes"],
                        help="which benchmark suite")
     bench.add_argument("workloads", nargs="*", help="workload names (default: all)")
     bench.add_argument("--windows", type=_ints, help="window sizes, e.g. 1,20,40,80")
     bench.add_argument("--rates", type=_ints, help="atoms per time point, e.g. 200,400,800; mqtt: messages "
-                                                   "offered per second, e.g. 1000,10000,100000")
+                                                   "offered per second, e.g. 1000,10000,100000; shapes: "
+                                                   "triples per second of event time, e.g. 100,1000")
+    bench.add_argument("--range-steps", type=_range_steps, metavar="R/S,...",
+                       help="shapes: windows as RANGE/STEP in seconds (default 10/5,60/1,300/1)")
     bench.add_argument("--time-points", type=int, default=300)
     bench.add_argument("--repeat", type=int, default=None,
                        help="runs per setting; the median is reported (default 3; spark: 1; startup: 5)")
     bench.add_argument("--quick", action="store_true", help="small settings, to see that it runs")
-    bench.add_argument("--sizes", type=_ints, help="materialize: materialization sizes in triples, e.g. 10000,100000")
+    bench.add_argument("--baseline-repeat", type=int, metavar="N",
+                       help="shapes: runs of each baseline (default: --repeat; its slowest cells take minutes each)")
+    bench.add_argument("--sizes", type=_ints, help="materialize: materialization sizes in triples, e.g. 10000,100000; "
+                                                   "throughput, shapes: stream sizes in triples")
     bench.add_argument("--changes", type=_floats, help="materialize: %% of it changing per slide, e.g. 0.1,1,20")
     bench.add_argument("--slides", type=int, help="materialize: slides measured per setting")
     bench.add_argument("--owlrl-slides", type=int, help="materialize: slides owlrl's closure is timed on")
     bench.add_argument("--explain", action="store_true",
                        help="lars, materialize: what keeping explanations costs (time and memory, on and off)")
-    bench.add_argument("--plot", metavar="PNG", help="throughput / soak / spark / mqtt: where the plot goes ('-': none)")
+    bench.add_argument("--plot", metavar="PNG",
+                       help="throughput / soak / spark / mqtt / shapes: where the plot goes ('-': none)")
     bench.add_argument("--old-limit", type=int, metavar="N",
                        help="throughput: the per-fact path runs on at most the first N triples (default 1M)")
     bench.add_argument("--triples", type=int, metavar="N",
@@ -300,7 +327,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
                             "the modes on 1 and 2 cores")
-    bench.set_defaults(run=_bench, command_parser=bench)
+    bench.set_defaults(run=_bench, options=BenchOptions, command_parser=bench)
     return parser
 
 
@@ -398,6 +425,18 @@ def _size(text: str) -> int | None:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _range_steps(text: str) -> list[tuple[int, int]]:
+    """`10/5,60/1`: windows as (RANGE, STEP) seconds."""
+    try:
+        pairs = [tuple(int(number) for number in part.split("/")) for part in text.split(",") if part]
+    except ValueError:
+        pairs = []
+    if not pairs or any(len(pair) != 2 or min(pair) <= 0 for pair in pairs):
+        raise argparse.ArgumentTypeError(f"expected RANGE/STEP pairs in seconds separated by commas (e.g. 10/5,60/1), "
+                                         f"got {text!r}")
+    return pairs
+
+
 def _ints(text: str) -> list[int]:
     try:
         return [int(part) for part in text.split(",") if part]
@@ -412,65 +451,17 @@ def _floats(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
-def _reason(options) -> int:
-    if getattr(options, "prefixes", False) or getattr(options, "time", "ms") != "ms":
-        from .reason import readable_output
+def _reason(options: ReasonOptions) -> int:
+    from .reason import reason  # the one dispatcher: LARS, DatalogMTL, answer streams, explanations, brokers
 
-        with readable_output(options, UserError):  # the usual lines, rewritten for people
-            return _reason_run(options)
-    return _reason_run(options)
+    return reason(options)
 
 
-def _reason_run(options) -> int:
-    if options.engine == "spark" or any(getattr(options, name) is not None for name in (
-            "mode", "master", "checkpoint", "checkpoint_key", "batch_lines")):  # rsp_plugin/cli/spark_reason.py
-        from .spark_reason import reason_on_spark
-
-        return reason_on_spark(options, UserError)
-    if options.stream.startswith(("mqtt://", "mqtts://")):  # a broker's topic (rsp_plugin/io/mqtt.py)
-        from .reason import reason_from_broker
-
-        return reason_from_broker(options, UserError)
-    if options.explain is not None:  # why an atom holds (rsp_plugin/cli/explain.py)
-        from .explain import reason_explained
-
-        return reason_explained(options, UserError)
-    if options.at is not None:
-        raise UserError("--at is the time point of --explain ATOM")
-    from .reason import SetAside, open_stream, peekable_stream, stream_path
-    from ..mtl.run import DATALOGMTL, detect_language
-
-    if (options.language or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
-        if options.semantics != "stream":
-            raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
-        from .reason import reason_datalogmtl
-
-        return reason_datalogmtl(options, UserError)
-    if options.semantics == "answer-stream":
-        from .answers import reason_answer_streams
-
-        return reason_answer_streams(options, UserError)
-    if options.models != "1" or options.solver_timeout is not None:
-        raise UserError("--models and --solver-timeout are for --semantics answer-stream")
-    from ..columnar.reason import replay
-    from ..lars.syntax import parse_program_file
-
-    program = parse_program_file(options.program)
-    set_aside = SetAside()
-    # the stream read a block at a time, the output kept from the engine's changes (rsp_plugin.columnar.reason)
-    with open_stream(options, UserError) as handle:
-        replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
-               pruning=not options.no_pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
-               max_derivations=options.max_derivations,
-               max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES),
-               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
-    set_aside.say_how_many()
-    return 0
-
-
-def _query(options) -> int:
-    if options.engine != "spark" and (getattr(options, "mode", None) or getattr(options, "partition_by", None)):
-        raise UserError(f"--{'mode' if options.mode else 'partition-by'} is read by --engine spark")
+def _query(options: QueryOptions) -> int:
+    spark_only = {"mode": options.mode, "partition-by": options.partition_by, "spark-log-level": options.spark_log_level}
+    given = [name for name, value in spark_only.items() if value]
+    if options.engine != "spark" and given:
+        raise UserError(f"--{given[0]} is read by --engine spark")
     if options.engine == "spark":
         if options.format not in ("json", "sparql-jsonl"):
             raise UserError(f"--format {options.format} is written by --engine local; --engine spark writes JSON "
@@ -482,15 +473,17 @@ def _query(options) -> int:
             raise UserError("--from / --to are read by --engine local")
         if options.explain:
             raise UserError("--explain is given by --engine local (the explanations are kept by its engine)")
+        require("spark", "--engine spark")
         from .spark_query import cli_run
 
-        return cli_run(options, UserError)
+        return cli_run(options)
     from .query import run_query
 
-    return run_query(options, UserError)
+    return run_query(options)
 
 
-def _serve(options) -> int:
+def _serve(options: ServeOptions) -> int:
+    require("service", "rsp-plugin serve")
     from ..service import ServiceSettings, serve
 
     def pairs(values, what):
@@ -530,12 +523,10 @@ def _broker_options(options):
     """serve --mqtt-*: how the service talks to the brokers it is allowed (None: no broker allowed)."""
     if not options.mqtt_allow:
         return None
-    from ..io.sources import mqtt_options
-
     for url in options.mqtt_allow:
         if not url.startswith(("mqtt://", "mqtts://")):
             raise UserError(f"--mqtt-allow {url}: expected mqtt://HOST:PORT[/TOPIC-PREFIX]")
-    return mqtt_options(options, UserError)
+    return options.mqtt.resolved()
 
 
 class _Version(argparse.Action):
@@ -558,8 +549,11 @@ def _version() -> str:
         return "unknown"
 
 
-def _bench(options) -> int:
-    from ..bench import run_suite
+def _bench(options: BenchOptions) -> int:
+    from ..bench import needs, run_suite
+
+    for extra, what in needs(options):
+        require(extra, what)
 
     return run_suite(options)
 

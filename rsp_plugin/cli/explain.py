@@ -21,9 +21,11 @@ import sys
 from ..query.explain import QUERY_TEXT_LEVELS
 from pathlib import Path
 
-from .reason import open_stream, peekable_stream, stream_path
+from .options import ReasonOptions
+from .reason import SetAside, open_stream, stream_path
 from ..lars.explain import ExplanationUnavailable, why_not
 from ..core.explanations import cut, render
+from ..core.errors import UserError
 
 #: `--explain-depth all`: the whole tree
 ALL = 0
@@ -32,7 +34,7 @@ ALL = 0
 DOES_NOT_HOLD = 1
 
 
-def parse_atom(text: str, program, user_error):
+def parse_atom(text: str, program):
     """The fact written `text` (as `reason` prints atoms: `q(x1,y)`, `<p>(<s>,<o>)`)."""
     from ..io.formats import Rejected, read_atom_stream
 
@@ -40,51 +42,50 @@ def parse_atom(text: str, program, user_error):
                                  filename="--explain"))
     if not read or isinstance(read[0], Rejected):
         reason = read[0].reason if read else "expected an atom"
-        raise user_error(f"--explain {text!r}: {reason}")
+        raise UserError(f"--explain {text!r}: {reason}")
     return read[0].fact
 
 
-def reason_explained(options, user_error) -> int:
+def reason_explained(options: ReasonOptions, language: str) -> int:
     """`rsp-plugin reason PROGRAM --stream FILE --explain ATOM [--at T]` (LARS, either semantics,
-    or DatalogMTL)."""
-    from ..mtl.run import DATALOGMTL, detect_language
+    or DatalogMTL: `language`, as `reason.reason` decided it)."""
+    from ..mtl.run import DATALOGMTL
 
-    at = getattr(options, "at", None)
+    at = options.at
     last = options.last
     if at is not None:
         if last is not None and at > last:
-            raise user_error(f"--at {at} is after --to {last}")
+            raise UserError(f"--at {at} is after --to {last}")
         if options.first is not None and at < options.first:
-            raise user_error(f"--at {at} is before --from {options.first}")
+            raise UserError(f"--at {at} is before --from {options.first}")
         last = at
     stream = stream_path(options)
-    if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
-        return _datalogmtl(options, stream, last, user_error)
-    return _lars(options, stream, last, user_error)
+    if language == DATALOGMTL:
+        return _datalogmtl(options, stream, last)
+    return _lars(options, stream, last)
 
 
-def _lars(options, stream: Path, last: int | None, user_error) -> int:
-    from ..core import limits
+def _lars(options: ReasonOptions, stream: Path, last: int | None) -> int:
     from ..io.formats import StreamElement, read_stream_file
     from ..lars.engine import IncrementalEngine
     from ..lars.syntax import parse_program_file
     from ..io.replay import timeline
 
-    semantics = getattr(options, "semantics", "stream")
+    semantics = options.semantics
     program = parse_program_file(options.program, semantics=semantics)
-    fact = parse_atom(options.explain, program, user_error)
-    handle = open_stream(options, user_error)
-    bounds = {} if getattr(options, "max_derivations", None) is None else {"max_derivations": options.max_derivations}
+    fact = parse_atom(options.explain, program)
+    handle = open_stream(options)
+    bounds = {} if options.max_derivations is None else {"max_derivations": options.max_derivations}
     if semantics == "answer-stream":
         from ..asp.engine import answer_stream_engine
 
-        engine = answer_stream_engine(program, start=options.first, pruning=not options.no_pruning, explain=True,
+        engine = answer_stream_engine(program, start=options.first, pruning=options.pruning, explain=True,
                                       **bounds)
     else:
-        engine = IncrementalEngine(program, start=options.first, pruning=not options.no_pruning, explain=True,
+        engine = IncrementalEngine(program, start=options.first, pruning=options.pruning, explain=True,
                                    **bounds)
     sources = _Sources(engine)
-    rejected = _Rejected()
+    rejected = SetAside()
 
     def noted(elements):  # where each element was read, handed over with its time point's data
         for element in elements:
@@ -95,18 +96,15 @@ def _lars(options, stream: Path, last: int | None, user_error) -> int:
     point = None
     with handle:
         elements = read_stream_file(stream, program.terms, prefixes=program.prefixes, tick_ms=program.tick_ms,
-                                    handle=handle, max_line_bytes=getattr(options, "max_line_bytes",
-                                                                          limits.MAX_LINE_BYTES))
+                                    handle=handle, max_line_bytes=options.max_line_bytes)
         for point, facts in timeline(noted(elements), first=options.first, last=last, on_rejected=rejected,
-                                     filename=str(stream), max_gap=getattr(options, "max_gap",
-                                                                           limits.MAX_GAP_TIME_POINTS)):
+                                     filename=str(stream), max_gap=options.max_gap):
             sources.hand_over(point)
             engine.advance_to(point, facts)
-    return _show(engine, fact, point, options, stream, rejected, sources, user_error)
+    return _show(engine, fact, point, options, stream, rejected, sources)
 
 
-def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
-    from ..core import limits
+def _datalogmtl(options: ReasonOptions, stream: Path, last: int | None) -> int:
     from ..lars.engine import IncrementalEngine
     from ..mtl.data import TimedFact, fact_timeline, read_dataset, read_facts, with_arities
     from ..lars.metric_lower import lower_program
@@ -118,12 +116,12 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
     read = list(read_dataset([f"{options.explain.strip()}@0"], terms, prefixes=program.prefixes, filename="--explain"))
     if not read or not isinstance(read[0], TimedFact):
         reason = getattr(read[0], "reason", "expected an atom") if read else "expected an atom"
-        raise user_error(f"--explain {options.explain!r}: {reason}")
+        raise UserError(f"--explain {options.explain!r}: {reason}")
     fact = read[0].fact
-    handle = open_stream(options, user_error)
+    handle = open_stream(options)
     engine = IncrementalEngine(lowered.program, start=options.first, pruning=False, explain=True)
     sources = _Sources(engine)
-    rejected = _Rejected()
+    rejected = SetAside()
 
     def noted(items):
         for item in items:
@@ -134,14 +132,13 @@ def _datalogmtl(options, stream: Path, last: int | None, user_error) -> int:
     point = None
     with handle:
         items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
-                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
+                                        max_line_bytes=options.max_line_bytes),
                              lowered.arities, terms, str(stream))
         for point, facts in fact_timeline(noted(items), first=options.first, last=last, on_rejected=rejected,
-                                          filename=str(stream), max_gap=getattr(options, "max_gap",
-                                                                                limits.MAX_GAP_TIME_POINTS)):
+                                          filename=str(stream), max_gap=options.max_gap):
             sources.hand_over(point)
             engine.advance_to(point, facts)
-    return _show(engine, fact, point, options, stream, rejected, sources, user_error)
+    return _show(engine, fact, point, options, stream, rejected, sources)
 
 
 class _Sources:
@@ -176,31 +173,20 @@ class _Sources:
         return None
 
 
-class _Rejected:
-    def __init__(self):
-        self.count = 0
-
-    def __call__(self, record) -> None:
-        self.count += 1
-        print(record, file=sys.stderr)
-
-
-def _show(engine, fact, point, options, stream, rejected, sources, user_error) -> int:
-    if rejected.count:
-        print(f"rsp-plugin: {rejected.count} stream line{'s' if rejected.count != 1 else ''} set aside (see above)",
-              file=sys.stderr)
+def _show(engine, fact, point, options: ReasonOptions, stream, rejected: SetAside, sources) -> int:
+    rejected.say_how_many()
     if point is None:
-        raise user_error(f"{stream}: no time point to explain at (the stream is empty)")
+        raise UserError(f"{stream}: no time point to explain at (the stream is empty)")
     tree = engine.explain(fact, point) if sources.provenance is not None else \
         engine.explain(fact, point, sources=sources.lookup)
     written = options.explain.strip()
-    depth = getattr(options, "explain_depth", None)
+    depth = options.explain_depth
     levels = None if not depth else depth
     readable = _readable(options, engine)
     holds = tree is not None
     if tree is None:
         tree = why_not(engine, fact, point)
-    if getattr(options, "explain_format", "text") == "json":
+    if options.explain_format == "json":
         shown = cut(tree, levels) if holds else {"fact": written, "t": point, "holds": False, **tree}
         sys.stdout.write(json.dumps(readable.tree(shown), ensure_ascii=False) + "\n")
     else:
@@ -214,7 +200,7 @@ def _readable(options, engine):
 
     program = getattr(engine, "program", None)
     prefixes = dict(getattr(program, "prefixes", None) or {})
-    return Readable(prefixes if getattr(options, "prefixes", False) else None)
+    return Readable(prefixes if options.prefixes else None)
 
 
 def print_explanations(engine, out, explain_format: str = "text", *, readable=None, depth: int | None = None):

@@ -12,6 +12,7 @@ import io
 import sys
 
 from ..query.writers import writer_for
+from ..core.errors import UserError
 
 
 class ReportPublisher:
@@ -61,22 +62,21 @@ class PublishSink:
         self.publisher.close()
 
 
-def publisher_for(url: str, options, user_error):
+def publisher_for(url: str, mqtt):
     """The `Publisher` of --publish URL, connected, or one line saying why not."""
     from ..io.mqtt import BrokerAddress, BrokerError, Publisher, is_broker
-    from ..io.sources import mqtt_options
 
     if not is_broker(url):
-        raise user_error(f"--publish {url}: expected mqtt://HOST:PORT/TOPIC (or mqtts:// for TLS)")
+        raise UserError(f"--publish {url}: expected mqtt://HOST:PORT/TOPIC (or mqtts:// for TLS)")
     try:
         address = BrokerAddress.parse(url, publish=True)
     except ValueError as error:
-        raise user_error(f"--publish {error}") from None
+        raise UserError(f"--publish {error}") from None
 
     def say(text: str) -> None:
         print(f"rsp-plugin: {text}", file=sys.stderr, flush=True)
 
     try:
-        return Publisher(address, mqtt_options(options, user_error), on_note=say).start()
+        return Publisher(address, mqtt.resolved(), on_note=say).start()
     except BrokerError as error:
-        raise user_error(str(error)) from None
+        raise UserError(str(error)) from None

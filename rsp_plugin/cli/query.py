@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urljoin
 
-from ..core import limits
+from ..core.errors import UserError
 from ..io.lines import count_lines
 from ..query.model import ReportPolicy
 from ..query.syntax import parse_query_file
@@ -38,24 +38,24 @@ from .progress import Progress, Quiet
 from ..io.sources import StreamSource, stream_source
 
 
-def run_query(options, user_error) -> int:
-    engine, registered, sources = engine_for(options, user_error)
+def run_query(options) -> int:
+    engine, registered, sources = engine_for(options)
     query = registered.query
     variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
     readable = readable_for(options, query)
     try:
-        writer = writer_for(getattr(options, "format", "json"), sys.stdout, form=query.form, variables=variables,
+        writer = writer_for(options.format, sys.stdout, form=query.form, variables=variables,
                             readable=readable)
-        if getattr(options, "publish", None):
+        if options.publish:
             from .publish import ReportPublisher, publisher_for
 
-            writer = ReportPublisher(publisher_for(options.publish, options, user_error),
-                                     getattr(options, "format", "json"), form=query.form, variables=variables)
+            writer = ReportPublisher(publisher_for(options.publish, options.mqtt),
+                                     options.format, form=query.form, variables=variables)
     except FormatError as error:
-        raise user_error(str(error)) from None
-    first, last = getattr(options, "first", None), getattr(options, "last", None)
+        raise UserError(str(error)) from None
+    first, last = options.first, options.last
     if first is not None and last is not None and first > last:
-        raise user_error(f"--from {first} is after --to {last}")
+        raise UserError(f"--from {first} is after --to {last}")
 
     results = 0
     progress = None
@@ -71,21 +71,21 @@ def run_query(options, user_error) -> int:
             said = len(engine.errors)
 
     registered.subscribe(write)
-    if getattr(options, "explain", False):  # why each row is there, after its report (rsp_plugin/cli/explain.py)
+    if options.explain:  # why each row is there, after its report (rsp_plugin/cli/explain.py)
         from .explain import print_explanations
 
-        if getattr(options, "format", "json") != "json":
-            raise user_error("--explain writes between the reports: it goes with --format json (the default)")
+        if options.format != "json":
+            raise UserError("--explain writes between the reports: it goes with --format json (the default)")
         registered.subscribe(print_explanations(engine, sys.stdout, options.explain_format, readable=readable,
-                                                depth=getattr(options, "explain_depth", None)))
+                                                depth=options.explain_depth))
     files = [source.path for source in sources if source.kind == "file"]
-    if getattr(options, "quiet", False):
+    if options.quiet:
         progress = Quiet()
     else:
         progress = Progress(total_rows=(lambda: count_lines(files)) if len(files) == len(sources) else None)
-    set_aside = replay(engine, sources, user_error, first=first, last=last, progress=progress,
+    set_aside = replay(engine, sources, first=first, last=last, progress=progress,
                        results=lambda: results,
-                       max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))
+                       max_line_bytes=options.max_line_bytes)
     writer.close()
     progress.finish()
     for error in engine.errors[said:]:
@@ -97,43 +97,41 @@ def run_query(options, user_error) -> int:
 
 def readable_for(options, query) -> Readable:
     """How the output shows terms and times (`--prefixes`: the query's prefixes; `--time iso`)."""
-    return Readable(dict(query.prefixes) if getattr(options, "prefixes", False) else None,
-                    iso_time=getattr(options, "time", "ms") == "iso")
+    return Readable(dict(query.prefixes) if options.prefixes else None,
+                    iso_time=options.time == "iso")
 
 
-def engine_for(options, user_error):
+def engine_for(options):
     """The runtime the command line asks for (both engines): its streams, background and
     graphs registered, the query registered; returns (engine, query, [StreamSource])."""
-    query = parse_query_file(options.query, dialect=getattr(options, "dialect", None) or "auto")
+    query = parse_query_file(options.query, dialect=options.dialect or "auto")
     for note in query.notes:  # an undeclared well-known prefix and what it was read as
         print(note, file=sys.stderr)
-    input_format = getattr(options, "input_format", None) or "tnt"
+    input_format = options.input_format or "tnt"
     mqtt = None
     if any(text.partition("=")[2].startswith(("mqtt://", "mqtts://")) for text in options.stream):
-        from ..io.sources import mqtt_options
-
-        mqtt = mqtt_options(options, user_error)
-    sources = [as_written(stream_source(text, user_error, input_format, mqtt), query) for text in options.stream]
+        mqtt = options.mqtt.resolved()
+    sources = [as_written(stream_source(text, input_format, mqtt), query) for text in options.stream]
     if sum(source.kind == "stdin" for source in sources) > 1:
-        raise user_error("only one --stream can read standard input (IRI=-)")
-    contexts = dict(context_argument(text, user_error) for text in getattr(options, "jsonld_context", None) or ())
-    engine = RSPEngine(max_gap=getattr(options, "max_gap", limits.MAX_GAP_WINDOWS),
-                       max_eval_ms=getattr(options, "max_eval_ms", limits.MAX_EVAL_MS),
-                       max_solutions=getattr(options, "max_solutions", limits.MAX_SOLUTIONS),
-                       allow_service=getattr(options, "allow_service", None) or (),
-                       allow_graphs=getattr(options, "allow_graph", None) or (), jsonld_contexts=contexts,
-                       explain=getattr(options, "explain", False))
+        raise UserError("only one --stream can read standard input (IRI=-)")
+    contexts = dict(context_argument(text) for text in options.jsonld_context or ())
+    engine = RSPEngine(max_gap=options.max_gap,
+                       max_eval_ms=options.max_eval_ms,
+                       max_solutions=options.max_solutions,
+                       allow_service=options.allow_service or (),
+                       allow_graphs=options.allow_graph or (), jsonld_contexts=contexts,
+                       explain=options.explain)
     for source in sources:
         engine.register_stream(source.iri)
     for text in options.background:
         iri, _, path = text.rpartition("=") if "=" in text and not Path(text).exists() else ("", "", text)
         if not Path(path).is_file():
-            raise user_error(f"{path}: cannot read the background graph: no such file")
+            raise UserError(f"{path}: cannot read the background graph: no such file")
         if iri:
             engine.add_graph(iri, path)
         else:
             engine.add_background(path)
-    report = getattr(options, "report", None)
+    report = options.report
     registered = engine.register_query(query, report=ReportPolicy(report) if report else None)
     return engine, registered, sources
 
@@ -149,11 +147,11 @@ def as_written(source: StreamSource, query) -> StreamSource:
     return replace(source, iri=resolved) if resolved in streams else source
 
 
-def context_argument(text: str, user_error) -> tuple[str, str]:
+def context_argument(text: str) -> tuple[str, str]:
     """--jsonld-context IRI=FILE: a JSON-LD context read from a local file instead of fetched."""
     iri, equals, file = text.rpartition("=")
     if not equals or not iri or not file:
-        raise user_error(f"--jsonld-context {text}: expected IRI=FILE, e.g. --jsonld-context https://schema.org/=ctx.jsonld")
+        raise UserError(f"--jsonld-context {text}: expected IRI=FILE, e.g. --jsonld-context https://schema.org/=ctx.jsonld")
     if not Path(file).is_file():
-        raise user_error(f"{file}: cannot read the JSON-LD context: no such file")
+        raise UserError(f"{file}: cannot read the JSON-LD context: no such file")
     return iri, file

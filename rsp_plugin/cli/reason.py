@@ -1,15 +1,77 @@
-"""`rsp-plugin reason` for DatalogMTL programs and for a broker's stream, and what every `reason` path
-(LARS, DatalogMTL) does around its engine: open the stream after checking `--from` / `--to`, count the
-lines it sets aside."""
+"""`rsp-plugin reason PROGRAM --stream FILE|-|mqtt://...`: the one place that picks how a program runs.
+
+`reason(options)` decides once: which language the program is in (`--language`,
+else `mtl.run.detect_language`: its extension, its content, a peek at the stream
+file), then Spark (`--engine spark`: `cli/spark_reason.py`), a broker's topic
+(LARS, read as it comes), an explanation (`cli/explain.py`), a DatalogMTL
+program, an answer stream (`cli/answers.py`) or a LARS program over its stream
+(`columnar.reason`); `--prefixes` / `--time iso` rewrite whichever lines come
+out. Around every engine: the stream opened after checking `--from` / `--to` (a
+file or standard input, `--stream -`), the lines it sets aside said on stderr
+and counted.
+"""
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core import limits
+from ..core.errors import UserError
+from ..core.extras import require
+from .options import ReasonOptions
+
+
+def reason(options: ReasonOptions) -> int:
+    """The `reason` command: one JSON line per time point on stdout (or an explanation), exit status 0
+    (1: the atom explained does not hold)."""
+    if options.engine != "spark":
+        given = next((name for name, value in options.spark_only.items() if value is not None), None)
+        if given is not None:
+            raise UserError(f"--{given} is read by --engine spark")
+    broker = options.stream.startswith(("mqtt://", "mqtts://"))  # (io.mqtt.is_broker, without its imports)
+    language = program_language(options, broker=broker)
+    if options.prefixes or options.time != "ms":
+        with readable_output(options, language):  # the usual lines, rewritten for people
+            return _run(options, language, broker)
+    return _run(options, language, broker)
+
+
+def _run(options: ReasonOptions, language: str, broker: bool) -> int:
+    from ..mtl.run import DATALOGMTL
+
+    if options.engine == "spark":  # Spark reads the stream file (rsp_plugin/cli/spark_reason.py)
+        from .spark_reason import reason_on_spark
+
+        return reason_on_spark(options, language)
+    if broker:  # a broker's topic (rsp_plugin/io/mqtt.py)
+        return reason_from_broker(options, language)
+    if options.explain is not None:  # why an atom holds (rsp_plugin/cli/explain.py)
+        from .explain import reason_explained
+
+        return reason_explained(options, language)
+    if options.at is not None:
+        raise UserError("--at is the time point of --explain ATOM")
+    if language == DATALOGMTL:
+        if options.semantics != "stream":
+            raise UserError("--semantics answer-stream is for LARS programs; a DatalogMTL program has one model")
+        return reason_datalogmtl(options)
+    if options.semantics == "answer-stream":
+        require("asp", "--semantics answer-stream")
+        from .answers import reason_answer_streams
+
+        return reason_answer_streams(options)
+    if options.models != "1" or options.solver_timeout is not None:
+        raise UserError("--models and --solver-timeout are for --semantics answer-stream")
+    return reason_lars(options)
+
+
+def program_language(options: ReasonOptions, *, broker: bool = False) -> str:
+    """`lars` or `datalogmtl`: `--language`, else the program's extension or content, else a peek at the
+    stream file (not standard input, read once by the engine, nor a broker's topic)."""
+    from ..mtl.run import detect_language
+
+    return options.language or detect_language(options.program, None if broker else peekable_stream(options))
 
 
 #: `--stream -`: the stream is read from standard input
@@ -20,7 +82,7 @@ def stream_path(options) -> Path:
     """The stream as the readers take it: its file, whose extension says how to read it, or for
     `--stream -` standard input, named `<stdin>` (`<stdin>.tnt` with `--input-format tnt`)."""
     if options.stream == STDIN:
-        return Path("<stdin>.tnt" if getattr(options, "input_format", None) == "tnt" else "<stdin>")
+        return Path("<stdin>.tnt" if options.input_format == "tnt" else "<stdin>")
     return Path(options.stream)
 
 
@@ -30,12 +92,12 @@ def peekable_stream(options) -> str | None:
     return None if options.stream == STDIN else options.stream
 
 
-def open_stream(options, user_error):
+def open_stream(options):
     """The `--stream` file (or standard input) open for reading (bytes), once `--from` / `--to` are
     known to make sense."""
-    if getattr(options, "input_format", None) and options.stream != STDIN:
-        raise user_error("--input-format is the format of standard input (--stream -); a file's extension "
-                         "says how it is read")
+    if options.input_format and options.stream != STDIN:
+        raise UserError("--input-format is the format of standard input (--stream -); a file's extension "
+                        "says how it is read")
     if options.stream == STDIN:
         handle = open(sys.stdin.fileno(), "rb", closefd=False)  # (closing it leaves the process's stdin open)
     else:
@@ -43,37 +105,37 @@ def open_stream(options, user_error):
         try:
             handle = stream.open("rb")
         except OSError as error:
-            raise user_error(f"{stream}: cannot read the stream: {error.strerror}") from None
+            raise UserError(f"{stream}: cannot read the stream: {error.strerror}") from None
     if options.first is not None and options.last is not None and options.first > options.last:
         handle.close()
-        raise user_error(f"--from {options.first} is after --to {options.last}")
+        raise UserError(f"--from {options.first} is after --to {options.last}")
     return handle
 
 
 @contextmanager
-def readable_output(options, user_error):
+def readable_output(options: ReasonOptions, language: str):
     """`--prefixes` / `--time iso`: standard output rewrites `reason`'s lines for people
     (`readable.ReadableLines`) while the command runs. Times are time points: `--time iso` needs
     the program's `@tick` to know how long one is."""
     from ..query.readable import Readable, ReadableLines
-    from ..mtl.run import DATALOGMTL, detect_language
+    from ..mtl.run import DATALOGMTL
 
-    if (getattr(options, "language", None) or detect_language(options.program, peekable_stream(options))) == DATALOGMTL:
+    if language == DATALOGMTL:
         from ..mtl.syntax import parse_mtl_file
 
         program = parse_mtl_file(options.program)
     else:
         from ..lars.syntax import parse_program_file
 
-        program = parse_program_file(options.program, semantics=getattr(options, "semantics", "stream"))
+        program = parse_program_file(options.program, semantics=options.semantics)
     tick = getattr(program, "tick_ms", None)
-    iso = getattr(options, "time", "ms") == "iso"
+    iso = options.time == "iso"
     if iso and tick is None:
-        raise user_error(f"--time iso writes time points as times: {options.program} says how long one is with "
-                         f"@tick (e.g. @tick 1s .)")
+        raise UserError(f"--time iso writes time points as times: {options.program} says how long one is with "
+                        f"@tick (e.g. @tick 1s .)")
     if options.explain is not None and iso:
-        raise user_error("--time is for the usual lines; --explain shows time points")
-    readable = Readable(dict(getattr(program, "prefixes", None) or {}) if getattr(options, "prefixes", False) else None,
+        raise UserError("--time is for the usual lines; --explain shows time points")
+    readable = Readable(dict(getattr(program, "prefixes", None) or {}) if options.prefixes else None,
                         iso_time=iso, tick_ms=tick)
     if options.explain is not None:  # (explain/cli.py shows --prefixes itself)
         yield
@@ -102,52 +164,47 @@ class SetAside:
                   file=sys.stderr)
 
 
-def reason_datalogmtl(options, user_error) -> int:
-    """The `reason` command for a DatalogMTL program (options as `cli.py` parses them)."""
-    from ..io.formats import format_fact
-    from ..mtl.data import fact_timeline, read_facts, with_arities
-    from ..lars.metric_lower import lower_program
-    from ..mtl.run import engine_outputs
-    from ..mtl.syntax import parse_mtl_file
+def reason_lars(options: ReasonOptions) -> int:
+    """A LARS program over its stream (`--semantics stream`): the stream read a block at a time, the
+    output kept from the engine's changes (`rsp_plugin.columnar.reason`)."""
+    from ..columnar.reason import replay
+    from ..lars.syntax import parse_program_file
 
-    program = parse_mtl_file(options.program)
-    lowered = lower_program(program)
-    terms = program.terms
-    stream = stream_path(options)
-    handle = open_stream(options, user_error)
+    program = parse_program_file(options.program)
     set_aside = SetAside()
-
-    before: set[str] = set()
-    out = sys.stdout
-    shown: dict = {}
-    with handle:
-        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
-                                        max_line_bytes=getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)),
-                             lowered.arities, terms,
-                             str(stream))
-        timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
-                                 max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS),
-                                 filename=str(stream))
-        for point, facts in engine_outputs(lowered, timeline, start=options.first):
-            holding = set()
-            for fact in facts:
-                text = shown.get(fact)
-                if text is None:
-                    text = shown[fact] = format_fact(fact, terms)
-                holding.add(text)
-            if len(shown) > 4 * len(holding) + 1024:
-                shown = {}
-            if getattr(options, "changes", False):
-                line = {"t": point, "started": sorted(holding - before), "stopped": sorted(before - holding)}
-                before = holding
-            else:
-                line = {"t": point, "atoms": sorted(holding)}
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    with open_stream(options) as handle:
+        replay(program, stream_path(options), sys.stdout, first=options.first, last=options.last,
+               pruning=options.pruning, changes=options.changes, on_rejected=set_aside, handle=handle,
+               max_derivations=options.max_derivations, max_line_bytes=options.max_line_bytes,
+               max_gap=options.max_gap)
     set_aside.say_how_many()
     return 0
 
 
-def reason_from_broker(options, user_error) -> int:
+def reason_datalogmtl(options: ReasonOptions) -> int:
+    """A DatalogMTL program over its stream: the atoms of its head predicates at each time point
+    (`mtl.run.MetricReplay`, handed the whole stream)."""
+    from ..mtl.data import read_facts
+    from ..lars.metric_lower import lower_program
+    from ..mtl.run import MetricReplay
+    from ..mtl.syntax import parse_mtl_file
+
+    program = parse_mtl_file(options.program)
+    lowered = lower_program(program)
+    stream = stream_path(options)
+    handle = open_stream(options)
+    set_aside = SetAside()
+    run = MetricReplay(lowered, first=options.first, last=options.last, changes=options.changes,
+                       max_gap=options.max_gap, filename=str(stream))
+    with handle:
+        run.take(read_facts(stream, handle, program.terms, prefixes=program.prefixes,
+                            max_line_bytes=options.max_line_bytes), sys.stdout, set_aside)
+        run.end(sys.stdout)
+    set_aside.say_how_many()
+    return 0
+
+
+def reason_from_broker(options: ReasonOptions, language: str) -> int:
     """`reason PROGRAM --stream mqtt://HOST:PORT/TOPIC`: a LARS program over a broker's messages (`.stream`
     atom lines, or `.tnt` lines with `--input-format tnt`), evaluated as a file is (`rsp_plugin.columnar.reason`):
     a time point's line is written once a later one has data; the stream ends after `--mqtt-idle` seconds
@@ -155,28 +212,29 @@ def reason_from_broker(options, user_error) -> int:
     from ..columnar.reason import replay
     from ..io.mqtt import BrokerAddress, PayloadReader
     from ..lars.syntax import parse_program_file
-    from ..io.sources import StreamSource, mqtt_options, subscribe
+    from ..io.sources import StreamSource, subscribe
+    from ..mtl.run import DATALOGMTL
 
     if options.explain is not None or options.at is not None:
-        raise user_error("--explain reads a stream file (the explanations name its lines); a broker's stream "
-                         "(mqtt://) runs without it")
-    if options.semantics != "stream" or options.language == "datalogmtl" or str(options.program).endswith(".mtl"):
-        raise user_error("a broker's stream (mqtt://) is read by LARS programs under --semantics stream; "
-                         "DatalogMTL programs and answer streams read stream files")
+        raise UserError("--explain reads a stream file (the explanations name its lines); a broker's stream "
+                        "(mqtt://) runs without it")
+    if options.semantics != "stream" or language == DATALOGMTL:
+        raise UserError("a broker's stream (mqtt://) is read by LARS programs under --semantics stream; "
+                        "DatalogMTL programs and answer streams read stream files")
     if options.first is not None and options.last is not None and options.first > options.last:
-        raise user_error(f"--from {options.first} is after --to {options.last}")
+        raise UserError(f"--from {options.first} is after --to {options.last}")
     try:
         address = BrokerAddress.parse(options.stream)
     except ValueError as error:
-        raise user_error(f"--stream {error}") from None
+        raise UserError(f"--stream {error}") from None
     program = parse_program_file(options.program)
     input_format = options.input_format or "stream"
     source = StreamSource(options.stream, "mqtt", fmt=input_format, broker=address,
-                          mqtt=mqtt_options(options, user_error))
-    bound = getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES)
+                          mqtt=options.mqtt.resolved())
+    bound = options.max_line_bytes
     reader = PayloadReader(source.name, input_format, wildcard=address.wildcard, max_line_bytes=bound)
     set_aside = SetAside()
-    subscription = subscribe(source, user_error)
+    subscription = subscribe(source)
     out = sys.stdout
 
     from ..columnar.atoms import broker_atom_blocks
@@ -188,10 +246,10 @@ def reason_from_broker(options, user_error) -> int:
             out.flush()  # the lines this block let out, now: the next block may be a while
 
     try:
-        replay(program, source.name, out, first=options.first, last=options.last, pruning=not options.no_pruning,
+        replay(program, source.name, out, first=options.first, last=options.last, pruning=options.pruning,
                changes=options.changes, on_rejected=set_aside, blocks=blocks(),
                max_derivations=options.max_derivations,
-               max_gap=getattr(options, "max_gap", limits.MAX_GAP_TIME_POINTS))
+               max_gap=options.max_gap)
     finally:
         subscription.close()
     set_aside.say_how_many()

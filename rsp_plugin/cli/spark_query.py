@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import sys
 
-from ..core import limits
+from ..core.errors import UserError
 from ..io.lines import count_lines
+from .options import QueryOptions
 from .query import engine_for, readable_for
 from ..spark.sinks import ConsoleSink
 
@@ -33,14 +34,14 @@ from ..spark.sinks import ConsoleSink
 BATCH_LINES = 50_000
 
 
-def cli_run(options, user_error) -> int:
-    """Run `rsp-plugin query` with `--engine spark`; `options` are the command line's (argparse)."""
+def cli_run(options: QueryOptions) -> int:
+    """Run `rsp-plugin query` with `--engine spark`."""
     from ..runtime.state import StateError
 
     try:
-        return start(options, user_error).finish()
+        return start(options).finish()
     except StateError as refused:  # a checkpoint refused: its one line, not a traceback
-        raise user_error(str(refused)) from None
+        raise UserError(str(refused)) from None
 
 
 class Started:
@@ -60,83 +61,80 @@ class Started:
         return 0
 
 
-def start(options, user_error, *, out=None) -> Started:
+def start(options: QueryOptions, *, out=None) -> Started:
     """Start what `rsp-plugin query ... --engine spark` asks for, writing its JSON lines to `out`
-    (stdout by default). Several may run at once in one Spark session (each its own streaming query)."""
-    from ..spark import run_query
+    (stdout by default). Several may run at once in one Spark session (each its own streaming query).
+    Everything that can be refused without Spark is, before Spark starts (the options, the query, the
+    mode's plan, the checkpoint's key, the brokers)."""
+    from ..spark import check_mode, run
+    from ..spark.distributed import NotDistributed
     from ..spark.driver import Progress
     from ..spark.session import spark_session
 
-    engine, registered, sources = engine_for(options, user_error)
+    engine, registered, sources = engine_for(options)
     if any(source.kind in ("stdin", "tcp") for source in sources):
-        raise user_error("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
-                         "sockets are read by --engine local")
+        raise UserError("--engine spark reads stream files and brokers (mqtt://); standard input (IRI=-) and "
+                        "sockets are read by --engine local")
     brokers = [source for source in sources if source.kind == "mqtt"]
-    if brokers and (getattr(options, "mode", None) == "distributed" or getattr(options, "partition_by", None)):
-        raise user_error("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
-    checkpoint = getattr(options, "checkpoint", None)
-    checkpoint_key = getattr(options, "checkpoint_key", None)
+    if brokers and (options.mode == "distributed" or options.partition_by):
+        raise UserError("a broker's stream (mqtt://) runs in --mode driver on --engine spark")
+    checkpoint = options.checkpoint
+    checkpoint_key = options.checkpoint_key
     if checkpoint_key is not None and checkpoint is None:
-        raise user_error("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
+        raise UserError("--checkpoint-key authenticates the states of --checkpoint DIR: give both")
+    key = options.partition_by
+    if key and options.mode == "distributed":
+        raise UserError("--partition-by runs partitioned mode; --mode distributed is another: choose one")
+    mode = "partitioned" if key else options.mode or "driver"
+    try:  # the locality analysis (partitioned) and the distributed plan need no Spark
+        plan = check_mode(engine, mode, key=key)
+    except NotDistributed as why:
+        print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
+              file=sys.stderr)
+        mode, plan = "driver", None
+    if checkpoint is not None:
+        _check_key(checkpoint, checkpoint_key)
     for lane, source in enumerate(sources):
         if source.kind == "mqtt":
-            _check_broker(source, user_error, _broker_log(source, lane, checkpoint)[1])
+            _check_broker(source, _broker_log(source, lane, checkpoint)[1])
+    sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
+    if options.publish:  # each report one message to a broker's topic
+        from .publish import PublishSink, publisher_for
+
+        sink = PublishSink(publisher_for(options.publish, options.mqtt), options.format)
     files = [source for source in sources if source.kind == "file"]
+    progress = None if options.quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
 
-    mode = getattr(options, "mode", None) or "driver"
-    key = getattr(options, "partition_by", None)
-    if key and getattr(options, "mode", None) == "distributed":
-        raise user_error("--partition-by runs partitioned mode; --mode distributed is another: choose one")
-    plan = None
-    if mode == "distributed" and not key:
-        from ..spark.distributed import NotDistributed, plan_of
-
-        try:
-            plan = plan_of(engine)
-        except NotDistributed as why:
-            print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
-                  file=sys.stderr)
-    spark = spark_session(getattr(options, "master", None))
+    spark = spark_session(options.master, log_level=options.spark_log_level or "ERROR")
     frames = []
     for lane, source in enumerate(sources):
         if source.kind == "mqtt":
             frames.append((source.iri, _broker_frame(spark, source, lane, checkpoint, options)))
             continue
         reader = (spark.readStream.format("rdf").option("stream", source.iri)
-                  .option("maxLinesPerTrigger", getattr(options, "batch_lines", None) or BATCH_LINES)
-                  .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
+                  .option("maxLinesPerTrigger", options.batch_lines or BATCH_LINES)
+                  .option("maxLineBytes", str(options.max_line_bytes)))
         if source.path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
             reader = reader.option("timestamp", str(source.moment))
         frames.append((source.iri, reader.load(str(source.path.resolve()))))
-    quiet = getattr(options, "quiet", False)
-    progress = None if quiet else Progress(total_rows=None if brokers else count_lines(s.path for s in files))
-    sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
-    if getattr(options, "publish", None):  # each report one message to a broker's topic
-        from .publish import PublishSink, publisher_for
-
-        sink = PublishSink(publisher_for(options.publish, options, user_error), options.format)
-    if key:
-        from ..spark.partitioned import run_partitioned_engine
-
-        state = run_partitioned_engine(spark, engine, frames, sink, key=key, checkpoint=checkpoint,
-                                       checkpoint_key=checkpoint_key, progress=progress)
-        return Started(lambda: state.set_aside, sink)
-    if plan is not None:
-        from ..spark.distributed import run_distributed
-
-        run = run_distributed(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
-                              progress=progress)
-    elif brokers:  # a live stream: a micro-batch every half second, until the brokers go quiet (--mqtt-idle)
-        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
-                        progress=progress, trigger={"processingTime": "0.5 seconds"})
-        return Started(lambda: _until_idle(run, brokers[0].mqtt.idle), sink)
-    else:
-        run = run_query(spark, engine, frames, sink, checkpoint=checkpoint, checkpoint_key=checkpoint_key,
-                        progress=progress)
-    return Started(lambda: run.wait().state.set_aside, sink)
+    live = {"processingTime": "0.5 seconds"}  # a broker's stream: a micro-batch every half second
+    running = run(spark, engine, frames, sink, mode=mode, key=key, plan=plan, checkpoint=checkpoint,
+                  checkpoint_key=checkpoint_key, progress=progress,
+                  trigger=live if brokers else "availableNow")
+    if brokers:  # until the brokers go quiet (--mqtt-idle)
+        return Started(lambda: _until_idle(running, brokers[0].mqtt.idle), sink)
+    return Started(lambda: running.wait().set_aside, sink)
 
 
-def _check_broker(source, user_error, client_id: str | None) -> None:
+def _check_key(checkpoint, given) -> None:
+    """A checkpoint key that would be refused (not private, too short, not there) is refused now: the key
+    given (--checkpoint-key, $RSP_PLUGIN_CHECKPOINT_KEY) or the one the checkpoint holds already."""
+    from ..runtime.state import checkpoint_key
+
+    checkpoint_key(checkpoint, given, create=False)
+
+
+def _check_broker(source, client_id: str | None) -> None:
     """A broker that cannot be used is one line now, not a Spark job failing later. A session kept under
     `client_id` is made now, so that the broker keeps for it what comes before Spark's reader is up."""
     from dataclasses import replace
@@ -150,7 +148,7 @@ def _check_broker(source, user_error, client_id: str | None) -> None:
             print(f"rsp-plugin: {open_session(source.broker, replace(source.mqtt, client_id=client_id))}",
                   file=sys.stderr, flush=True)
     except BrokerError as error:
-        raise user_error(str(error)) from None
+        raise UserError(str(error)) from None
 
 
 def _broker_log(source, lane: int, checkpoint) -> tuple[str | None, str | None]:
@@ -173,7 +171,7 @@ def _broker_frame(spark, source, lane: int, checkpoint, options):
     log, client_id = _broker_log(source, lane, checkpoint)
     reader = (spark.readStream.format("rdf-mqtt").option("url", str(source.broker)).option("stream", source.iri)
               .option("format", source.fmt).option("qos", str(mqtt.qos)).option("protocol", mqtt.protocol)
-              .option("maxLineBytes", str(getattr(options, "max_line_bytes", limits.MAX_LINE_BYTES))))
+              .option("maxLineBytes", str(options.max_line_bytes)))
     settings = {"payloadTime": mqtt.payload_time, "clientId": client_id, "username": mqtt.username,
                 "password": mqtt.password, "caFile": mqtt.ca_file, "certFile": mqtt.cert_file,
                 "keyFile": mqtt.key_file, "insecure": "true" if mqtt.insecure else None, "log": log}

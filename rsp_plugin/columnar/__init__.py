@@ -8,7 +8,7 @@ per-row work; per distinct term some Python is fine, per row it is not.
 | `encode.py` | a column of written terms -> a column of ids, one dictionary lookup per distinct term |
 | `blocks.py` | `.tnt` / N-Triples / N-Quads / `.stream` files read a block of lines at a time |
 | `columns.py` | windows whose content is id columns (time and count windows) |
-| `query.py` | the fast path's plans (BGP, FILTER, aggregates, ...) evaluated over id columns |
+| `query.py` | the columnar backend of a query's compiled plan (BGP, FILTER, aggregates, ...): id columns joined by polars |
 | `materialize.py` | RDFS / OWL 2 RL with expiration times, a delta table per micro-batch |
 | `reason.py` | `rsp-plugin reason`'s replay: blocks in, the output written from the engine's changes |
 | `replay.py` | `rsp-plugin query`'s replay of a `.tnt` file, a block at a time |
@@ -17,7 +17,20 @@ The per-fact path (`rsp_plugin.query`, `rsp_plugin.reasoning`, `rsp_plugin.lars`
 stays the reference and serves small pushes; both give the same results.
 """
 
-import os as _os
+from __future__ import annotations
 
-# One core unless the user says otherwise: the engine is one process among many.
-_os.environ.setdefault("POLARS_MAX_THREADS", "1")
+import os
+from typing import MutableMapping
+
+#: polars' threads for the processes rsp_plugin starts and configures (the command line, Spark's Python
+#: workers): one core, unless the user set POLARS_MAX_THREADS; the engine is one process among many
+#: (Spark runs one worker per task slot). Embedded, the process is the caller's: nothing is set.
+POLARS_THREADS = "1"
+
+
+def one_core(environment: MutableMapping[str, str] = os.environ) -> str:
+    """Set POLARS_MAX_THREADS to `POLARS_THREADS` unless the user did; the value in force.
+
+    polars reads it once, when first imported, so this runs where an engine is configured, before
+    that: the command line's `main`, `rsp_plugin.spark.spark_session` (for the workers)."""
+    return environment.setdefault("POLARS_MAX_THREADS", POLARS_THREADS)

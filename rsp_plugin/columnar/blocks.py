@@ -200,11 +200,6 @@ def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int |
     return block
 
 
-def _blank_or_comment(text):
-    stripped = text.str.strip_chars()
-    return (stripped.str.len_bytes() == 0) | stripped.str.starts_with("#")
-
-
 def _tnt_slowly(data, first_line, rows, terms, tick_ms, filename, moment) -> TripleBlock:
     if moment is None:
         elements, rejected = _per_line(read_tnt, data, first_line, rows, terms, filename, tick_ms=tick_ms)

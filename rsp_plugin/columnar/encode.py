@@ -18,12 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core.terms import Dictionary
+from ..core.xsd import INTEGERS, NON_INTEGERS, XSD
 
 _STRING_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#string>'
 #: the keys that may have a numeric value (`number_of_key`): a number, or a literal of a numeric datatype
-_MAYBE_NUMBER = (r'^[-+.0-9]|\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|int|long|short|byte|'
-                 r'nonNegativeInteger|positiveInteger|nonPositiveInteger|negativeInteger|unsignedLong|'
-                 r'unsignedInt|unsignedShort|unsignedByte|decimal|double|float)>$')
+_MAYBE_NUMBER = r'^[-+.0-9]|\^\^<' + XSD.replace(".", r"\.") + f"({'|'.join((*INTEGERS, *NON_INTEGERS))})>$"
 
 
 def encode(column, terms: Dictionary) -> np.ndarray:

@@ -22,7 +22,9 @@ At every time point the triples that hold, and their horizons, are the
 per-fact materializer's (the tests compare both on generated ontologies and
 streams). Rules must be positive and plain (no windows, @, `not` or arithmetic
 in bodies): the shipped rule sets are; a user's LARS rules on top of
-entailment, which may use windows, keep the per-fact path (`supports`).
+entailment, which may use windows, keep the per-fact path (`supports`). The
+rules are read in the compiled form every closure but the reference reads
+(`rsp_plugin.reasoning.positive`).
 
 >>> from rsp_plugin.core.terms import Dictionary, RDF_TYPE
 >>> terms = Dictionary()
@@ -45,36 +47,16 @@ import numpy as np
 import polars as pl
 
 from ..lars.builtins import compare
-from ..lars.program import PLAIN, Comparison, ExtendedAtom, Var
+from ..lars.program import Var
 from ..reasoning.background import load_background
 from ..reasoning.datatypes import literal_facts
-from ..reasoning.materializer import BACKGROUND_TRIPLE, WINDOW_TRIPLE, Inconsistency, _event, _false_heads, _profile_name, materialization_program
+from ..reasoning.materializer import (Inconsistency, false_heads, inconsistency_event, materialization_program,
+                                      profile_name)
+from ..reasoning.positive import NotPositive, Pattern, PositiveRule, compile_program, readers
 from ..core.terms import TRIPLE, Dictionary
 from ..core.time import NEVER_EXPIRES
 
 Triple = tuple[int, int, int]
-
-
-class Unsupported(Exception):
-    """The program has a rule the batch path does not evaluate."""
-
-
-@dataclass(frozen=True)
-class _Atom:
-    predicate: int
-    args: tuple
-
-    @property
-    def variables(self) -> list[str]:
-        return list(dict.fromkeys(_name(arg) for arg in self.args if isinstance(arg, Var)))
-
-
-@dataclass
-class _Plan:
-    rule: object
-    atoms: list[_Atom]
-    comparisons: list[Comparison]
-    head: _Atom
 
 
 @dataclass
@@ -100,43 +82,9 @@ def _empty(arity: int) -> pl.DataFrame:
     return pl.DataFrame(schema={**{name: pl.Int64 for name in _columns(arity)}, "h": pl.Int64})
 
 
-def _readers(plans: list[_Plan]) -> dict[int, list[tuple[_Plan, int]]]:
-    """predicate -> (plan, body position) of each body atom that reads it."""
-    readers: dict[int, list[tuple[_Plan, int]]] = {}
-    for plan in plans:
-        for position, atom in enumerate(plan.atoms):
-            readers.setdefault(atom.predicate, []).append((plan, position))
-    return readers
-
-
-def compile_plans(program, terms: Dictionary) -> list[_Plan]:
-    """The rules of a materialization program as join plans (the lifting rules left out)."""
-    lifted = {terms.intern(WINDOW_TRIPLE), terms.intern(BACKGROUND_TRIPLE)}
-    plans = []
-    for rule in program.rules:
-        if rule.head_time is not None:
-            raise Unsupported(f"an @ head: {rule}")
-        atoms, comparisons = [], []
-        for literal in rule.body:
-            if isinstance(literal, ExtendedAtom):
-                if literal.negated or literal.modality != PLAIN or literal.window is not None or literal.time is not None:
-                    if literal.atom.predicate in lifted:
-                        break
-                    raise Unsupported(f"a window, @ or not in a body: {rule}")
-                atoms.append(_Atom(literal.atom.predicate, tuple(literal.atom.args)))
-            elif isinstance(literal, Comparison):
-                if not all(isinstance(side, (Var, int)) for side in (literal.left, literal.right)):
-                    raise Unsupported(f"arithmetic: {rule}")
-                comparisons.append(literal)
-            else:  # pragma: no cover - the model has no other literal
-                raise Unsupported(str(rule))
-        else:
-            if any(atom.predicate in lifted for atom in atoms):
-                continue
-            if not atoms:
-                raise Unsupported(f"a rule without atoms: {rule}")
-            plans.append(_Plan(rule, atoms, comparisons, _Atom(rule.head.predicate, tuple(rule.head.args))))
-    return plans
+def _variables(atom: Pattern) -> list[str]:
+    """The columns an atom's variables are named by in a join."""
+    return [_name(var) for var in atom.variables]
 
 
 def supports(profile: str | None, rules=None, terms: Dictionary | None = None) -> bool:
@@ -145,9 +93,9 @@ def supports(profile: str | None, rules=None, terms: Dictionary | None = None) -
         return True
     try:
         scratch = terms if terms is not None else Dictionary()
-        program, _ = materialization_program(_profile_name(profile), 0, scratch, rules)
-        compile_plans(program, scratch)
-    except Unsupported:
+        program, _ = materialization_program(profile_name(profile), 0, scratch, rules)
+        compile_program(program, scratch)
+    except NotPositive:
         return False
     return True
 
@@ -161,24 +109,24 @@ class BatchMaterializer:
 
     def __init__(self, profile: str | None = "rdfs", *, window: int | None = None, background=(),
                  terms: Dictionary | None = None, rules=None, trivial: bool = False):
-        self.profile = _profile_name(profile)
+        self.profile = profile_name(profile)
         self.window = window
         self.terms = terms if terms is not None else Dictionary()
         self._triple = self.terms.intern(TRIPLE)
         program, axioms = materialization_program(self.profile, window, self.terms, rules, trivial)
         self.program = program
-        self.plans = compile_plans(program, self.terms)
-        self._false = _false_heads(program, self.terms)
-        reads = {atom.predicate for plan in self.plans for atom in plan.atoms}
+        self.rules = compile_program(program, self.terms)
+        self._false = false_heads(program, self.terms)
+        reads = {atom.predicate for rule in self.rules for atom in rule.atoms}
         self._literal_predicates = {
             name: self.terms.intern(name) for name in ("datatype_of", "ill_formed")
             if self.terms.intern(name) in reads}
         self._seen_literals: set[int] = set()
         self.arity: dict[int, int] = {self._triple: 3}
-        for plan in self.plans:
-            for atom in (*plan.atoms, plan.head):
+        for rule in self.rules:
+            for atom in (*rule.atoms, rule.head):
                 self.arity.setdefault(atom.predicate, len(atom.args))
-        self._readers = _readers(self.plans)
+        self._readers = readers(self.rules)
         #: relations other than triples -> their table
         self.tables: dict[int, pl.DataFrame] = {}
         #: the triples, per predicate (columns c0, c1, c2, h)
@@ -194,16 +142,16 @@ class BatchMaterializer:
         self._fixpoint(delta, None)
 
     def __getstate__(self) -> dict:
-        """All but the rule plans and who reads them: made again from the program by `__setstate__` (a
+        """All but the compiled rules and who reads them: made again from the program by `__setstate__` (a
         checkpoint holds no rule's structure: its rules are parsed again from their text, `rsp_plugin.runtime.state`)."""
         state = dict(self.__dict__)
-        del state["plans"], state["_readers"]
+        del state["rules"], state["_readers"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self.plans = compile_plans(self.program, self.terms)
-        self._readers = _readers(self.plans)
+        self.rules = compile_program(self.program, self.terms)
+        self._readers = readers(self.rules)
 
     def __repr__(self) -> str:
         return (f"<BatchMaterializer profile={self.profile} window={self.window} now={self.now} "
@@ -270,14 +218,15 @@ class BatchMaterializer:
                 present = None
                 if predicate == self._triple and len(readers) > 1:  # the delta's predicates, read once
                     present = set(frame["c1"].unique().to_list())
-                for plan, position in readers:
+                for number, position in readers:
+                    rule = self.rules[number]
                     if present is not None:
-                        wanted = plan.atoms[position].args[1]
+                        wanted = rule.atoms[position].args[1]
                         if not isinstance(wanted, Var) and wanted not in present:
                             continue  # a triple pattern whose predicate the delta has not: nothing to match
-                    heads = self._evaluate(plan, position, frame)
+                    heads = self._evaluate(rule, position, frame)
                     if heads is not None and len(heads):
-                        derived.setdefault(plan.head.predicate, []).append(heads)
+                        derived.setdefault(rule.head.predicate, []).append(heads)
             delta = self._merge({predicate: pl.concat(frames) if len(frames) > 1 else frames[0]
                                  for predicate, frames in derived.items()})
         self.rounds += rounds
@@ -330,37 +279,37 @@ class BatchMaterializer:
         tables[key] = pl.concat([table, new])
         return new
 
-    def _evaluate(self, plan: _Plan, position: int, delta: pl.DataFrame) -> pl.DataFrame | None:
+    def _evaluate(self, rule: PositiveRule, position: int, delta: pl.DataFrame) -> pl.DataFrame | None:
         """The heads the rule derives with the delta at `position` and the full tables elsewhere."""
-        frame = _match(delta, plan.atoms[position], "h")
+        frame = _match(delta, rule.atoms[position], "h")
         if not len(frame):
             return None
-        bound = set(plan.atoms[position].variables)
-        comparisons = list(plan.comparisons)
+        bound = set(_variables(rule.atoms[position]))
+        comparisons = list(rule.comparisons)
         frame = self._compare(frame, comparisons, bound)
-        rest = [k for k in range(len(plan.atoms)) if k != position]
+        rest = [k for k in range(len(rule.atoms)) if k != position]
         while rest:
-            connected = [k for k in rest if bound & set(plan.atoms[k].variables)] or rest
-            choice = max(connected, key=lambda k: (sum(not isinstance(a, Var) for a in plan.atoms[k].args),
-                                                   -self._size(plan.atoms[k])))
+            connected = [k for k in rest if bound & set(_variables(rule.atoms[k]))] or rest
+            choice = max(connected, key=lambda k: (sum(not isinstance(a, Var) for a in rule.atoms[k].args),
+                                                   -self._size(rule.atoms[k])))
             rest.remove(choice)
-            atom = plan.atoms[choice]
+            atom = rule.atoms[choice]
             table = self._relation(atom)
             if table is None or not len(table):
                 return None
             other = _match(table, atom, "h2")
             if not len(other):
                 return None
-            shared = [name for name in atom.variables if name in bound]
+            shared = [name for name in _variables(atom) if name in bound]
             frame = frame.join(other, on=shared, how="inner") if shared else frame.join(other, how="cross")
             frame = frame.with_columns(h=pl.min_horizontal("h", "h2")).drop("h2")
-            bound |= set(atom.variables)
+            bound |= set(_variables(atom))
             frame = self._compare(frame, comparisons, bound)
             if not len(frame):
                 return None
-        return _project(frame, plan.head)
+        return _project(frame, rule.head)
 
-    def _relation(self, atom: _Atom) -> pl.DataFrame | None:
+    def _relation(self, atom: Pattern) -> pl.DataFrame | None:
         """The facts an atom may match: a triple pattern with a constant predicate reads its partition."""
         if atom.predicate != self._triple:
             return self.tables.get(atom.predicate)
@@ -372,7 +321,7 @@ class BatchMaterializer:
             self._all_triples = pl.concat(parts) if parts else _empty(3)
         return self._all_triples
 
-    def _size(self, atom: _Atom) -> int:
+    def _size(self, atom: Pattern) -> int:
         if atom.predicate == self._triple and isinstance(atom.args[1], Var):
             return sum(len(part) for part in self._parts.values())
         table = self._relation(atom)
@@ -445,7 +394,7 @@ class BatchMaterializer:
         for predicate, frame in started:
             head = self._false[predicate]
             for row in frame.drop("h", strict=False).drop("h_known", strict=False).rows():
-                event = _event(head, row, time_point)
+                event = inconsistency_event(head, row, time_point)
                 key = (event.rule, frozenset(event.triples))
                 if key not in seen:
                     seen.add(key)
@@ -456,7 +405,7 @@ class BatchMaterializer:
 
     def triple_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(s, p, o) of the triples that hold now (each once)."""
-        table = self._relation(_Atom(self._triple, (Var("s"), Var("p"), Var("o"))))
+        table = self._relation(Pattern(self._triple, (Var("s"), Var("p"), Var("o"))))
         if table is None or not len(table):
             empty = np.empty(0, dtype=np.int64)
             return empty, empty, empty
@@ -481,7 +430,7 @@ class BatchMaterializer:
             if table is None:
                 continue
             for row in table.drop("h").rows():
-                event = _event(head, row, now)
+                event = inconsistency_event(head, row, now)
                 found.setdefault((event.rule, frozenset(event.triples)), event)
         return list(found.values())
 
@@ -497,7 +446,7 @@ class BatchMaterializer:
         return chain.from_iterable(parts)
 
 
-def _match(frame: pl.DataFrame, atom: _Atom, horizon: str) -> pl.DataFrame:
+def _match(frame: pl.DataFrame, atom: Pattern, horizon: str) -> pl.DataFrame:
     """The rows of a relation that match an atom, as one column per variable and the horizon."""
     condition = None
     first: dict[str, str] = {}
@@ -518,9 +467,9 @@ def _match(frame: pl.DataFrame, atom: _Atom, horizon: str) -> pl.DataFrame:
                          + [pl.col("h").alias(horizon)])
 
 
-def _project(frame: pl.DataFrame, head: _Atom) -> pl.DataFrame:
+def _project(frame: pl.DataFrame, head: Pattern) -> pl.DataFrame:
     return frame.select([(pl.col(_name(arg)) if isinstance(arg, Var) else pl.lit(arg, dtype=pl.Int64)).alias(f"c{k}")
                          for k, arg in enumerate(head.args)] + [pl.col("h")])
 
 
-__all__ = ["BatchMaterializer", "BatchReport", "Unsupported", "compile_plans", "supports"]
+__all__ = ["BatchMaterializer", "BatchReport", "supports"]

@@ -1,9 +1,10 @@
-"""The fast path's plans evaluated over id columns: polars joins, filters by distinct value, grouped aggregates.
+"""The columnar backend of a compiled plan: polars joins over id columns, filters by distinct value, grouped aggregates.
 
-`compile_fast` (rsp_plugin.query.fastpath) recognises the query shapes worth a
-fast path (basic graph patterns with FILTERs, GROUP BY and aggregates, DISTINCT,
-ORDER BY, LIMIT); `ColumnarEvaluation` evaluates the same plans over column
-windows (`columns.py`) with the same semantics:
+A query's `CompiledPlan` (rsp_plugin.query.plan: basic graph patterns with
+FILTERs, GROUP BY and aggregates, then BIND, HAVING, ORDER BY, DISTINCT, LIMIT)
+is evaluated by `ColumnarBackend` over column windows (`columns.py`), a backend
+of the protocol in rsp_plugin.query.backend, with the per-fact backend's
+semantics:
 
 - a triple pattern is a filter of the content's (s, p, o) columns by its
   constants, renamed to its variables (deduplicated when the content may hold a
@@ -11,16 +12,17 @@ windows (`columns.py`) with the same semantics:
 - patterns are joined smallest first (hash joins in polars), each next pattern
   sharing a variable with what is joined, a cross product only when none does;
 - a FILTER is decided once per distinct tuple of the values it reads, by the
-  per-fact path's own check (`query.expressions`), and kept across evaluations
-  per value (not for NOW(), RAND() and the like); rows are kept by a semi-join
-  on the tuples that pass;
+  check every backend asks (`EvaluationContext.conjunct_check`), and kept
+  across evaluations per value (not for NOW(), RAND() and the like); rows are
+  kept by a semi-join on the tuples that pass;
 - GROUP BY / aggregates: counts, distinct counts, integer sums, minima and
   maxima in polars; the result term (AVG of integers as xsd:decimal) made once
   per value by the per-fact path's own arithmetic (`query.sparql_values`); a
   group with another value (decimal, double, non-number) or GROUP_CONCAT is
-  handed to the per-fact path's aggregate, term by term;
+  handed to every backend's aggregate (`EvaluationContext.aggregate_one`),
+  term by term;
 - what follows the aggregation (HAVING, BIND, ORDER BY, projection, DISTINCT,
-  LIMIT) works on few rows and is the per-fact path's code;
+  LIMIT) works on few rows and is every backend's (`query.backend.finish`);
 - the evaluation's bounds (`query.bounds`): a join's size is known before it
   runs (at most the rows so far times the most rows of the next table per key;
   counted exactly when that is past the bound), so a join that would pass
@@ -34,43 +36,29 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from rdflib import URIRef
 
-from ..query.content import UnionContent
+from ..core.xsd import RANK_TYPE
 from ..query.algebra import aggregate_values
-from ..query.bounds import UNBOUNDED, Budget
-from ..query.fastpath import FastEvaluation, FastPlan, _walk
+from ..query.backend import Backend, EvaluationContext, Solutions, all_slots, group_slots
+from ..query.content import Snapshot, UnionContent
+from ..query.fastpath import FactBackend
+from ..query.plan import CompiledPlan, expression_variables, walk
 from ..query.sparql_values import SparqlError, arithmetic, term
 from ..query.sparql_values import number as number_term
 from .columns import ColumnContent
 
-_INTEGER_TYPES = {
-    f"http://www.w3.org/2001/XMLSchema#{name}"
-    for name in ("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
-                 "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort",
-                 "unsignedByte")
-}
 #: value kinds of a term, for aggregates: a canonical xsd:integer that fits in 62 bits, anything else
 INT, OTHER = 0, 3
-_XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
+_XSD_INTEGER = RANK_TYPE[0]
 #: functions whose value depends on the evaluation, not only on the row: never kept across evaluations
 _TIME_DEPENDENT = {"Builtin_NOW", "Builtin_RAND", "Builtin_UUID", "Builtin_STRUUID", "Builtin_BNODE"}
 _EMPTY = np.empty(0, dtype=np.int64)
-_TIMESTAMP_FUNCTIONS = ("http://larkc.eu/csparql/sparql/jena/ext#timestamp",
-                        "https://w3id.org/rsp-plugin/functions#timestamp")
 
 
-def columnar_supported(plan: FastPlan | None) -> bool:
-    """Can `ColumnarEvaluation` run this plan? (Not when an expression asks a triple's timestamp.)"""
-    if plan is None:
-        return False
-    expressions = [conjunct for _, conjunct in plan.conjunction.conjuncts]
-    expressions += [value for kind, value in plan.post]
-    for expression in expressions:
-        for node in _walk(expression):
-            if isinstance(node, URIRef) and str(node) in _TIMESTAMP_FUNCTIONS:
-                return False
-    return True
+def columnar_supported(plan: CompiledPlan | None) -> bool:
+    """Can `ColumnarBackend` run this plan? (Not when an expression asks a triple's timestamp: columns
+    keep no arrival time per triple.)"""
+    return plan is not None and not plan.reads_timestamps()
 
 
 class _Aggregate:
@@ -106,10 +94,9 @@ class ColumnarState:
         #: `values` as sorted numpy columns (ids, kinds, integers), made again after it changed
         self._value_arrays: tuple | None = None
 
-    def evaluation(self, plan: FastPlan, snapshot, cache, tau: int, *, base: str | None = None,
-                   budget: Budget = UNBOUNDED) -> "ColumnarEvaluation":
+    def backend(self, plan: CompiledPlan, snapshot, context: EvaluationContext) -> "ColumnarBackend":
         """One evaluation of `plan` over `snapshot`'s columns, keeping what it learns here."""
-        return ColumnarEvaluation(plan, snapshot, cache, tau, state=self, base=base, budget=budget)
+        return ColumnarBackend(plan, snapshot, context, self)
 
     def value_arrays(self) -> tuple:
         """(ids, kinds, integer values) of the terms in `values`, sorted by id (0: no integer), and
@@ -177,22 +164,26 @@ class ColumnarState:
 SMALL = 300
 
 
-class ColumnarEvaluation(FastEvaluation):
-    """One evaluation of a `FastPlan` over column windows (and static graphs)."""
+class ColumnarBackend(Backend):
+    """One evaluation of a plan's conjunction over column windows (and static graphs); a small
+    snapshot is indexed and joined by the per-fact backend instead."""
 
-    def __init__(self, plan: FastPlan, snapshot, cache, tau: int = 0, *, state: ColumnarState | None = None,
-                 base: str | None = None, budget: Budget = UNBOUNDED):
-        super().__init__(plan, snapshot, cache, tau, base=base, budget=budget)
-        self.state = state or ColumnarState(cache.terms)
+    def __init__(self, plan: CompiledPlan, snapshot, context: EvaluationContext, state: ColumnarState | None = None):
+        self.plan = plan
+        self.snapshot = snapshot
+        self.context = context
+        self.terms = context.terms
+        self.budget = context.budget
+        self.state = state or ColumnarState(context.terms)
         self.state.check()
-        self._indexed = self._small_snapshot()
+        indexed = self._small_snapshot()
+        #: the per-fact backend over the snapshot indexed, when it is small (else None)
+        self._per_fact = FactBackend(plan, indexed, context) if indexed is not None else None
         #: graph -> its (s, p, o) columns and whether they are a set (`_content_columns`)
         self._contents: dict = {}
 
     def _small_snapshot(self):
         """The snapshot with its column windows as indexes, when they are small (else None)."""
-        from ..query.evaluate import Snapshot
-
         snapshot = self.snapshot
         default = snapshot.default
         parts = default.parts if isinstance(default, UnionContent) else [default]
@@ -206,15 +197,6 @@ class ColumnarEvaluation(FastEvaluation):
         return Snapshot([indexed(part) for part in parts],
                         {name: indexed(part) for name, part in snapshot.named.items()})
 
-    def _per_fact(self) -> FastEvaluation:
-        return FastEvaluation(self.plan, self._indexed, self.cache, self.tau, base=self.base, budget=self.budget)
-
-    def ask(self) -> bool:
-        return self._per_fact().ask() if self._indexed is not None else super().ask()
-
-    def construct(self):
-        return self._per_fact().construct() if self._indexed is not None else super().construct()
-
     # the conjunction ---------------------------------------------------------------------------
 
     def frame_solutions(self) -> tuple[dict[str, int], pl.DataFrame | None]:
@@ -225,7 +207,7 @@ class ColumnarEvaluation(FastEvaluation):
         if isinstance(frame, pl.LazyFrame):
             frame = frame.collect()
             if not len(frame):
-                return self._all_slots({}), None
+                return all_slots(self.plan), None
         return slots, frame
 
     def _solutions_plan(self):
@@ -241,15 +223,15 @@ class ColumnarEvaluation(FastEvaluation):
                 if kind == "c":
                     found = terms.find(value)
                     if found is None:
-                        return self._all_slots({}), None, []
+                        return all_slots(self.plan), None, []
                     resolved.append(("c", found))
                 else:
                     resolved.append(("v", value))
             table = self._pattern_table(graph, resolved)
             if not len(table):
-                return self._all_slots({}), None, []
+                return all_slots(self.plan), None, []
             tables.append(table)
-        pending = [(graph, conjunct, self._variables_of(conjunct)) for graph, conjunct in conjunction.conjuncts]
+        pending = [(graph, conjunct, expression_variables(conjunct)) for graph, conjunct in conjunction.conjuncts]
         frame = None
         bound: set[str] = set()
         remaining = list(range(len(tables)))
@@ -289,12 +271,12 @@ class ColumnarEvaluation(FastEvaluation):
             if not lazy:
                 most = len(frame)
                 if not most:
-                    return self._all_slots({}), None, []
+                    return all_slots(self.plan), None, []
             within_budget(most if not lazy else 0)
         for graph, conjunct, names in pending:  # a filter on a variable no pattern binds
             frame = self._filter(frame, graph, conjunct, sorted(names & bound))
         if not lazy and not len(frame):
-            return self._all_slots({}), None, []
+            return all_slots(self.plan), None, []
         names = frame.collect_schema().names() if lazy else frame.columns
         slots = {name: index for index, name in enumerate(names)}
         return slots, frame, tables
@@ -311,7 +293,9 @@ class ColumnarEvaluation(FastEvaluation):
         bound = most * _most_per_key(table, shared)
         return bound if bound <= limit else None
 
-    def solutions(self) -> tuple[dict[str, int], list[tuple]]:
+    def solutions(self) -> Solutions:
+        if self._per_fact is not None:
+            return self._per_fact.solutions()
         slots, frame = self.frame_solutions()
         if frame is None:
             return slots, []
@@ -390,7 +374,7 @@ class ColumnarEvaluation(FastEvaluation):
     def _filter(self, frame: pl.DataFrame, graph, conjunct, variables: list[str]) -> pl.DataFrame:
         """Keep the rows whose values pass the conjunct, decided once per distinct tuple of values."""
         slots = {name: index for index, name in enumerate(variables)}
-        check = self._conjunct_check(graph, conjunct, slots)
+        check = self.context.conjunct_check(graph, conjunct, slots)
         if not variables:
             return frame if check(()) else frame.clear()
         memo = self._memo_of(conjunct)
@@ -416,43 +400,22 @@ class ColumnarEvaluation(FastEvaluation):
         return frame.join(keep, on=variables, how="semi")
 
     def _memo_of(self, conjunct) -> dict | None:
-        if any(getattr(node, "name", None) in _TIME_DEPENDENT for node in _walk(conjunct)):
+        if any(getattr(node, "name", None) in _TIME_DEPENDENT for node in walk(conjunct)):
             return None
         return self.state.filters.setdefault(id(conjunct), {})
 
-    # SELECT ---------------------------------------------------------------------------------
-
-    def select(self) -> tuple[list[str], list[tuple]]:
-        if self._indexed is not None:
-            return self._per_fact().select()
-        plan = self.plan
-        if plan.aggregation is not None:
-            slots, frame, tables = self._solutions_plan()
-            found = self._frame_aggregate(slots, frame, tables) if frame is not None else None
-            if found is None:  # no solutions (a lazy frame's joins may find none)
-                slots, rows = self._aggregate(self._all_slots({}) if frame is not None else slots, [])
-            else:
-                slots, rows = found
-        else:
-            slots, frame = self.frame_solutions()
-            rows = frame.rows() if frame is not None else []
-        for kind, value in plan.post:
-            if kind == "extend":
-                slots, rows = self._extend_expression(slots, rows, *value)
-            elif kind == "having":
-                rows = self.budget.kept(rows, self._memo_filter(None, value, slots))
-            elif kind == "order":
-                rows = self._order(slots, rows, value)
-        positions = [slots.get(variable) for variable in plan.projection]
-        projected = [tuple(row[i] if i is not None else None for i in positions) for row in rows]
-        if plan.distinct:
-            projected = list(dict.fromkeys(projected))
-        if plan.slice is not None:
-            start, length = plan.slice
-            projected = projected[start: None if length is None else start + length]
-        return plan.projection, projected
-
     # aggregates -------------------------------------------------------------------------------
+
+    def aggregate(self) -> Solutions:
+        """The groups, by polars over the solutions' frame (a lazy one: its joins and the grouping in
+        one plan)."""
+        if self._per_fact is not None:
+            return self._per_fact.aggregate()
+        slots, frame, tables = self._solutions_plan()
+        found = self._frame_aggregate(slots, frame, tables) if frame is not None else None
+        if found is None:  # no solutions (a lazy frame's joins may find none)
+            return self.context.group(self.plan.aggregation, (all_slots(self.plan) if frame is not None else slots, []))
+        return found
 
     def _frame_aggregate(self, slots, frame, tables: list):
         """Rows (group values, then the aggregates' ids) of the groups of a frame of solutions (a
@@ -501,9 +464,7 @@ class ColumnarEvaluation(FastEvaluation):
             summary = summary.collect()
         if not len(summary):
             return None
-        out_slots = {name: index for index, name in enumerate(group_vars)}
-        for aggregate in aggregates:
-            out_slots[aggregate.res] = len(out_slots)
+        out_slots = group_slots(self.plan.aggregation)
         rows = []
         within_budget = self.budget.check
         for record in summary.iter_rows(named=True):
@@ -559,14 +520,14 @@ class ColumnarEvaluation(FastEvaluation):
         variable = aggregate.vars
         if variable not in slots or name not in _NUMERIC_AGGREGATES and name not in (
                 "Aggregate_Count", "Aggregate_Sample"):
-            return self._aggregate_one(aggregate.node, self._members(record, by, frame), slots)
+            return self.context.aggregate_one(aggregate.node, self._members(record, by, frame), slots)
         if name == "Aggregate_Count":
             return self._count(record[tag])
         if name == "Aggregate_Sample":
             return record[tag]
         count = record[f"{tag}_n"]
         if not count:
-            return self._aggregate_one(aggregate.node, [], slots)
+            return self.context.aggregate_one(aggregate.node, [], slots)
         if record[f"{tag}_kind"] != INT:  # decimals, floats, doubles, non-numbers: term by term
             return self._by_terms(aggregate, record[f"{tag}_ids"])
         if name in ("Aggregate_Min", "Aggregate_Max"):
@@ -735,4 +696,4 @@ def _value_of(value: int, key: str) -> tuple:
     return (value, OTHER, None)
 
 
-__all__ = ["ColumnarEvaluation", "ColumnarState", "columnar_supported"]
+__all__ = ["ColumnarBackend", "ColumnarState", "columnar_supported"]

@@ -27,15 +27,15 @@ import json
 import re
 from bisect import bisect_left, bisect_right, insort
 from itertools import chain
-from operator import sub
 from pathlib import Path
 from typing import Callable, TextIO
 
 from ..core import limits
+from ..core.admission import Gap, Gate
 from ..io.lines import Rejected
 from ..lars.engine import IncrementalEngine
 from ..core.terms import TRIPLE, Forgetting
-from .atoms import in_order, read_atom_blocks
+from .atoms import read_atom_blocks
 
 #: characters json.dumps escapes with ensure_ascii=False
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
@@ -277,7 +277,8 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
     that interns each block's terms as it makes it (the dictionary forgets, between two blocks,
     the terms the engine no longer holds: a block interned ahead of its turn would lose them);
     `handle`: the file opened already (binary). A line older than one read before it, or more than
-    `max_gap` time points ahead of the stream, is set aside (`replay.timeline`'s rules).
+    `max_gap` time points ahead of the stream, is set aside (`rsp_plugin.core.admission`, as
+    `replay.timeline` does).
 
     Python's cyclic garbage collector is paused meanwhile (as `advance_to` does): reading makes
     many small tuples and no cycles, and scanning them costs more the longer the stream."""
@@ -285,16 +286,15 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
     if collecting:
         gc.disable()
     try:
-        run = Replay(program, out, first=first, last=last, pruning=pruning, changes=changes,
-                     on_rejected=on_rejected, forget=forget, max_derivations=max_derivations, max_gap=max_gap,
-                     filename=str(stream))
+        run = Replay(program, first=first, last=last, pruning=pruning, changes=changes, forget=forget,
+                     max_derivations=max_derivations, max_gap=max_gap, filename=str(stream))
         if blocks is None:
             blocks = read_atom_blocks(stream, program.terms, prefixes=program.prefixes, tick_ms=program.tick_ms,
                                       handle=handle, max_line_bytes=max_line_bytes)
         for block in blocks:
-            if not run.take(block):
+            if not run.take(block, out, on_rejected):
                 break
-        run.end()
+        run.end(out)
         return run.engine
     finally:
         if collecting:
@@ -303,17 +303,16 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
 
 class Replay:
     """`replay` a block at a time, for a caller that is handed the blocks (a Spark micro-batch driver):
-    `take(block)` evaluates the time points the block completes and writes their lines, `end()` the
-    rest. Its state (the engine, the lines' memory, the time point being filled) is plain data a
-    checkpoint stores (`rsp_plugin.runtime.state`); `out` and `on_rejected` are not state: give them
-    again (`attach`) after a load.
+    `take(block, out, on_rejected)` evaluates the time points the block completes and writes their lines,
+    `end(out)` the rest. Everything it holds is state a checkpoint stores as it is (`runtime.state_schema`:
+    the engine, the lines' memory, the admission `Gate`, the time point being filled); where the lines
+    and the set-aside records go is not, and is given with each call.
 
-    `write(point, started, stopped)` writes a time point's line; a subclass may keep the changes
+    `write(point, started, stopped, out)` writes a time point's line; a subclass may keep the changes
     instead (the Spark executors' share of a distributed run, `rsp_plugin.spark.reason_parts`)."""
 
-    def __init__(self, program, out: TextIO | None, *, first: int | None = None, last: int | None = None,
-                 pruning: bool = True, changes: bool = False,
-                 on_rejected: Callable[[Rejected], None] = lambda record: None, forget: bool = True,
+    def __init__(self, program, *, first: int | None = None, last: int | None = None,
+                 pruning: bool = True, changes: bool = False, forget: bool = True,
                  max_derivations: int | None = None, max_gap: int | None = limits.MAX_GAP_TIME_POINTS,
                  filename: str = "<stream>"):
         terms = program.terms
@@ -329,44 +328,21 @@ class Replay:
         self.hidden = set(program.hidden)  # DatalogMTL's auxiliary predicates: derived, never written
         self.snapshot = SnapshotLines()
         self.filename = filename
-        self.first, self.last, self.changes, self.max_gap = first, last, changes, max_gap
+        self.first, self.last, self.changes = first, last, changes
+        self.gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
         self.current = first   # the time point being filled (None: no data yet)
         self.waiting = None    # its facts so far
-        self.latest = None     # the latest time point taken
         self.cut = False       # a line after --to was read: the stream is done
-        self.attach(out, on_rejected)
 
-    def attach(self, out: TextIO | None, on_rejected: Callable[[Rejected], None]) -> None:
-        """Where the lines and the set-aside records go (not state: given again after a load)."""
-        self.out = out
-        self.on_rejected = on_rejected
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        del state["out"], state["on_rejected"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.attach(None, lambda record: None)
-
-    def take(self, block) -> bool:
-        """Evaluate the time points `block` completes; False once a line after `--to` was read (the
-        blocks after it are not read)."""
+    def take(self, block, out: TextIO | None, on_rejected: Callable[[Rejected], None]) -> bool:
+        """Evaluate the time points `block` completes (their lines to `out`, the lines set aside to
+        `on_rejected`); False once a line after `--to` was read (the blocks after it are not read)."""
         if self.cut:
             return False
-        first, last, max_gap = self.first, self.last, self.max_gap
-        clean = not block.times or _clean(block.times, self.latest, first, max_gap)
-        if block.repeats and not clean:
-            block = block.expanded()  # judged line by line: a repeated line may be set aside too
+        first, last = self.first, self.last
+        block, rows, dead = _admitted(self.gate, block, self.filename)
         times = block.times
         lines = block.lines
-        dead = list(block.rejected)
-        rows = range(len(times))
-        if not clean:
-            rows, self.latest = _judged(times, lines, self.latest, first, max_gap, self.filename, dead)
-        elif times:
-            self.latest = times[-1]
         cut = None
         if last is not None and rows and times[rows[-1]] > last:
             cut = next(k for k in rows if times[k] > last)
@@ -375,14 +351,14 @@ class Replay:
             dead.sort(key=lambda record: record.line)
             for record in dead:
                 if cut is None or record.line < lines[cut]:
-                    self.on_rejected(record)
+                    on_rejected(record)
         if first is not None and rows and times[rows[0]] < first:
             rows = [k for k in rows if times[k] >= first]
         for point, facts in _by_time_point(block, rows, self.counted):
             if self.current is None:
                 self.current = point
             while self.current < point:
-                self._evaluate(self.current, self.waiting)
+                self._evaluate(self.current, self.waiting, out)
                 self.waiting = None
                 self.current += 1
             self.waiting = facts if self.waiting is None else _joined(self.waiting, facts)
@@ -396,7 +372,7 @@ class Replay:
             return False
         return True
 
-    def end(self) -> None:
+    def end(self, out: TextIO | None) -> None:
         """The stream ended: every time point up to `--to` (or the last one read) is evaluated."""
         if self.current is None:
             if self.first is None or self.last is None:
@@ -404,22 +380,22 @@ class Replay:
             self.current = self.first
         end = self.last if self.last is not None else self.current
         while self.current <= end:
-            self._evaluate(self.current, self.waiting)
+            self._evaluate(self.current, self.waiting, out)
             self.waiting = None
             self.current += 1
 
-    def _evaluate(self, point: int, facts) -> None:
+    def _evaluate(self, point: int, facts, out: TextIO | None) -> None:
         report = self.engine.advance_to(point, facts if facts is not None else ())
         started, stopped = report.started, report.stopped
         hidden = self.hidden
         if hidden:
             started = [fact for fact in started if fact[0] not in hidden]
             stopped = [fact for fact in stopped if fact[0] not in hidden]
-        self.write(point, started, stopped)
+        self.write(point, started, stopped, out)
 
-    def write(self, point: int, started: list, stopped: list) -> None:
+    def write(self, point: int, started: list, stopped: list, out: TextIO | None) -> None:
         """The line of `point`: what holds (a snapshot), or with `changes` what started and stopped."""
-        snapshot, terms, out = self.snapshot, self.terms, self.out
+        snapshot, terms = self.snapshot, self.terms
         if self.changes:
             started_lines = sorted(written(started, terms))
             stopped_lines = sorted(snapshot.shown[f] for f in stopped)
@@ -431,37 +407,25 @@ class Replay:
             snapshot.write_line(point, out)
 
 
-def _clean(times: list[int], latest: int | None, first: int | None, max_gap: int | None) -> bool:
-    """Is every time point of the block taken: in order, none before the latest read, none
-    more than `max_gap` ahead of the one before it?"""
-    if not in_order(times) or (latest is not None and times[0] < latest):
-        return False
-    if max_gap is None:
-        return True
-    reference = latest if latest is not None else first
-    if reference is not None and times[0] - reference > max_gap:
-        return False
-    return len(times) < 2 or max(map(sub, times[1:], times)) <= max_gap
-
-
-def _judged(times, lines, latest, first, max_gap, filename, dead) -> tuple[list[int], int | None]:
-    """The rows taken, line by line as `replay.timeline` judges them; the others set aside into
-    `dead`. Returns (rows, the latest time point taken)."""
-    rows = []
-    for k, point in enumerate(times):
-        if latest is not None and point < latest:
-            dead.append(Rejected(filename, lines[k], f"time point {point} is older than time point {latest} "
-                                                     f"read before it; set aside"))
-            continue
-        reference = latest if latest is not None else first
-        if max_gap is not None and reference is not None and point - reference > max_gap:
-            dead.append(Rejected(filename, lines[k], f"timestamp {point} is {point - reference} time points "
-                                                     f"ahead of the stream (max gap {max_gap}; --max-gap); "
-                                                     f"set aside"))
-            continue
-        latest = point
-        rows.append(k)
-    return rows, latest
+def _admitted(gate: Gate, block, filename: str) -> tuple:
+    """(the block, the rows of it taken (a `range` if all are), the dead letters (unsorted)), judged at
+    once (`Gate.judge_many`). A repeated line stands for a row equal to the one before it, taken or set
+    aside with it: a block whose rows are all taken takes its repeats too; otherwise the block is
+    `block.expanded()`, each repeat judged (and, if set aside, named) on its own."""
+    dead = list(block.rejected)
+    if not block.times:
+        return block, range(0), dead
+    latest = gate.latest
+    taken, set_aside = gate.judge_many(block.times)
+    if not set_aside:
+        return block, range(len(block.times)), dead
+    if block.repeats:
+        gate.latest = latest  # (judged again, with the repeats)
+        block = block.expanded()
+        taken, set_aside = gate.judge_many(block.times)
+    lines = block.lines
+    dead.extend(Rejected(filename, lines[row], why) for row, why in set_aside)
+    return block, taken.nonzero()[0].tolist(), dead
 
 
 def _by_time_point(block, rows, in_order: bool):

@@ -1,8 +1,9 @@
-"""Errors a user can cause, each pointing at a place in their file.
+"""Errors a user can cause: in their file, each pointing at a place in it; or elsewhere, one line.
 
-They subclass `SyntaxError` (as pyoxigraph's parse errors do) so that
+`LocatedError` and its kinds subclass `SyntaxError` (as pyoxigraph's parse errors do) so that
 `filename`, `lineno` and `offset` are filled, and the command line prints them
-as one line: `file:line:column: message`.
+as one line: `file:line:column: message`. `UserError` is a mistake in no file of
+the user's (an option, a missing file, an unreachable broker): its message alone.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ class LocatedError(SyntaxError):
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno}:{self.offset}: {self.msg}"
+
+
+class UserError(Exception):
+    """A user's mistake outside their text (an option, a file that is not there, a broker that cannot be
+    reached): a one-line message. The command line prints `rsp-plugin: message` and exits 2; the
+    service answers 400 with it."""
 
 
 class RuleSyntaxError(LocatedError):

@@ -33,6 +33,8 @@ from itertools import compress, filterfalse, takewhile
 from operator import eq
 from decimal import Decimal, InvalidOperation
 
+from .xsd import INTEGER_TYPES
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDF_TYPE = f"<{RDF}type>"
@@ -41,14 +43,6 @@ XSD_STRING = f"<{XSD}string>"
 #: The relation that holds RDF triples: `triple(s, p, o)`.
 TRIPLE = "triple"
 
-_INTEGER_TYPES = {
-    f"{XSD}{name}"
-    for name in (
-        "integer", "int", "long", "short", "byte", "nonNegativeInteger",
-        "positiveInteger", "nonPositiveInteger", "negativeInteger",
-        "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte",
-    )
-}
 #: the most digits Python reads as an int (its int-string limit, the default where it has none)
 _INT_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
@@ -69,7 +63,7 @@ def number_of_key(key: str):
             return None
         lexical, datatype = typed.groups()
         try:
-            if datatype in _INTEGER_TYPES:
+            if datatype in INTEGER_TYPES:
                 return int(lexical)
             if datatype == f"{XSD}decimal":
                 return Decimal(lexical)

@@ -16,15 +16,46 @@ from __future__ import annotations
 import math
 import struct
 from decimal import Decimal
+from typing import NamedTuple
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 #: numeric type promotion: integer < decimal < float < double, and the datatype of each rank
 RANK_TYPE = {0: XSD + "integer", 1: XSD + "decimal", 2: XSD + "float", 3: XSD + "double"}
-_INTEGER_NAMES = ("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
-                  "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort",
-                  "unsignedByte")
+
+
+class IntegerType(NamedTuple):
+    """An integer datatype: the type it is derived from, and its inclusive bounds (None: unbounded)."""
+
+    base: str
+    low: int | None
+    high: int | None
+
+
+#: The one table of XSD's integer types (XSD 1.1 part 2; those of the OWL 2 RL datatype map), by local name:
+#: every module that knows them (number reading, casts, literal checks, encoders) reads it here.
+INTEGERS: dict[str, IntegerType] = {
+    "integer": IntegerType("decimal", None, None),
+    "nonPositiveInteger": IntegerType("integer", None, 0),
+    "negativeInteger": IntegerType("nonPositiveInteger", None, -1),
+    "long": IntegerType("integer", -2 ** 63, 2 ** 63 - 1),
+    "int": IntegerType("long", -2 ** 31, 2 ** 31 - 1),
+    "short": IntegerType("int", -2 ** 15, 2 ** 15 - 1),
+    "byte": IntegerType("short", -128, 127),
+    "nonNegativeInteger": IntegerType("integer", 0, None),
+    "unsignedLong": IntegerType("nonNegativeInteger", 0, 2 ** 64 - 1),
+    "unsignedInt": IntegerType("unsignedLong", 0, 2 ** 32 - 1),
+    "unsignedShort": IntegerType("unsignedInt", 0, 2 ** 16 - 1),
+    "unsignedByte": IntegerType("unsignedShort", 0, 255),
+    "positiveInteger": IntegerType("nonNegativeInteger", 1, None),
+}
+#: the numeric types that are not integers, by local name
+NON_INTEGERS = ("decimal", "float", "double")
+#: the integer types' IRIs -> their bounds
+INTEGER_TYPES: dict[str, tuple[int | None, int | None]] = {XSD + name: (t.low, t.high) for name, t in INTEGERS.items()}
+#: the IRIs of every numeric datatype
+NUMERIC_TYPES = frozenset(INTEGER_TYPES) | {XSD + name for name in NON_INTEGERS}
 #: datatype IRI -> rank (the integer types derived from xsd:integer are rank 0)
-RANK = {XSD + "decimal": 1, XSD + "float": 2, XSD + "double": 3, **{XSD + name: 0 for name in _INTEGER_NAMES}}
+RANK = {XSD + "decimal": 1, XSD + "float": 2, XSD + "double": 3, **{name: 0 for name in INTEGER_TYPES}}
 
 
 def decimal_lexical(value: Decimal) -> str:
@@ -86,5 +117,5 @@ def rank_of_value(value) -> int:
     return 0
 
 
-__all__ = ["RANK", "RANK_TYPE", "decimal_lexical", "double_lexical", "lexical", "number_key", "rank_of_value",
+__all__ = ["INTEGERS", "INTEGER_TYPES", "IntegerType", "NON_INTEGERS", "NUMERIC_TYPES", "RANK", "RANK_TYPE", "decimal_lexical", "double_lexical", "lexical", "number_key", "rank_of_value",
            "to_float32"]

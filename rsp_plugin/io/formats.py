@@ -423,7 +423,7 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
     line costs its own statement only (at most `_RECOVERIES` times a document)."""
     from rdflib import Dataset
 
-    from .documents import DocumentRefused
+    from .documents import DocumentRefused, dataset_calls
     from ..core.nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
 
     directives: list[str] = [] if _directives is None else _directives
@@ -441,8 +441,9 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
             # (rdflib's reader recurses per level of `[` and `(`: bounded first)
             check_brackets(block, filename, DocumentRefused, limit=limits.MAX_NESTING, hidden=TURTLE_HIDDEN,
                            kept=TURTLE_KEPT)
-            dataset.parse(data=header + "\n" + block, format="trig")
-            quads = sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q)))
+            with dataset_calls():
+                dataset.parse(data=header + "\n" + block, format="trig")
+                quads = sorted(dataset.quads((None, None, None, None)), key=lambda q: tuple(map(str, q)))
             _check_iris(quads)
             keys = [(_rdf_key(s), _rdf_key(p), _rdf_key(o),
                      None if g is None or str(g) == "urn:x-rdflib:default" else _rdf_key(g)) for s, p, o, g in quads]

@@ -55,10 +55,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..core import limits
+from ..core.extras import MissingExtra
 from .lines import Rejected
 
 SCHEMES = ("mqtt://", "mqtts://")
-NEEDS_PAHO = "reading or publishing MQTT needs paho-mqtt: pip install 'rsp_plugin[mqtt]'"
+NEEDS_PAHO = str(MissingExtra("mqtt", "reading or publishing MQTT"))
 #: --input-format values a broker's messages may hold (`stream`: `reason`'s atom lines)
 PAYLOAD_FORMATS = ("tnt", "nt", "ttl", "trig", "nq", "jsonld", "stream")
 #: messages waiting for the engine before paho's thread waits (TCP then slows the broker down)

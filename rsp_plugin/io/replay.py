@@ -8,7 +8,7 @@ An element older than one read before it is late: it is set aside as a
 element more than `max_gap` time points ahead of the stream's current time
 point (the latest taken, or `first`): every point in between would be
 evaluated and printed, and one far-off line would never let the replay end
-(`rsp_plugin.core.limits.MAX_GAP_TIME_POINTS`).
+(`rsp_plugin.core.limits.MAX_GAP_TIME_POINTS`; the rules: `rsp_plugin.core.admission`).
 
 >>> from rsp_plugin.io.formats import StreamElement
 >>> elements = [StreamElement(2, "a", 1), StreamElement(4, "b", 2), StreamElement(3, "c", 3),
@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Iterator
 
 from ..core import limits
+from ..core.admission import Gap, Gate
 from .formats import Rejected, StreamElement
 
 
@@ -40,23 +41,16 @@ def timeline(
     """(time point, facts arriving at it) for every time point of the timeline."""
     current: int | None = None if first is None else first
     batch: list = []
-    latest: int | None = None
+    gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
     for element in elements:
         if isinstance(element, Rejected):
             on_rejected(element)
             continue
         point = element.time_point
-        if latest is not None and point < latest:
-            on_rejected(
-                Rejected(filename, element.line, f"time point {point} is older than time point {latest} read before it; set aside")
-            )
+        problem = gate.judge(point)
+        if problem is not None:
+            on_rejected(Rejected(filename, element.line, problem))
             continue
-        reference = latest if latest is not None else first
-        if max_gap is not None and reference is not None and point - reference > max_gap:
-            on_rejected(Rejected(filename, element.line, f"timestamp {point} is {point - reference} time points ahead "
-                                                         f"of the stream (max gap {max_gap}; --max-gap); set aside"))
-            continue
-        latest = point
         if first is not None and point < first:
             continue
         if last is not None and point > last:

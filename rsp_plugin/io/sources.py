@@ -10,10 +10,10 @@
 A source gives `StreamElement`s and `Rejected` records, never an exception for a
 bad line: a line that is not UTF-8 is set aside like a line that cannot be read.
 
->>> source = stream_source("http://ex/s=tcp://localhost:9000", lambda m: ValueError(m))
+>>> source = stream_source("http://ex/s=tcp://localhost:9000")
 >>> source.iri, source.kind, source.address
 ('http://ex/s', 'tcp', ('localhost', 9000))
->>> stream_source("http://ex/s=-", lambda m: ValueError(m)).name
+>>> stream_source("http://ex/s=-").name
 '<stdin>'
 """
 
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from ..core import limits
+from ..core.errors import UserError
 from .formats import Rejected, StreamElement, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
 from .lines import read_document
 from ..core.terms import Dictionary
@@ -67,13 +68,13 @@ class StreamSource:
         return self.kind != "file"
 
 
-def stream_source(text: str, user_error, input_format: str = "tnt", mqtt=None) -> StreamSource:
+def stream_source(text: str, input_format: str = "tnt", mqtt=None) -> StreamSource:
     """Read one --stream argument (IRI=FILE, IRI=FILE@T, IRI=-, IRI=tcp://HOST:PORT, IRI=mqtt://HOST:PORT/TOPIC);
     `mqtt`: the `MqttOptions` a broker's stream is read with."""
     iri, equals, where = text.partition("=")
     if not equals or not iri or not where:
-        raise user_error(f"--stream {text}: expected IRI=FILE, IRI=-, IRI=tcp://HOST:PORT or "
-                         "IRI=mqtt://HOST:PORT/TOPIC, e.g. --stream http://ex.org/s=data/s.tnt")
+        raise UserError(f"--stream {text}: expected IRI=FILE, IRI=-, IRI=tcp://HOST:PORT or "
+                        "IRI=mqtt://HOST:PORT/TOPIC, e.g. --stream http://ex.org/s=data/s.tnt")
     iri = iri.strip("<>")
     if where.startswith(("mqtt://", "mqtts://")):
         from .mqtt import BrokerAddress, MqttOptions
@@ -81,11 +82,11 @@ def stream_source(text: str, user_error, input_format: str = "tnt", mqtt=None) -
         try:
             broker = BrokerAddress.parse(where)
         except ValueError as error:
-            raise user_error(f"--stream {iri}={error}") from None
+            raise UserError(f"--stream {iri}={error}") from None
         mqtt = mqtt or MqttOptions()
         if mqtt.payload_time is not None and input_format not in ("nt", "ttl", "jsonld"):
-            raise user_error(f"--payload-time: {input_format} messages carry their own times; it times nt, ttl "
-                             "or jsonld documents (--input-format)")
+            raise UserError(f"--payload-time: {input_format} messages carry their own times; it times nt, ttl "
+                            "or jsonld documents (--input-format)")
         return StreamSource(iri, "mqtt", fmt=input_format, broker=broker, mqtt=mqtt or MqttOptions())
     moment = 0
     name, at, when = where.rpartition("@")
@@ -96,11 +97,11 @@ def stream_source(text: str, user_error, input_format: str = "tnt", mqtt=None) -
     if where.startswith("tcp://"):
         host, colon, port = where[len("tcp://"):].rstrip("/").rpartition(":")
         if not colon or not host or not port.isdigit():
-            raise user_error(f"--stream {text}: expected tcp://HOST:PORT")
+            raise UserError(f"--stream {text}: expected tcp://HOST:PORT")
         return StreamSource(iri, "tcp", address=(host.strip("[]"), int(port)), moment=moment, fmt=input_format)
     path = Path(where)
     if not path.is_file():
-        raise user_error(f"{path}: cannot read the stream: no such file")
+        raise UserError(f"{path}: cannot read the stream: no such file")
     return StreamSource(iri, "file", path=path, moment=moment, fmt=_BY_SUFFIX.get(path.suffix.lower(), "tnt"))
 
 
@@ -108,7 +109,7 @@ class OpenSource:
     """An opened source: its elements (read lazily) and the handle to close (`note`: who hears how a
     broker's connection goes; default: stderr)."""
 
-    def __init__(self, source: StreamSource, terms: Dictionary, user_error, *,
+    def __init__(self, source: StreamSource, terms: Dictionary, *,
                  max_line_bytes: int | None = limits.MAX_LINE_BYTES, contexts: dict[str, str] | None = None,
                  note=None):
         self.source = source
@@ -116,7 +117,7 @@ class OpenSource:
         self._socket = None
         self._subscription = None
         if source.kind == "mqtt":
-            self._subscription = subscribe(source, user_error, note)
+            self._subscription = subscribe(source, note)
             self.elements = broker_elements(self._subscription, source, terms, max_line_bytes=max_line_bytes,
                                             contexts=contexts)
             return
@@ -124,14 +125,14 @@ class OpenSource:
             try:
                 self.handle = source.path.open("rb")
             except OSError as error:
-                raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
+                raise UserError(f"{source.path}: cannot read the stream: {error.strerror}") from None
         elif source.kind == "stdin":
             self.handle = sys.stdin.buffer
         else:
             try:
                 self._socket = socket.create_connection(source.address, timeout=10)
             except OSError as error:
-                raise user_error(f"{source.name}: cannot connect: {error.strerror or error}") from None
+                raise UserError(f"{source.name}: cannot connect: {error.strerror or error}") from None
             self._socket.settimeout(None)
             self.handle = self._socket.makefile("rb")
         self.elements = read_source(self.handle, source.fmt, terms, name=source.name, moment=source.moment,
@@ -148,7 +149,7 @@ class OpenSource:
             self._socket.close()
 
 
-def subscribe(source: StreamSource, user_error, note=None):
+def subscribe(source: StreamSource, note=None):
     """A broker's topic subscribed to (`rsp_plugin.io.mqtt.Subscription`); what the user should know about
     the connection (subscribed, lost, back) goes to stderr. A broker that cannot be used is one line."""
     from .mqtt import BrokerError, Subscription
@@ -159,7 +160,7 @@ def subscribe(source: StreamSource, user_error, note=None):
     try:
         return Subscription(source.broker, source.mqtt, on_note=note or say).start()
     except BrokerError as error:
-        raise user_error(str(error)) from None
+        raise UserError(str(error)) from None
 
 
 def broker_elements(subscription, source: StreamSource, terms: Dictionary, *,
@@ -173,38 +174,34 @@ def broker_elements(subscription, source: StreamSource, terms: Dictionary, *,
         yield from reader.elements(messages, terms)
 
 
-def mqtt_options(options, user_error):
-    """The `MqttOptions` of a command's --mqtt-* options (and the password from --mqtt-password-file or
-    the environment variable RSP_PLUGIN_MQTT_PASSWORD, never from the command line itself)."""
+def mqtt_options(*, qos: int = 1, client_id: str | None = None, username: str | None = None,
+                 password_file: str | None = None, ca_file: str | None = None, cert_file: str | None = None,
+                 key_file: str | None = None, insecure: bool = False, session_expiry: int = 3600,
+                 idle: float | None = None, protocol: str = "3.1.1", payload_time: str | None = None):
+    """The `MqttOptions` of a command's --mqtt-* options, checked (and the password from --mqtt-password-file
+    or the environment variable RSP_PLUGIN_MQTT_PASSWORD, never from the command line itself)."""
     import os
 
     from .mqtt import MqttOptions
 
     password = os.environ.get("RSP_PLUGIN_MQTT_PASSWORD")
-    password_file = getattr(options, "mqtt_password_file", None)
     if password_file:
         try:
             text = Path(password_file).read_text(encoding="utf-8")
         except OSError as error:
-            raise user_error(f"{password_file}: cannot read the MQTT password: {error.strerror}") from None
+            raise UserError(f"{password_file}: cannot read the MQTT password: {error.strerror}") from None
         except UnicodeDecodeError:
-            raise user_error(f"{password_file}: the MQTT password is not UTF-8 text") from None
+            raise UserError(f"{password_file}: the MQTT password is not UTF-8 text") from None
         password = text.splitlines()[0] if text else ""
-    for name in ("mqtt_ca_file", "mqtt_cert_file", "mqtt_key_file"):
-        path = getattr(options, name, None)
+    for option, path in (("--mqtt-ca-file", ca_file), ("--mqtt-cert-file", cert_file), ("--mqtt-key-file", key_file)):
         if path and not Path(path).is_file():
-            raise user_error(f"{path}: cannot read the --{name.replace('_', '-')}: no such file")
-    idle = getattr(options, "mqtt_idle", None)
+            raise UserError(f"{path}: cannot read the {option}: no such file")
     if idle is not None and idle <= 0:
-        raise user_error(f"--mqtt-idle {idle:g}: expected a number of seconds above 0")
-    return MqttOptions(qos=getattr(options, "mqtt_qos", 1), client_id=getattr(options, "mqtt_client_id", None),
-                       username=getattr(options, "mqtt_username", None),
-                       password=password if getattr(options, "mqtt_username", None) is not None else None,
-                       ca_file=getattr(options, "mqtt_ca_file", None), cert_file=getattr(options, "mqtt_cert_file", None),
-                       key_file=getattr(options, "mqtt_key_file", None), insecure=getattr(options, "mqtt_insecure", False),
-                       session_expiry=getattr(options, "mqtt_session_expiry", 3600), idle=idle,
-                       protocol=getattr(options, "mqtt_protocol", "3.1.1"),
-                       payload_time=getattr(options, "payload_time", None))
+        raise UserError(f"--mqtt-idle {idle:g}: expected a number of seconds above 0")
+    return MqttOptions(qos=qos, client_id=client_id, username=username,
+                       password=password if username is not None else None, ca_file=ca_file, cert_file=cert_file,
+                       key_file=key_file, insecure=insecure, session_expiry=session_expiry, idle=idle,
+                       protocol=protocol, payload_time=payload_time)
 
 
 def read_source(binary: BinaryIO, fmt: str, terms: Dictionary, *, name: str, moment: int = 0,
@@ -235,7 +232,7 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
     named graphs with prov:generatedAtTime are elements (TripleWave's shape), else every triple is
     seen at `timestamp`. A document that cannot be read (not UTF-8, not JSON, nested too deeply, an
     escape of no character, a key that makes no IRI) is set aside whole, at the place named."""
-    from .documents import DocumentRefused, inline_contexts, load_json, parse_jsonld
+    from .documents import DocumentRefused, dataset_calls, inline_contexts, load_json, parse_jsonld
     from ..core.errors import clipped
     from .lines import decode_text
     from ..core.terms import quotable
@@ -255,11 +252,12 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
         yield Rejected(name, 1, f"not JSON-LD: {quotable(clipped(why, 200))}")
         return
     named = [g for g in dataset.graphs() if str(g.identifier) != "urn:x-rdflib:default" and len(g)]
-    if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
+    with dataset_calls():
         nquads = dataset.serialize(format="nquads")
+    if named:  # TripleWave's shape: named graphs with prov:generatedAtTime
         yield from read_timestamped_graphs(nquads, terms, rdf_format="nquads", filename=name)
         return
-    ntriples = dataset.serialize(format="nquads")
+    ntriples = nquads
     yield from read_source(io.BytesIO(ntriples.encode()), "nt", terms, name=name, moment=timestamp)
 
 

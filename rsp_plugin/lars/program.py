@@ -205,9 +205,6 @@ class Program:
     def triple(self) -> int:
         return self.terms.intern(TRIPLE)
 
-    def head_predicates(self) -> set[int]:
-        return {r.head.predicate for r in self.rules}
-
     def __repr__(self) -> str:
         return f"<Program {self.filename!r} rules={len(self.rules)} strata={len(self.strata)}>"
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..core import limits
+from ..core.admission import Gap, Gate
 from ..core.errors import RuleSyntaxError
 from ..io.formats import Rejected, format_fact, read_tnt
 from ..io.lines import lines_of
@@ -289,7 +290,8 @@ def fact_timeline(
     `last` (default: the last point any fact covers). A fact over an interval
     is given again at each of its time points. A fact that starts, or whose
     interval ends, more than `max_gap` time points ahead of the stream is set
-    aside (`rsp_plugin.core.limits`): the timeline never walks a stretch no one asked for.
+    aside (`rsp_plugin.core.limits`; the rules: `rsp_plugin.core.admission`): the timeline never
+    walks a stretch no one asked for.
 
     >>> items = [TimedFact(1, 3, "a", 1), TimedFact(2, 2, "b", 2), TimedFact(1, 1, "c", 3)]
     >>> rejected = []
@@ -298,9 +300,9 @@ def fact_timeline(
     >>> [str(r) for r in rejected]
     ['<stream>:3: starts at time point 1, before time point 2 read earlier; set aside (a stream is read in time order)']
     """
-    timeline = FactTimeline(first=first, last=last, on_rejected=on_rejected, filename=filename, max_gap=max_gap)
+    timeline = FactTimeline(first=first, last=last, filename=filename, max_gap=max_gap)
     for item in items:
-        yield from timeline.push(item)
+        yield from timeline.push(item, on_rejected)
         if timeline.cut:
             break
     yield from timeline.finish()
@@ -312,61 +314,35 @@ TAKEN, SKIPPED, CUT = "taken", "skipped", "cut"
 
 class FactTimeline:
     """`fact_timeline` an item at a time, for a caller that is handed the items (a Spark micro-batch
-    driver): `push(item)` gives the time points the item completes, `finish()` the rest. `admit(item)`
-    is its judgment alone (set aside, before `--from`, after `--to`, or taken), for a caller that
-    only needs to know which items the timeline takes and where it ends (`start`, `end`). Its state
-    is plain data a checkpoint stores; `on_rejected` is not state (`attach` it again after a load)."""
+    driver): `push(item, on_rejected)` gives the time points the item completes, `finish()` the rest.
+    `admit(item, on_rejected)` is its judgment alone (set aside, before `--from`, after `--to`, or
+    taken), for a caller that only needs to know which items the timeline takes and where it ends
+    (`span`). Everything it holds is state a checkpoint stores as it is (`runtime.state_schema`); where
+    the lines set aside go is given with each call."""
 
-    def __init__(self, *, first: int | None = None, last: int | None = None,
-                 on_rejected: Callable[[Rejected], None] = lambda rejected: None, filename: str = "<stream>",
+    def __init__(self, *, first: int | None = None, last: int | None = None, filename: str = "<stream>",
                  max_gap: int | None = limits.MAX_GAP_TIME_POINTS):
-        self.first, self.last, self.filename, self.max_gap = first, last, filename, max_gap
+        self.first, self.last, self.filename = first, last, filename
+        self.gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
         self.current = first        # the next time point to give (None: no fact taken yet)
         self.active: list[TimedFact] = []
-        self.latest: int | None = None
         self.end = last             # the last time point of the timeline, so far
         self.cut = False            # a fact after --to was read: the stream is done
-        self.attach(on_rejected)
 
-    def attach(self, on_rejected: Callable[[Rejected], None]) -> None:
-        self.on_rejected = on_rejected
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        del state["on_rejected"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.attach(lambda rejected: None)
-
-    def admit(self, item) -> str:
-        """TAKEN, SKIPPED (set aside, and said so; or wholly before `--from`) or CUT (after `--to`: this
-        item and those after it are not read). A taken item moves the timeline's start and end."""
+    def admit(self, item, on_rejected: Callable[[Rejected], None]) -> str:
+        """TAKEN, SKIPPED (set aside, and said so to `on_rejected`; or wholly before `--from`) or CUT
+        (after `--to`: this item and those after it are not read). A taken item moves the timeline's
+        start and end."""
         if self.cut:
             return CUT
         if isinstance(item, Rejected):
-            self.on_rejected(item)
+            on_rejected(item)
             return SKIPPED
-        latest, first, max_gap, filename = self.latest, self.first, self.max_gap, self.filename
-        if latest is not None and item.first < latest:
-            self.on_rejected(Rejected(filename, item.line, f"starts at time point {item.first}, before time point "
-                                                           f"{latest} read earlier; set aside (a stream is read in "
-                                                           f"time order)"))
+        problem = self.gate.judge_interval(item.first, item.last)
+        if problem is not None:
+            on_rejected(Rejected(self.filename, item.line, problem))
             return SKIPPED
-        reference = latest if latest is not None else first if first is not None else item.first
-        if max_gap is not None and item.last - max(reference, item.first) > max_gap:
-            self.on_rejected(Rejected(filename, item.line, f"the interval [{item.first},{item.last}] ends "
-                                                           f"{item.last - max(reference, item.first)} time points "
-                                                           f"after it starts (max gap {max_gap}; --max-gap); set aside"))
-            return SKIPPED
-        if max_gap is not None and item.first - reference > max_gap:
-            self.on_rejected(Rejected(filename, item.line, f"timestamp {item.first} is {item.first - reference} "
-                                                           f"time points ahead of the stream (max gap {max_gap}; "
-                                                           "--max-gap); set aside"))
-            return SKIPPED
-        self.latest = item.first
-        if first is not None and item.last < first:
+        if self.first is not None and item.last < self.first:
             return SKIPPED
         if self.last is not None and item.first > self.last:
             self.cut = True
@@ -377,9 +353,9 @@ class FactTimeline:
             self.end = item.last
         return TAKEN
 
-    def push(self, item) -> Iterator[tuple[int, list[Fact]]]:
+    def push(self, item, on_rejected: Callable[[Rejected], None]) -> Iterator[tuple[int, list[Fact]]]:
         """The time points before `item`'s first, now complete; the item joins those from its first on."""
-        if self.admit(item) != TAKEN:
+        if self.admit(item, on_rejected) != TAKEN:
             return
         while self.current < item.first:
             yield from self._give()

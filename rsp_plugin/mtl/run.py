@@ -120,16 +120,16 @@ def reference_outputs(program, timeline, *, start: int | None = None, horizon: i
 
 class MetricReplay:
     """`rsp-plugin reason PROGRAM.mtl`'s lines, an item at a time, for a caller that is handed the stream's
-    items (a Spark micro-batch driver): `take(items)` evaluates the time points they complete and writes
-    their lines, `end()` the rest; the lines are `reason`'s (`{"t", "atoms"}`, or with `changes`
-    `{"t", "started", "stopped"}`). Its state is plain data a checkpoint stores; `out` and `on_rejected`
-    are not state (`attach` them again after a load).
+    items (a Spark micro-batch driver): `take(items, out, on_rejected)` evaluates the time points they
+    complete and writes their lines, `end(out)` the rest; the lines are `reason`'s (`{"t", "atoms"}`, or
+    with `changes` `{"t", "started", "stopped"}`). Everything it holds is state a checkpoint stores as it
+    is (`runtime.state_schema`); where the lines and the lines set aside go is given with each call.
 
-    `write(point, holding)` writes a time point's line; a subclass may keep it instead (a Spark
+    `write(point, holding, out)` writes a time point's line; a subclass may keep it instead (a Spark
     executor's share of a distributed run, `rsp_plugin.spark.reason_parts`)."""
 
-    def __init__(self, lowered, out, *, first: int | None = None, last: int | None = None, changes: bool = False,
-                 on_rejected=lambda rejected: None, max_gap: int | None = None, filename: str = "<stream>"):
+    def __init__(self, lowered, *, first: int | None = None, last: int | None = None, changes: bool = False,
+                 max_gap: int | None = None, filename: str = "<stream>"):
         from .data import FactTimeline
 
         self.program = lowered.program
@@ -143,21 +143,6 @@ class MetricReplay:
         self.derived: set = set()
         self.before: set = set()
         self.shown: dict = {}
-        self.attach(out, on_rejected)
-
-    def attach(self, out, on_rejected) -> None:
-        self.out = out
-        self.on_rejected = on_rejected
-        self.timeline.attach(on_rejected)
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        del state["out"], state["on_rejected"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.attach(None, lambda rejected: None)
 
     @property
     def cut(self) -> bool:
@@ -171,23 +156,24 @@ class MetricReplay:
             return args[1] in self.head_triples
         return predicate in self.heads
 
-    def take(self, items) -> bool:
-        """Evaluate the time points `items` complete; False once a fact after `--to` was read."""
+    def take(self, items, out, on_rejected) -> bool:
+        """Evaluate the time points `items` complete (their lines to `out`, the lines set aside to
+        `on_rejected`); False once a fact after `--to` was read."""
         from .data import with_arities
 
         timeline = self.timeline
         for item in with_arities(items, self.arities, self.terms, self.filename):
-            for point, facts in timeline.push(item):
-                self._evaluate(point, facts)
+            for point, facts in timeline.push(item, on_rejected):
+                self._evaluate(point, facts, out)
             if timeline.cut:
                 return False
         return True
 
-    def end(self) -> None:
+    def end(self, out) -> None:
         for point, facts in self.timeline.finish():
-            self._evaluate(point, facts)
+            self._evaluate(point, facts, out)
 
-    def _evaluate(self, point: int, facts) -> None:
+    def _evaluate(self, point: int, facts, out) -> None:
         report = self.engine.advance_to(point, facts)
         reports = self.reports
         derived = self.derived
@@ -195,7 +181,7 @@ class MetricReplay:
         derived.update(fact for fact in report.started if reports(fact))
         holding = set(derived)
         holding.update(fact for fact in facts if reports(fact))
-        self.write(point, holding)
+        self.write(point, holding, out)
 
     def texts(self, holding) -> set[str]:
         """The atoms of `holding` as `reason` writes them."""
@@ -212,7 +198,7 @@ class MetricReplay:
             self.shown = {}
         return texts
 
-    def write(self, point: int, holding) -> None:
+    def write(self, point: int, holding, out) -> None:
         import json
 
         texts = self.texts(holding)
@@ -221,4 +207,4 @@ class MetricReplay:
             self.before = texts
         else:
             line = {"t": point, "atoms": sorted(texts)}
-        self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")

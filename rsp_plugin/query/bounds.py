@@ -8,8 +8,8 @@ other query, and the stream) for ever. So each evaluation gets a budget:
     budget = Budget(max_ms=10_000, max_solutions=1_000_000)
     budget.check(len(rows))        # EvaluationCut past either bound
 
-Every evaluation path (the per-fact fast path, the algebra evaluator, the
-columnar path; `fastpath.py`, `algebra.py`, `batch/query.py`) checks it
+Every evaluation path (a compiled plan's backends, the algebra evaluator;
+`fastpath.py` and `backend.py`, `algebra.py`, `rsp_plugin.columnar.query`) checks it
 between steps and every few dozen rows of a join, so a cut comes within a
 fraction of a second of the bound, and no step holds more than about
 `max_solutions` rows. A bound hit ends that evaluation only: the report is

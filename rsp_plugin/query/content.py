@@ -319,3 +319,21 @@ def union(parts) -> object:
     if len(parts) == 1:
         return parts[0]
     return UnionContent(parts)
+
+
+class Snapshot:
+    """What one evaluation reads: the default graph's parts and the named graphs."""
+
+    __slots__ = ("default", "named")
+
+    def __init__(self, default_parts=(), named=None):
+        self.default = union(default_parts)
+        self.named: dict[str, object] = dict(named or {})
+
+    def graph(self, name: str | None):
+        if name is None:
+            return self.default
+        return self.named.get(name, EMPTY)
+
+    def is_empty(self) -> bool:
+        return not len(self.default) and not any(len(content) for content in self.named.values())

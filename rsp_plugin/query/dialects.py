@@ -66,7 +66,7 @@ FORMS: dict[str, tuple[str, frozenset[str]]] = {
 #: the order in which a query that could be several dialects is named
 _PREFERENCE = (CSPARQL, RSPQL, CQELS, SPARQLSTREAM)
 
-#: how each dialect's engine reports, mapped onto our policies (README, "Dialects")
+#: how each dialect's engine reports, mapped onto our policies (docs/queries.md, "Where the dialects' engines report differently")
 REPORT_POLICY = {
     CSPARQL: ReportPolicy.ON_WINDOW_CLOSE,
     RSPQL: ReportPolicy.ON_WINDOW_CLOSE,

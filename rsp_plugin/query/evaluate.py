@@ -4,8 +4,10 @@
     answer = evaluator.evaluate(snapshot, tau)     # -> Answer (ids)
 
 Two ways, one semantics (SPARQL 1.1's, `sparql_values.py` and `expressions.py`):
-the fast path (`fastpath.py`) when the body is a conjunction with filters and
-aggregates, else the algebra evaluator (`algebra.py`) over the same indexes.
+the query's compiled plan (`plan.py`) when the body is a conjunction with
+filters and aggregates, evaluated by a backend (`backend.py`: the per-fact one,
+`fastpath.py`, or the columnar one when the runtime keeps the windows as
+columns), else the algebra evaluator (`algebra.py`) over the same indexes.
 rdflib parses and translates the query; its own evaluator (over the snapshot seen
 as an rdflib dataset, `dataset.py`) stays only as the benchmarks' baseline
 (`reference="rdflib"`). NOW() is the evaluation time.
@@ -23,32 +25,16 @@ from rdflib import BNode, URIRef, Variable
 from rdflib.plugins.sparql.evaluate import evalPart
 
 from ..core.terms import Dictionary
-from .content import EMPTY, union
+from .content import Snapshot
 from .dataset import DEFAULT_GRAPH, SnapshotDataset, content_graph, query_context
 from .algebra import AlgebraEvaluation, has_lost_inverse, spell_out_inverse_negations
 from .bounds import UNBOUNDED, Budget, EvaluationCut
-from .fastpath import FastEvaluation, check_plan, compile_fast
+from .backend import EvaluationContext, finish
+from .fastpath import FactBackend
+from .plan import compile_plan
 from .model import ContinuousQuery
 from ..core.rdfterms import TermCache
 from .results import Answer
-
-
-class Snapshot:
-    """What one evaluation reads: the default graph's parts and the named graphs."""
-
-    __slots__ = ("default", "named")
-
-    def __init__(self, default_parts=(), named=None):
-        self.default = union(default_parts)
-        self.named: dict[str, object] = dict(named or {})
-
-    def graph(self, name: str | None):
-        if name is None:
-            return self.default
-        return self.named.get(name, EMPTY)
-
-    def is_empty(self) -> bool:
-        return not len(self.default) and not any(len(content) for content in self.named.values())
 
 
 class QueryEvaluator:
@@ -64,12 +50,13 @@ class QueryEvaluator:
         self.fast = fast
         #: what evaluates bodies the fast path does not: "algebra" (ours) or "rdflib" (a baseline)
         self.reference = reference
-        self.algebra = _translated(query)
-        self.plan = check_plan(compile_fast(self.algebra)) if fast else None
+        self.algebra = translated(query)
+        #: the compiled plan (`plan.py`), made once here; None: the algebra evaluator takes the body
+        self.plan = compile_plan(self.algebra) if fast else None
         self._ordered = _has_order_by(self.algebra.algebra)
         self._graphs: dict[int, object] = {}
         #: the columnar backend's state (`columnar.query.ColumnarState`), when the runtime gives this
-        #: query column windows: it makes each evaluation (`evaluation(plan, snapshot, ...)`)
+        #: query column windows: it makes each evaluation's backend (`backend(plan, snapshot, context)`)
         self.columnar = None
 
     def __getstate__(self):
@@ -82,8 +69,8 @@ class QueryEvaluator:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.algebra = _translated(self.query)
-        self.plan = check_plan(compile_fast(self.algebra)) if self.fast else None
+        self.algebra = translated(self.query)
+        self.plan = compile_plan(self.algebra) if self.fast else None
 
     @property
     def uses_fast_path(self) -> bool:
@@ -94,7 +81,7 @@ class QueryEvaluator:
         `budget` an answer with `cut` set (the rdflib baseline is not bounded)."""
         try:
             if self.plan is not None:
-                return self._evaluate_fast(snapshot, tau, budget)
+                return self._evaluate_plan(snapshot, tau, budget)
             if self.reference == "rdflib":
                 default, dataset = self._rdflib_view(snapshot)
                 return self._evaluate_with_rdflib(default, dataset, self.algebra.prologue, tau)
@@ -110,18 +97,13 @@ class QueryEvaluator:
         form = {"SelectQuery": "SELECT", "AskQuery": "ASK"}.get(self.algebra.algebra.name, "CONSTRUCT")
         return Answer(form, error=message, cut=cut)
 
-    def _evaluate_fast(self, snapshot: Snapshot, tau: int, budget: Budget) -> Answer:
+    def _evaluate_plan(self, snapshot: Snapshot, tau: int, budget: Budget) -> Answer:
+        context = EvaluationContext(self.cache, tau, base=self._base(), budget=budget, snapshot=snapshot)
         if self.columnar is not None:  # the windows are columns: the columnar backend's (rsp_plugin.columnar)
-            run = self.columnar.evaluation(self.plan, snapshot, self.cache, tau, base=self._base(), budget=budget)
+            backend = self.columnar.backend(self.plan, snapshot, context)
         else:
-            run = FastEvaluation(self.plan, snapshot, self.cache, tau, base=self._base(), budget=budget)
-        form = self.plan.form
-        if form == "SELECT":
-            variables, rows = run.select()
-            return Answer("SELECT", tuple(variables), rows, ordered=self._ordered)
-        if form == "ASK":
-            return Answer("ASK", boolean=run.ask())
-        return Answer("CONSTRUCT", triples=run.construct())
+            backend = FactBackend(self.plan, snapshot, context)
+        return finish(self.plan, backend, context, ordered=self._ordered)
 
     def _prefixes(self) -> dict[str, str]:
         manager = getattr(self.algebra.prologue, "namespace_manager", None)
@@ -219,7 +201,7 @@ class QueryEvaluator:
         return list(out)
 
 
-def _translated(query: ContinuousQuery):
+def translated(query: ContinuousQuery):
     """The query's rdflib algebra; translated again from the text with inverse steps of negated
     property sets spelled out where rdflib's parser lost their IRIs (`?s !^ex:p ?o`)."""
     if not has_lost_inverse(query.algebra.algebra) or not query.sparql:

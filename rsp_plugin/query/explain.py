@@ -347,11 +347,11 @@ class _Answer:
         return {**head, "by": "unknown"}
 
     def _graph_name(self, part, graph) -> dict:
-        for iri, index in self.engine._graphs.items():
+        for iri, index in self.engine.datasets.graphs.items():
             if index is part:
                 if iri.startswith("('static'"):
                     return {"graph": "the background's entailments"}
-                source = self.engine._graph_sources.get(iri)
+                source = self.engine.datasets.sources.get(iri)
                 found = {"graph": iri}
                 if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
                     found["source"] = {"file": str(source)}

@@ -26,6 +26,7 @@ from rdflib import BNode, Literal, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..core.rdfterms import key_term, term_key
+from ..core.xsd import NUMERIC_TYPES, double_lexical, to_float32
 from .bounds import UNBOUNDED, Budget
 from .patterns import compile_pattern
 from .sparql_values import (
@@ -56,10 +57,7 @@ from .sparql_values import (
 #: the function IRIs of the two C-SPARQL / rsp-plugin timestamp functions
 TIMESTAMP_FUNCTIONS = ("http://larkc.eu/csparql/sparql/jena/ext#timestamp",
                        "https://w3id.org/rsp-plugin/functions#timestamp")
-_CASTS = {XSD + name for name in ("string", "boolean", "integer", "decimal", "float", "double", "dateTime",
-                                   "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
-                                   "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt",
-                                   "unsignedShort", "unsignedByte")}
+_CASTS = {XSD + name for name in ("string", "boolean", "dateTime")} | NUMERIC_TYPES
 
 
 class Scope:
@@ -214,8 +212,6 @@ def _plus(expr, row, scope):
 
 
 def _float_lexical(value: float) -> str:
-    from .sparql_values import double_lexical
-
     return double_lexical(value)
 
 
@@ -305,10 +301,8 @@ def _abs(expr, row, scope):
 
 
 def _number_like(value, rank):
-    from .sparql_values import _to_float32, double_lexical
-
     if rank == 2:
-        return literal(double_lexical(_to_float32(value)), XSD + "float")
+        return literal(double_lexical(to_float32(value)), XSD + "float")
     return number(value, rank)
 
 

@@ -29,6 +29,9 @@ from decimal import Decimal
 from ..core.terms import unescape
 from ..core.xsd import decimal_lexical as _decimal_lexical
 from ..core.xsd import double_lexical, to_float32 as _to_float32
+#: integer types derived from xsd:integer -> their bounds; numeric type promotion order (integer < decimal <
+#: float < double) and the datatype of each rank: XSD's table (`core.xsd`)
+from ..core.xsd import INTEGER_TYPES, RANK, RANK_TYPE
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -40,19 +43,6 @@ XSD_FLOAT = XSD + "float"
 XSD_DOUBLE = XSD + "double"
 XSD_DATETIME = XSD + "dateTime"
 
-#: integer types derived from xsd:integer, with their bounds (None: unbounded)
-INTEGER_TYPES = {
-    XSD + name: bounds for name, bounds in {
-        "integer": (None, None), "nonPositiveInteger": (None, 0), "negativeInteger": (None, -1),
-        "long": (-2 ** 63, 2 ** 63 - 1), "int": (-2 ** 31, 2 ** 31 - 1), "short": (-2 ** 15, 2 ** 15 - 1),
-        "byte": (-128, 127), "nonNegativeInteger": (0, None), "unsignedLong": (0, 2 ** 64 - 1),
-        "unsignedInt": (0, 2 ** 32 - 1), "unsignedShort": (0, 2 ** 16 - 1), "unsignedByte": (0, 255),
-        "positiveInteger": (1, None),
-    }.items()
-}
-#: numeric type promotion order: integer < decimal < float < double
-RANK = {XSD_DECIMAL: 1, XSD_FLOAT: 2, XSD_DOUBLE: 3, **{name: 0 for name in INTEGER_TYPES}}
-RANK_TYPE = {0: XSD_INTEGER, 1: XSD_DECIMAL, 2: XSD_FLOAT, 3: XSD_DOUBLE}
 
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\Z")
@@ -89,10 +79,6 @@ class Term:
 
     def __hash__(self) -> int:
         return hash(self.key)
-
-    @property
-    def is_literal(self) -> bool:
-        return self.kind == "literal"
 
     @property
     def is_simple(self) -> bool:

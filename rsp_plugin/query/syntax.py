@@ -610,7 +610,7 @@ class _Builder:
         if kind == "range_tumbling":
             size = self.total(durations)
             tumbling = any(token.type == "TUMBLING" for token in tokens)
-            # CQELS-QL's [RANGE r] slides on every arrival: a report every 1 ms at most (see README)
+            # CQELS-QL's [RANGE r] slides on every arrival: a report every 1 ms at most (docs/queries.md, "Dialects")
             return RangeWindow(size, 1 if cqels and not tumbling else size)
         if kind == "triples":
             return CountWindow(self.count(next(t for t in tokens if t.type == "NUMBER")))

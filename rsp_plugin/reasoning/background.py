@@ -82,7 +82,7 @@ def load_background(source, terms: Dictionary, *, contexts: dict[str, str] | Non
 
 def _parse_file(path: Path, contexts: dict[str, str] | None = None):
     """The file's triples; for datasets (TriG, N-Quads, TriX), those of all its graphs."""
-    from ..io.documents import DocumentRefused, parse_file
+    from ..io.documents import DocumentRefused, dataset_calls, parse_file
 
     if not path.is_file():
         raise BackgroundError("cannot read the background knowledge: no such file", str(path), 1, 1)
@@ -96,5 +96,6 @@ def _parse_file(path: Path, contexts: dict[str, str] | None = None):
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise BackgroundError(f"not readable RDF: {message}", str(path), int(line), 1) from None
     if isinstance(graph, Dataset):
-        return {(s, p, o) for s, p, o, _ in graph.quads((None, None, None, None))}
+        with dataset_calls():
+            return {(s, p, o) for s, p, o, _ in graph.quads((None, None, None, None))}
     return graph

@@ -26,23 +26,11 @@ from __future__ import annotations
 
 import re
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from ..core.xsd import INTEGERS, XSD
 
 #: datatype -> the datatypes it is derived from (XSD 1.1 part 2, the types of the OWL 2 RL datatype map)
 _DERIVED_FROM = {
-    "integer": ["decimal"],
-    "nonNegativeInteger": ["integer"],
-    "nonPositiveInteger": ["integer"],
-    "positiveInteger": ["nonNegativeInteger"],
-    "negativeInteger": ["nonPositiveInteger"],
-    "long": ["integer"],
-    "int": ["long"],
-    "short": ["int"],
-    "byte": ["short"],
-    "unsignedLong": ["nonNegativeInteger"],
-    "unsignedInt": ["unsignedLong"],
-    "unsignedShort": ["unsignedInt"],
-    "unsignedByte": ["unsignedShort"],
+    **{name: [integer.base] for name, integer in INTEGERS.items()},  # (XSD's table: `core.xsd`)
     "normalizedString": ["string"],
     "token": ["normalizedString"],
     "language": ["token"],
@@ -54,15 +42,6 @@ _DERIVED_FROM = {
 _TYPED = {
     "decimal", "double", "float", "string", "boolean", "hexBinary", "base64Binary", "anyURI", "dateTime",
     *_DERIVED_FROM,
-}
-#: inclusive bounds of the bounded integer types
-_RANGES = {
-    "nonNegativeInteger": (0, None), "positiveInteger": (1, None),
-    "nonPositiveInteger": (None, 0), "negativeInteger": (None, -1),
-    "long": (-(2**63), 2**63 - 1), "int": (-(2**31), 2**31 - 1),
-    "short": (-(2**15), 2**15 - 1), "byte": (-128, 127),
-    "unsignedLong": (0, 2**64 - 1), "unsignedInt": (0, 2**32 - 1),
-    "unsignedShort": (0, 2**16 - 1), "unsignedByte": (0, 255),
 }
 _INTEGER = re.compile(r"[+-]?\d+\Z")
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)\Z")
@@ -111,7 +90,7 @@ def well_formed(lexical: str, local_name: str) -> bool:
         if not _INTEGER.match(lexical):
             return False
         value = int(lexical)
-        return all(_within(value, _RANGES.get(kind, (None, None))) for kind in kinds)
+        return all(_within(value, INTEGERS[kind].low, INTEGERS[kind].high) for kind in kinds if kind in INTEGERS)
     if local_name == "decimal":
         return bool(_DECIMAL.match(lexical))
     if local_name in ("double", "float"):
@@ -125,6 +104,5 @@ def well_formed(lexical: str, local_name: str) -> bool:
     return True
 
 
-def _within(value: int, bounds: tuple[int | None, int | None]) -> bool:
-    low, high = bounds
+def _within(value: int, low: int | None, high: int | None) -> bool:
     return (low is None or value >= low) and (high is None or value <= high)

@@ -129,7 +129,7 @@ class Materializer:
     ):
         if window is not None and (not isinstance(window, int) or window < 0):
             raise ValueError(f"a window is a number of time points >= 0, got {window!r}")
-        self.profile = _profile_name(profile)
+        self.profile = profile_name(profile)
         self.window = window
         self.terms = terms if terms is not None else Dictionary()
         self._triple = self.terms.intern(TRIPLE)  # (also: parse_program ignores an empty dictionary)
@@ -137,7 +137,7 @@ class Materializer:
         self._background_triple = self.terms.intern(BACKGROUND_TRIPLE)
         self.program, axioms = self._program(rules, trivial)
         self.engine = IncrementalEngine(self.program, start=start, explain=explain)
-        self._false = _false_heads(self.program, self.terms)
+        self._false = false_heads(self.program, self.terms)
         reads = {literal.atom.predicate for rule in self.program.rules for literal in rule.positive}
         self._literal_predicates = {
             name: self.terms.intern(name) for name in ("datatype_of", "ill_formed") if self.terms.intern(name) in reads
@@ -184,7 +184,7 @@ class Materializer:
             if predicate == triple:
                 report.added.append(args)
             elif predicate in false:
-                event = _event(false[predicate], args, time_point)
+                event = inconsistency_event(false[predicate], args, time_point)
                 key = (event.rule, frozenset(event.triples))
                 if key not in seen_events:
                     seen_events.add(key)
@@ -237,7 +237,7 @@ class Materializer:
         now = self.engine.now if self.engine.now is not None else 0
         for predicate, args in self._holding_facts():
             if predicate in false:
-                event = _event(false[predicate], args, now)
+                event = inconsistency_event(false[predicate], args, now)
                 found.setdefault((event.rule, frozenset(event.triples)), event)
         return list(found.values())
 
@@ -321,7 +321,7 @@ def materialization_program(profile: str | None, window: int | None, terms: Dict
     axioms: list[Triple] = []
     for rule_list in rule_lists:
         for rule in rule_list:
-            if _is_ground_triple_fact(rule, triple_id):
+            if is_ground_triple_fact(rule, triple_id):
                 axioms.append(tuple(rule.head.args))  # a fact of the rule set: background, held once
             else:
                 combined.append(rule)
@@ -341,7 +341,9 @@ def materialization_program(profile: str | None, window: int | None, terms: Dict
 
 
 
-def _profile_name(profile: str | None) -> str | None:
+def profile_name(profile: str | None) -> str | None:
+    """The profile's own name ("rdfs", "owl-rl") for any of its names (`PROFILE_ALIASES`); a ValueError
+    that lists them for an unknown one."""
     if profile is None:
         return None
     name = PROFILE_ALIASES.get(profile, profile)
@@ -359,7 +361,8 @@ def _parse_user_rules(rules, terms: Dictionary) -> Program:
     return parse_program(rules, "<rules>", terms)
 
 
-def _is_ground_triple_fact(rule: Rule, triple: int) -> bool:
+def is_ground_triple_fact(rule: Rule, triple: int) -> bool:
+    """Is the rule a ground triple with no body (an axiom of a rule set, held as background)?"""
     return (
         not rule.body
         and rule.head_time is None
@@ -397,7 +400,7 @@ class _FalseHead:
     patterns: tuple[tuple[tuple[str, int], ...], ...]
 
 
-def _false_heads(program: Program, terms: Dictionary) -> dict[int, _FalseHead]:
+def false_heads(program: Program, terms: Dictionary) -> dict[int, _FalseHead]:
     """The predicates of `false` heads -> how to name the triples involved from a head fact."""
     triple = terms.intern(TRIPLE)
     found: dict[int, _FalseHead] = {}
@@ -430,7 +433,8 @@ def _false_heads(program: Program, terms: Dictionary) -> dict[int, _FalseHead]:
     return found
 
 
-def _event(head: _FalseHead, args: tuple, time_point: int) -> Inconsistency:
+def inconsistency_event(head: _FalseHead, args: tuple, time_point: int) -> Inconsistency:
+    """The inconsistency a `false` head's fact (its arguments) names, found at `time_point`."""
     triples = tuple(
         tuple(args[value] if kind == "var" else value for kind, value in pattern) for pattern in head.patterns
     )

@@ -44,194 +44,43 @@ Each evaluation is bounded (`max_eval_ms`, `max_solutions`; `rsp_plugin.core.lim
 from __future__ import annotations
 
 import heapq
-from itertools import chain
 from collections import deque
-from dataclasses import dataclass, field
-from pathlib import Path
+from itertools import chain
 from typing import Callable, Iterable, Iterator
 
+from ..columnar.columns import ColumnTimeWindow
+from ..columnar.query import ColumnarState, columnar_supported
 from ..core import limits
-from ..io.documents import DocumentRefused, format_of, parse_file
-from ..core.errors import QuerySyntaxError, RuleSyntaxError
-from ..io.formats import Rejected, StreamElement
-from ..io.lines import decode_text
-from ..query.content import TripleIndex
-from ..query.evaluate import QueryEvaluator, Snapshot
-from ..query.model import ContinuousQuery, NowWindow, RangeWindow, ReportPolicy, WindowClause
+from ..core.admission import Gap, Gate
+from ..core.errors import QuerySyntaxError
 from ..core.rdfterms import TermCache
+from ..core.terms import TRIPLE, Dictionary
+from ..io.formats import Rejected, StreamElement
 from ..query.bounds import Budget
-from ..query.results import Answer, QueryResult, ResultStream
-from ..query.safety import allowed, check_query, fetch_graph, is_remote
+from ..query.evaluate import QueryEvaluator
+from ..query.model import ContinuousQuery, NowWindow, RangeWindow, ReportPolicy
+from ..query.results import Answer, QueryResult
+from ..query.safety import check_query
 from ..query.syntax import parse_query
 from ..query.views import MaterializedView, PlainView, RulesView
 from ..query.windows import CountingWindow, TimeWindow
-from ..columnar.columns import ColumnTimeWindow
-from ..columnar.query import ColumnarState, columnar_supported
-from ..core.terms import TRIPLE, Dictionary, Forgetting
-from ..core.time import WindowGrid
+from .datasets import Datasets, rules_place
+from .forgetting import TermKeeper, live_parts
+from .queries import RegisteredQuery, SharedWindow, Stream, TimestampedGraph
+from .scheduling import Schedule
 
 Triple = tuple[int, int, int]
 
 
-@dataclass(frozen=True)
-class TimestampedGraph:
-    """An RSP-QL stream element: a graph and its timestamp (ms)."""
-
-    graph: object
-    timestamp: int
-
-
-@dataclass
-class _Stream:
-    iri: str
-    windows: list = field(default_factory=list)
-    produced_by: str | None = None
-    first_timestamp: int | None = None
-    last_timestamp: int | None = None
-    pushed: int = 0
-
-
-class _SharedWindow:
-    """One window over one stream, read by every query that declares the same one."""
-
-    def __init__(self, key, stream: str, view):
-        self.key = key
-        self.stream = stream
-        self.view = view
-        self.readers: set[str] = set()
-
-    @property
-    def window(self):
-        return self.view.window
-
-
-class RegisteredQuery:
-    """A registered continuous query: observe it by callback or iterate its results."""
-
-    def __init__(self, name: str, query: ContinuousQuery, evaluator: QueryEvaluator, policy: ReportPolicy,
-                 windows: list[tuple[WindowClause, _SharedWindow]], static_default: list, static_named: dict,
-                 period: int | None, floor: int | None, t0: int = 0):
-        self.name = name
-        self.t0 = t0
-        self.query = query
-        self.evaluator = evaluator
-        self.policy = policy
-        self.windows = windows
-        self.static_default = static_default
-        self.static_named = static_named
-        self.period = period
-        self.floor = floor
-        self.cap: int | None = None
-        self.last_instant: int | None = None
-        self.stream = ResultStream(query.r2s)
-        self.evaluations = 0
-        self._callbacks: list[Callable[[QueryResult], None]] = []
-        self._results: deque[QueryResult] = deque()
-        self.keep_results = False
-        #: the windows' content versions at the last evaluation (on-content-change)
-        self.seen_versions: tuple | None = None
-        time_driven = any(isinstance(shared.window, TimeWindow) for _, shared in windows)
-        self.tuple_driven = period is None and not time_driven
-
-    def __repr__(self) -> str:
-        return f"<RegisteredQuery {self.name} {self.query.r2s.value} {self.query.form} evaluations={self.evaluations}>"
-
-    def subscribe(self, callback: Callable[[QueryResult], None]) -> None:
-        """Call `callback(result)` for every report of this query."""
-        self._callbacks.append(callback)
-
-    def __getstate__(self):
-        """Subscribers are not state (they are the caller's code): a restored query has none."""
-        state = dict(self.__dict__)
-        state["_callbacks"] = []
-        return state
-
-    def results(self) -> Iterator[QueryResult]:
-        """The reports made since the last call (collected from the first call on)."""
-        self.keep_results = True
-        while self._results:
-            yield self._results.popleft()
-
-    # when this query reports -------------------------------------------------------------
-
-    def snapshot(self) -> Snapshot:
-        """What the query reads now: its windows as they were last moved, and its static graphs."""
-        default_parts = list(self.static_default)
-        named = dict(self.static_named)
-        for clause, shared in self.windows:
-            if clause.name is None:
-                default_parts.append(shared.view.content)
-            else:
-                named[clause.name] = shared.view.content
-        return Snapshot(default_parts, named)
-
-    def first_seen(self) -> int | None:
-        stamps = [shared.window.first_timestamp for _, shared in self.windows
-                  if shared.window.first_timestamp is not None]
-        return min(stamps) if stamps else None
-
-    def next_instant(self) -> int | None:
-        """The next tau at which this query reports (time-driven queries), or None."""
-        if self.tuple_driven:
-            return None
-        first = self.first_seen()
-        if first is None:
-            return None
-        after = first
-        if self.last_instant is not None and self.last_instant > after:
-            after = self.last_instant
-        if self.floor is not None and self.floor > after:
-            after = self.floor
-        if self.period is not None:
-            tau = WindowGrid.every(self.period, self._t0()).boundary_after(after)
-        elif self.policy is ReportPolicy.ON_CONTENT_CHANGE:
-            tau = self._next_change(after)
-            if tau is None:
-                return None
-        else:
-            tau = min(shared.window.next_boundary_after(after) for _, shared in self.windows
-                      if isinstance(shared.window, TimeWindow))
-        if self.cap is not None and tau > self.cap:
-            return None
-        return tau
-
-    def _t0(self) -> int:
-        return self.t0
-
-    def _next_change(self, after: int) -> int | None:
-        """The next boundary after `after` at which one of the time windows changes: the
-        instants between them cannot change the answer and are skipped, so a window that
-        slides every 1 ms (CQELS-QL's [RANGE r]) costs nothing while nothing arrives or leaves."""
-        found = None
-        for _, shared in self.windows:
-            window = shared.window
-            if not isinstance(window, TimeWindow):
-                continue
-            change = window.next_change()
-            if change is None:
-                continue
-            tau = max(change, window.next_boundary_after(after))
-            if found is None or tau < found:
-                found = tau
-        return found
-
-    def replay_end(self, last_of: Callable[[str], int | None]) -> int | None:
-        """The last tau whose windows still reach the last element of their streams."""
-        ends = []
-        for _, shared in self.windows:
-            window = shared.window
-            last = last_of(shared.stream)
-            if last is None:
-                continue
-            if isinstance(window, TimeWindow):
-                ends.append(window.grid.last_report(last, self.period))
-            elif self.period is not None:
-                ends.append(WindowGrid.every(self.period, self._t0()).first_report(last))
-        return max(ends) if ends else None
-
-
 class RSPEngine:
-    """Streams in, continuous queries over windows, results out; time moves only when told."""
+    """Streams in, continuous queries over windows, results out; time moves only when told.
+
+    Its parts, each with what it owns: `datasets` (graphs, background, RULES programs, remote
+    fetch; `runtime/datasets.py`), `gate` (admission: the stream's time and the rules an element
+    is judged by; `core/admission.py`), `schedule` (when the queries report;
+    `runtime/scheduling.py`), `keeper` (what the dictionary may forget; `runtime/forgetting.py`).
+    The registry (streams, shared windows, queries; `runtime/queries.py`), the input not taken
+    yet and the reports made are the engine's own."""
 
     def __init__(self, *, t0: int = 0, terms: Dictionary | None = None, fast_path: bool = True,
                  max_gap: int | None = limits.MAX_GAP_WINDOWS, allow_service: Iterable[str] = (),
@@ -252,41 +101,37 @@ class RSPEngine:
         windows (`rsp_plugin.columnar`). `max_eval_ms`, `max_solutions`: the bounds of one
         evaluation (None: no bound; `rsp_plugin.core.limits`, `query/bounds.py`)."""
         self.terms = terms if terms is not None else Dictionary()
-        #: when to make the dictionary forget the terms nothing can reach (None: never)
-        self.forgetting = Forgetting(self.terms) if forget_terms and not explain else None
-        #: more holders of term ids (objects with `live_terms()`), e.g. a micro-batch driver's queues
-        self.term_roots: list = []
+        #: what the dictionary may forget, and when (never with `explain`: explanations hold terms)
+        self.keeper = TermKeeper(self.terms, forget=forget_terms and not explain)
         self.cache = TermCache(self.terms)
         self.t0 = t0
         self.fast_path = fast_path
         #: queries the fast path covers run on column windows (rsp_plugin.columnar) unless False
         self.batch = batch and fast_path and not explain
-        #: per stream, elements pushed as columns and not taken yet: [(t, s, p, o), ...]
-        self._column_pending: dict[str, list] = {}
+        #: the gap bound, in windows of the smallest STEP (`gate.gap` once a query walks one)
         self.max_gap = max_gap
         #: the bounds of one evaluation (a report past one is marked as cut)
         self.max_eval_ms = max_eval_ms
         self.max_solutions = max_solutions
         self.allow_service = tuple(allow_service)
-        self.allow_graphs = tuple(allow_graphs)
-        self.jsonld_contexts = dict(jsonld_contexts or {})
-        self.allow_files = allow_files
-        #: every report up to this time has been made (None before the first `advance_to`)
-        self.watermark: int | None = None
+        self.datasets = Datasets(self.terms, self.cache, allow_graphs=allow_graphs, allow_files=allow_files,
+                                 jsonld_contexts=jsonld_contexts)
+        #: admission: the latest timestamp taken, the watermark, and the rules (`core.admission`)
+        self.gate = Gate(t0=t0)
         #: late or malformed input, in the order it was set aside
         self.rejected: list[Rejected] = []
         #: evaluations that failed (the query goes on at the next instant)
         self.errors: list[str] = []
         self.finished = False
-        self._streams: dict[str, _Stream] = {}
+        self._streams: dict[str, Stream] = {}
         self._queries: dict[str, RegisteredQuery] = {}
-        self._windows: dict[tuple, _SharedWindow] = {}
-        self._graphs: dict[str, TripleIndex] = {}
-        self._graph_sources: dict[str, object] = {}
-        self._default_background: list[str] = []
-        self._rules_sources: dict[str, str] = {}
+        self._windows: dict[tuple, SharedWindow] = {}
+        self.schedule = Schedule(self._queries)
+        #: elements taken and not in their windows yet: a heap of (timestamp, sequence, stream, triple)
         self._pending: list[tuple[int, int, str, Triple]] = []
         self._sequence = 0
+        #: per stream, elements pushed as columns and not taken yet: [(t, s, p, o), ...]
+        self._column_pending: dict[str, list] = {}
         self._callbacks: list[Callable[[QueryResult], None]] = []
         self._results: deque[QueryResult] = deque()
         self._collect = False
@@ -294,10 +139,6 @@ class RSPEngine:
         self._emitted: list[QueryResult] = []
         self._anonymous = 0
         self._triple = self.terms.intern(TRIPLE)
-        #: the latest timestamp taken (the stream's current time, with the watermark)
-        self._latest: int | None = None
-        #: the smallest STEP (or COMPUTE EVERY) of the time-driven queries: the unit of `max_gap`
-        self._gap_unit: int | None = None
         #: `explain=True`: where elements came from, and materializations and rules that keep
         #: their derivations, so that `explain(query, t, row)` can tell (`rsp_plugin/query/explain.py`)
         self.explanations = None
@@ -311,13 +152,58 @@ class RSPEngine:
         return (f"<RSPEngine streams={len(self._streams)} queries={len(self._queries)} "
                 f"windows={len(self._windows)} watermark={self.watermark}>")
 
+    # what the parts own, read here too ------------------------------------------------------
+
+    @property
+    def watermark(self) -> int | None:
+        """Every report up to this time has been made (None before the first `advance_to`)."""
+        return self.gate.watermark
+
+    @property
+    def latest_timestamp(self) -> int | None:
+        """The latest timestamp taken so far (None before the first)."""
+        return self.gate.latest
+
+    @property
+    def gap_ms(self) -> int | None:
+        """How far (ms) time may jump at once: `max_gap` windows of the smallest STEP of the queries
+        that report every instant (None: no bound, or no such query)."""
+        return None if self.gate.gap is None else self.gate.gap.span
+
+    @property
+    def _gap_unit(self) -> int | None:
+        """The unit of `max_gap` (`Schedule.gap_unit`; the Spark plan reads it)."""
+        return self.schedule.gap_unit
+
+    @property
+    def forgetting(self):
+        """When the dictionary forgets the terms nothing can reach (`core.terms.Forgetting`; None: never)."""
+        return self.keeper.schedule
+
+    @property
+    def term_roots(self) -> list:
+        """More holders of term ids (objects with `live_terms()`), e.g. a micro-batch driver's queues."""
+        return self.keeper.roots
+
+    @property
+    def allow_graphs(self) -> tuple:
+        return self.datasets.allow_graphs
+
+    @property
+    def allow_files(self) -> bool:
+        return self.datasets.allow_files
+
+    @property
+    def jsonld_contexts(self) -> dict:
+        return self.datasets.jsonld_contexts
+
     # registration ---------------------------------------------------------------------------
 
     def register_stream(self, iri: str) -> str:
         """Declare a stream by its IRI (idempotent)."""
         iri = str(iri)
         if iri not in self._streams:
-            self._streams[iri] = _Stream(iri)
+            self._streams[iri] = Stream(iri)
         return iri
 
     def unregister_stream(self, iri: str) -> None:
@@ -348,19 +234,15 @@ class RSPEngine:
 
     def add_graph(self, iri: str, source) -> None:
         """The content of graph <iri> (read by FROM <iri> / FROM NAMED <iri>): an rdflib Graph or a file."""
-        self._graph_sources[str(iri)] = source
-        self._graphs.pop(str(iri), None)
+        self.datasets.add_graph(iri, source)
 
     def add_background(self, source) -> str:
         """A graph every query sees in its default graph (an rdflib Graph or a file)."""
-        iri = f"urn:x-rsp-plugin:background:{len(self._default_background)}"
-        self.add_graph(iri, source)
-        self._default_background.append(iri)
-        return iri
+        return self.datasets.add_background(source)
 
     def add_rules(self, iri: str, source: str) -> None:
         """The LARS program `RULES <iri>` names, given as text (no file is read for it then)."""
-        self._rules_sources[str(iri)] = source
+        self.datasets.add_rules(iri, source)
 
     def register_query(self, text: str | ContinuousQuery, *, name: str | None = None,
                        filename: str = "<query>", base: str | None = None,
@@ -384,8 +266,9 @@ class RSPEngine:
         query = text if isinstance(text, ContinuousQuery) else parse_query(text, filename, base=base,
                                                                            dialect=dialect)
         report = report or query.report
-        check_query(query, allow_service=self.allow_service, allow_graphs=self.allow_graphs,
-                    given_graphs=self._graph_sources, allow_files=self.allow_files)
+        datasets = self.datasets
+        check_query(query, allow_service=self.allow_service, allow_graphs=datasets.allow_graphs,
+                    given_graphs=datasets.sources, allow_files=datasets.allow_files)
         name = name or query.name or self._fresh_name()
         if name in self._queries:
             raise QuerySyntaxError(f"a query named {name!r} is registered already", query.filename, 1, 1)
@@ -406,9 +289,9 @@ class RSPEngine:
             clause = next(c for c in query.windows if isinstance(c.window, NowWindow))
             raise QuerySyntaxError("[NOW] needs COMPUTE EVERY (or a time window's STEP) to know how long now is",
                                    query.filename, clause.place.line, clause.place.column)
-        background = self._background_triples(query)
-        rules_program = self._rules_program(query, semantics)
-        static_default, static_named = self._static_graphs(query, background)
+        background = datasets.background_triples(query)
+        rules_program = datasets.rules_program(query, semantics)
+        static_default, static_named = datasets.static_graphs(query, background)
         evaluator = QueryEvaluator(query, self.terms, cache=self.cache, fast=self.fast_path,
                                    services=self.allow_service)
         specs = [RangeWindow(now_period, now_period) if isinstance(clause.window, NowWindow) else clause.window
@@ -421,7 +304,7 @@ class RSPEngine:
             shared_windows.append((clause, self._shared_window(clause.stream, spec, query, background, rules_program,
                                                                columnar)))
         registered = RegisteredQuery(name, query, evaluator, report, shared_windows, static_default, static_named,
-                                     period, self.watermark, self.t0)
+                                     period, self.gate.watermark, self.t0)
         if query.output_stream is not None:
             self.register_stream(query.output_stream)
             self._streams[query.output_stream].produced_by = name
@@ -432,9 +315,8 @@ class RSPEngine:
         if on_result is not None:
             registered.subscribe(on_result)
         self._queries[name] = registered
-        steps = self._steps_of(registered)  # (not every query's again: n registrations would cost n^2)
-        if steps:
-            self._gap_unit = min(steps) if self._gap_unit is None else min(self._gap_unit, *steps)
+        self.schedule.added(registered)
+        self._gap_changed()
         return registered
 
     def unregister_query(self, query: str | RegisteredQuery) -> None:
@@ -452,8 +334,8 @@ class RSPEngine:
         output = registered.query.output_stream
         if output is not None and output in self._streams and self._streams[output].produced_by == name:
             self._streams[output].produced_by = None
-        if self._gap_unit in self._steps_of(registered):
-            self._gap_unit = self._smallest_step()
+        self.schedule.removed(registered)
+        self._gap_changed()
 
     def _fresh_name(self) -> str:
         self._anonymous += 1
@@ -494,7 +376,7 @@ class RSPEngine:
                                              rules=rules_program.source if rules_program is not None else None)
             else:
                 view = PlainView(window)
-            shared = self._windows[key] = _SharedWindow(key, stream, view)
+            shared = self._windows[key] = SharedWindow(key, stream, view)
             return shared
         window = TimeWindow(spec, self.t0) if isinstance(spec, RangeWindow) else CountingWindow(spec)
         explain = self.explanations is not None
@@ -502,114 +384,13 @@ class RSPEngine:
             # RULES alone too: a derived triple holds while its premises are in the window (query/views.py)
             view = MaterializedView(window, query.entailment, terms=self.terms, background=background,
                                     rules=rules_program.program if rules_program is not None else None,
-                                    explain=explain, where=_rules_place(query))
+                                    explain=explain, where=rules_place(query))
         elif rules_program is not None:
             view = RulesView(window, rules_program.program, semantics=rules_program.semantics, explain=explain)
         else:
             view = PlainView(window)
-        shared = self._windows[key] = _SharedWindow(key, stream, view)
+        shared = self._windows[key] = SharedWindow(key, stream, view)
         return shared
-
-    # background and static graphs ---------------------------------------------------------------
-
-    def _graph(self, iri: str, query: ContinuousQuery) -> TripleIndex:
-        found = self._graphs.get(iri)
-        if found is not None:
-            return found
-        source = self._graph_sources.get(iri)
-        if source is None and is_remote(iri) and allowed(iri, self.allow_graphs):
-            source = self._fetched(iri, query)
-        if source is None:
-            path = _local_path(iri)
-            if path is None or not path.exists():
-                place = query.places.get("query")
-                raise QuerySyntaxError(
-                    f"graph <{iri}> is neither a readable file nor given (--background IRI=FILE, add_graph)",
-                    query.filename, place.line if place else 1, place.column if place else 1)
-            source = path
-        index = TripleIndex(self._triples_of(source, iri, query))
-        self._graphs[iri] = index
-        return index
-
-    def _fetched(self, iri: str, query: ContinuousQuery):
-        """An allowed remote graph, fetched once (`query.safety.fetch_graph`)."""
-        try:
-            return fetch_graph(iri, contexts=self.jsonld_contexts)
-        except DocumentRefused as refused:
-            raise QuerySyntaxError(f"{refused.msg} (graph <{iri}>)", refused.filename, refused.lineno,
-                                   refused.offset) from None
-        except Exception as error:  # requests and rdflib raise many kinds
-            place = query.places.get("query")
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise QuerySyntaxError(f"cannot fetch graph <{iri}>: {first}", query.filename,
-                                   place.line if place else 1, place.column if place else 1) from None
-
-    def _triples_of(self, source, iri: str, query: ContinuousQuery) -> Iterator[Triple]:
-        if isinstance(source, (str, Path)):
-            try:
-                graph = parse_file(source, format_of(source), contexts=self.jsonld_contexts)
-            except DocumentRefused as refused:
-                raise QuerySyntaxError(f"{refused.msg} (graph <{iri}>)", refused.filename, refused.lineno,
-                                       refused.offset) from None
-            except Exception as error:  # rdflib raises many kinds
-                place = query.places.get("query")
-                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                raise QuerySyntaxError(f"cannot read graph <{iri}> from {source}: {first}", query.filename,
-                                       place.line if place else 1, place.column if place else 1) from None
-            source = graph
-        intern = self.cache.intern
-        if hasattr(source, "triples") and not isinstance(source, (list, tuple, set)):
-            source = source.triples((None, None, None))
-        for s, p, o in source:
-            yield intern(s), intern(p), intern(o)
-
-    def _background_triples(self, query: ContinuousQuery) -> tuple:
-        """Background for materialization: the FROM graphs and the engine's default background."""
-        if query.entailment is None:
-            return ()
-        triples: list[Triple] = []
-        for iri in (*self._default_background, *query.graphs):
-            triples.extend(self._graph(iri, query))
-        return tuple(sorted(set(triples)))
-
-    def _static_graphs(self, query: ContinuousQuery, background: tuple):
-        named = {iri: self._graph(iri, query) for iri in query.named_graphs}
-        if query.entailment is not None:
-            default_windows = [c for c in query.windows if c.name is None]
-            if default_windows:
-                return [], named  # the materialized windows hold the background already
-            return [self._static_materialization(query, background)], named
-        return [self._graph(iri, query) for iri in (*self._default_background, *query.graphs)], named
-
-    def _static_materialization(self, query, background):
-        key = ("static", query.entailment, background)
-        found = self._graphs.get(str(key))
-        if found is None:
-            from ..reasoning import Materializer
-
-            materializer = Materializer(query.entailment, window=0, background=list(background), terms=self.terms)
-            found = self._graphs[str(key)] = TripleIndex(tuple(t) for t in materializer.holding())
-        return found
-
-    def _rules_program(self, query: ContinuousQuery, semantics: str = "stream"):
-        if query.rules is None:
-            return None
-        from ..mtl.programs import parse_program
-
-        place = query.places.get("rules")
-        if semantics != "stream" and query.entailment is not None:
-            raise QuerySyntaxError("RULES under answer-stream semantics cannot be combined with ENTAILMENT",
-                                   query.filename, place.line if place else 1, place.column if place else 1)
-        source = self._rules_sources.get(query.rules)
-        filename = query.rules
-        if source is None:
-            path = _local_path(query.rules)
-            if path is None or not path.exists():
-                raise QuerySyntaxError(f"cannot read the RULES program <{query.rules}>", query.filename,
-                                       place.line if place else 1, place.column if place else 1)
-            source, filename = decode_text(path.read_bytes(), str(path), RuleSyntaxError), str(path)
-        program = parse_program(source, filename, terms=self.terms, semantics=semantics)
-        return _Rules(source, program, semantics)
 
     # input ------------------------------------------------------------------------------------
 
@@ -631,7 +412,7 @@ class RSPEngine:
         if isinstance(data, TimestampedGraph):
             data, timestamp = data.graph, data.timestamp
         if timestamp is None:
-            timestamp = self.watermark if self.watermark is not None else self.t0
+            timestamp = self.gate.watermark if self.gate.watermark is not None else self.t0
         intern = self.cache.intern
         if hasattr(data, "triples") and callable(data.triples):
             data = data.triples((None, None, None))
@@ -666,8 +447,9 @@ class RSPEngine:
     def push_columns(self, stream: str, times, s, p, o, *, lines=None, source: str | None = None) -> None:
         """Push a batch as columns: timestamps (ms) and the ids of subjects, predicates, objects
         (numpy arrays or sequences of ints, any order of time). Where every window of the
-        stream is a column window the batch stays columns; otherwise its elements are pushed
-        one by one. `lines` (with `source`) say where each element was read, for what is set aside."""
+        stream is a column window the batch stays columns, judged at once (`Gate.judge_many`);
+        otherwise its elements are pushed one by one. `lines` (with `source`) say where each
+        element was read, for what is set aside."""
         import numpy as np
 
         target = self._streams.get(str(stream))
@@ -689,43 +471,36 @@ class RSPEngine:
         def where(row: int) -> tuple[str, int]:
             return (name, int(numbers[row]) if numbers is not None else first_number + row)
 
-        if (not target.windows or not all(getattr(shared.window, "columnar", False) for shared in target.windows)
-                or self._gap_in(times)):  # (a jump past max_gap: each element judged in its turn)
+        if not target.windows or not all(getattr(shared.window, "columnar", False) for shared in target.windows):
             for row, (stamp, *triple) in enumerate(zip(times.tolist(), *(c.tolist() for c in columns))):
                 self._accept(target, stamp, tuple(triple), where(row))
             return
-        bad = times < self.t0
-        if self.watermark is not None:
-            bad |= times < self.watermark
-        if bad.any():
-            for row in np.flatnonzero(bad).tolist():
-                self._accept(target, int(times[row]), tuple(int(c[row]) for c in columns), where(row))
-            keep = ~bad
-            times = times[keep]
-            columns = [column[keep] for column in columns]
+        watermark = self.gate.watermark
+        behind = np.flatnonzero(times < watermark).tolist() if watermark is not None else []
+        still_open = None
+        if behind:  # (a window still to be reported may hold an element older than the watermark)
+            still_open = np.ones(count, dtype=bool)
+            for row in behind:
+                still_open[row] = any(shared.view.accepts(int(times[row])) for shared in target.windows)
+        taken, set_aside = self.gate.judge_many(times, still_open)
+        for row, reason in set_aside:
+            self._reject(where(row), reason)
+        for row in behind:  # taken late: straight into the windows that still hold it, as `_accept` does
+            if taken[row]:
+                taken[row] = False
+                stamp, triple = int(times[row]), tuple(int(column[row]) for column in columns)
+                target.note(stamp)
+                for shared in list(target.windows):
+                    if shared.view.accepts(stamp):
+                        self._offer(shared, stamp, triple)
+        if not taken.all():
+            times = times[taken]
+            columns = [column[taken] for column in columns]
             if not len(times):
                 return
-        self._note(target, int(times.min()))
-        self._note(target, int(times.max()))
-        if self._latest is None or int(times.max()) > self._latest:
-            self._latest = int(times.max())
+        target.note(int(times.min()))
+        target.note(int(times.max()))
         self._column_pending.setdefault(target.iri, []).append((times, *columns))
-
-    def _gap_in(self, times) -> bool:
-        """Would an element of this batch (in its order) be too far ahead of or behind the stream
-        (`gap_problem`)? Each compared with the latest time before it, as `_accept` does."""
-        import numpy as np
-
-        unit = self._gap_unit
-        if self.max_gap is None or unit is None:
-            return False
-        now = self._latest
-        if self.watermark is not None and (now is None or self.watermark > now):
-            now = self.watermark
-        if now is None:
-            now = int(times[0])
-        before = np.maximum.accumulate(np.concatenate(([now], times)))[:-1]
-        return bool(np.any(np.abs(times - before) > self.max_gap * unit))
 
     def _take_columns(self, watermark: int) -> bool:
         """Elements pushed as columns with a timestamp before the watermark go to their windows
@@ -759,47 +534,30 @@ class RSPEngine:
     def _reject(self, where: tuple[str, int], reason: str) -> None:
         self.rejected.append(Rejected(where[0], where[1], reason))
 
-    def _accept(self, stream: _Stream, timestamp: int, triple: Triple, where: tuple[str, int]) -> None:
-        if timestamp < self.t0:
-            self._reject(where, f"timestamp {timestamp} is before the start of the timeline ({self.t0})")
-            return
-        if self._latest is not None and self._gap_unit is not None and timestamp > self._latest:
-            problem = self.gap_problem(timestamp)
-            if problem is not None:
-                self._reject(where, problem)
-                return
-        if self.explanations is not None:  # (a late element is set aside below: its source is never asked)
-            self.explanations.accepted(self, stream.iri, timestamp, triple, where)
-        if self.watermark is not None and timestamp < self.watermark:
+    def _accept(self, stream: Stream, timestamp: int, triple: Triple, where: tuple[str, int]) -> None:
+        """Take one element (`gate.judge`): into the pending heap or, older than the watermark, straight
+        into the windows still to be reported that hold it; or set it aside in `rejected`."""
+        watermark = self.gate.watermark
+        takers = None
+        still_open = True
+        if watermark is not None and timestamp < watermark:
             takers = [shared for shared in stream.windows if shared.view.accepts(timestamp)]
-            if stream.windows and not takers:
-                self._reject(where, f"late: timestamp {timestamp} is older than every window still to be "
-                                    f"reported (watermark {self.watermark}); set aside")
-                return
-        if self._latest is not None and self._gap_unit is not None and timestamp < self._latest:
-            problem = self.gap_problem(timestamp)  # taken, it would move the start of the timeline back as far
-            if problem is not None:
-                self._reject(where, problem)
-                return
-        if self._latest is None or timestamp > self._latest:
-            self._latest = timestamp
-        if self.watermark is not None and timestamp < self.watermark:
-            self._note(stream, timestamp)
+            still_open = bool(takers) or not stream.windows
+        problem = self.gate.judge(timestamp, still_open)
+        if problem is not None:
+            self._reject(where, problem)
+            return
+        if self.explanations is not None:
+            self.explanations.accepted(self, stream.iri, timestamp, triple, where)
+        stream.note(timestamp)
+        if takers is not None:
             for shared in takers:
                 self._offer(shared, timestamp, triple)
             return
-        self._note(stream, timestamp)
         self._sequence += 1
         heapq.heappush(self._pending, (timestamp, self._sequence, stream.iri, triple))
 
-    @staticmethod
-    def _note(stream: _Stream, timestamp: int) -> None:
-        if stream.first_timestamp is None or timestamp < stream.first_timestamp:
-            stream.first_timestamp = timestamp
-        if stream.last_timestamp is None or timestamp > stream.last_timestamp:
-            stream.last_timestamp = timestamp
-
-    def _offer(self, shared: _SharedWindow, timestamp: int, triple: Triple) -> None:
+    def _offer(self, shared: SharedWindow, timestamp: int, triple: Triple) -> None:
         window = shared.window
         if isinstance(window, CountingWindow):
             before = window.committed
@@ -815,19 +573,6 @@ class RSPEngine:
     def _order(self, name: str) -> int:
         return list(self._queries).index(name)
 
-    # bounds -------------------------------------------------------------------------------------
-
-    @property
-    def latest_timestamp(self) -> int | None:
-        """The latest timestamp taken so far (None before the first)."""
-        return self._latest
-
-    @property
-    def gap_ms(self) -> int | None:
-        """How far (ms) time may jump at once: `max_gap` windows of the smallest STEP of the queries
-        that report every instant (None: no bound, or no such query)."""
-        return None if self.max_gap is None or self._gap_unit is None else self.max_gap * self._gap_unit
-
     def gap_problem(self, timestamp: int) -> str | None:
         """Why an element (or a watermark) at `timestamp` is too far from the current time (the
         watermark, or the latest timestamp taken) to be taken, or None (`max_gap`, in windows of
@@ -835,36 +580,16 @@ class RSPEngine:
         Ahead, it would make every window in between be reported; behind (while no window that
         would hold it has been reported), it would move the start of the timeline back as far.
         A replay driver asks before it moves the watermark to a timestamp it read."""
-        unit = self._gap_unit
-        if self.max_gap is None or unit is None:
-            return None
-        now = self._latest
-        if self.watermark is not None and (now is None or self.watermark > now):
-            now = self.watermark
-        if now is None or abs(timestamp - now) <= self.max_gap * unit:
-            return None
-        side = "ahead of" if timestamp > now else "behind"
-        return (f"timestamp {timestamp} is {abs(timestamp - now)} ms {side} the stream (max gap {self.max_gap} "
-                f"windows of {unit} ms = {self.max_gap * unit} ms; --max-gap); set aside")
+        return self.gate.far_from_now(timestamp)
 
-    def _smallest_step(self) -> int | None:
-        """The unit of `max_gap`: the smallest period of the queries that walk every instant. A query
-        that reports only non-empty windows or content changes over plain windows skips empty
-        stretches at no cost (`_skip_empty`, `next_instant`), so a gap costs it nothing."""
-        steps = [step for query in self._queries.values() for step in self._steps_of(query)]
-        return min(steps) if steps else None
+    def _background_triples(self, query: ContinuousQuery) -> tuple:
+        """`Datasets.background_triples` (the Spark plan reads it here)."""
+        return self.datasets.background_triples(query)
 
-    @staticmethod
-    def _steps_of(query: RegisteredQuery) -> list[int]:
-        """The periods one query walks every instant of (`_smallest_step`)."""
-        if query.tuple_driven:
-            return []
-        if query.policy is not ReportPolicy.ON_WINDOW_CLOSE and all(
-                isinstance(shared.view, PlainView) for _, shared in query.windows):
-            return []
-        steps = [query.period] if query.period is not None else []
-        steps.extend(shared.window.spec.step for _, shared in query.windows if isinstance(shared.window, TimeWindow))
-        return steps
+    def _gap_changed(self) -> None:
+        """The gate's gap bound, after a query came or went (`Schedule.gap_unit`)."""
+        unit = self.schedule.gap_unit
+        self.gate.gap = Gap(self.max_gap, unit) if self.max_gap is not None and unit is not None else None
 
     # time -------------------------------------------------------------------------------------
 
@@ -887,7 +612,8 @@ class RSPEngine:
         if self._column_pending:
             self._take_columns(watermark)
         pending = self._pending
-        instant, due = self._next_instant(watermark)
+        schedule = self.schedule
+        instant, due = schedule.next_due(watermark, pending[0][0] if pending else None)
         yield from self._handed_out()
         while True:
             if pending and pending[0][0] < watermark and (instant is None or pending[0][0] < instant):
@@ -898,8 +624,8 @@ class RSPEngine:
                     for shared in list(stream.windows):
                         fresh |= shared.window.first_timestamp is None
                         self._offer(shared, timestamp, triple)
-                    if fresh or self._reports_on_change():  # a query may start (or need to) report earlier
-                        instant, due = self._next_instant(watermark)
+                    if fresh or schedule.reports_on_change():  # a query may start (or need to) report earlier
+                        instant, due = schedule.next_due(watermark, pending[0][0] if pending else None)
                 if self._emitted:  # (a tuple window reported)
                     yield from self._handed_out()
                 continue
@@ -907,12 +633,12 @@ class RSPEngine:
                 for query in due:
                     self._report(query, instant)
                 yield from self._handed_out()
-                instant, due = self._next_instant(watermark)
+                instant, due = schedule.next_due(watermark, pending[0][0] if pending else None)
                 continue
             break
-        if self.watermark is None or watermark > self.watermark:
-            self.watermark = watermark
-        if self.forgetting is not None and self.forgetting.due():
+        if self.gate.watermark is None or watermark > self.gate.watermark:
+            self.gate.watermark = watermark
+        if self.keeper.due():
             self.forget_unreachable()
         yield from self._handed_out()
 
@@ -927,81 +653,12 @@ class RSPEngine:
     def live_terms(self):
         """Every term id the engine can still reach: pending input, windows and what they derive,
         static graphs, the queries' R2S memory, and the `term_roots`."""
-        return chain.from_iterable(self._live_parts())
-
-    def _live_parts(self) -> list:
-        """`live_terms` as a list of iterables (a set is made faster from lists than from a chain)."""
-        flat = chain.from_iterable
-        parts: list = [flat(triple for *_, triple in self._pending)]
-        for chunks in self._column_pending.values():
-            parts.extend(column.tolist() for chunk in chunks for column in chunk[1:])
-        parts.extend(shared.view.live_terms() for shared in self._windows.values())
-        parts.extend(graph.live_terms() for graph in self._graphs.values())
-        for query in self._queries.values():
-            previous = query.stream._previous
-            if previous:
-                parts.append(term for row in previous for term in row if term is not None)
-        parts.extend(root.live_terms() for root in self.term_roots)
-        return parts
+        return chain.from_iterable([*live_parts(self), *(root.live_terms() for root in self.term_roots)])
 
     def forget_unreachable(self) -> int:
         """Make the dictionary forget every term nothing can reach (unless pinned); how many it forgot.
         Called by `advance_to` when the dictionary grew enough (`forgetting`)."""
-        live: set = set()
-        for part in self._live_parts():
-            live.update(part)
-        if self.forgetting is None:
-            return self.terms.retain(live)
-        return self.forgetting.run(live)
-
-    def _reports_on_change(self) -> bool:
-        return any(query.policy is ReportPolicy.ON_CONTENT_CHANGE for query in self._queries.values())
-
-    def _next_instant(self, limit: int | None = None) -> tuple[int | None, list[RegisteredQuery]]:
-        best, due = None, []
-        for query in self._queries.values():
-            tau = query.next_instant()
-            if tau is not None and limit is not None and query.policy is ReportPolicy.NON_EMPTY_CONTENT:
-                tau = self._skip_empty(query, tau, limit)
-            if tau is None:
-                continue
-            if best is None or tau < best:
-                best, due = tau, [query]
-            elif tau == best:
-                due.append(query)
-        return best, due
-
-    def _skip_empty(self, query: RegisteredQuery, tau: int, limit: int) -> int | None:
-        """A query that reports non-empty windows only skips a stretch of empty ones at no cost:
-        while its plain time windows hold nothing (and nothing staged can enter them), every
-        instant up to the next pending element (or the watermark) is empty, so it jumps there.
-        Windows with reasoning or rules are not skipped (their engines count every time point)."""
-        until = self._pending[0][0] if self._pending else limit
-        until = min(until, limit)
-        if tau > until:
-            return tau
-        last = []
-        for _, shared in query.windows:
-            window = shared.window
-            if not isinstance(shared.view, PlainView) or not isinstance(window, TimeWindow):
-                return tau
-            if not window.is_empty() or window.boundary is None:
-                return tau
-            if window.last_timestamp is not None and window.last_timestamp >= window.grid.open_from(window.boundary):
-                return tau  # something staged may still enter
-            if any(self._queries[name].policy is not ReportPolicy.NON_EMPTY_CONTENT for name in shared.readers):
-                return tau
-            last.append(window.boundary_at(until))
-        if query.period is not None:
-            end = WindowGrid.every(query.period, query.t0).boundary_at(until)
-        else:
-            end = max(last)
-        if end < tau:
-            return tau
-        query.last_instant = end
-        for _, shared in query.windows:
-            shared.view.advance(end)
-        return query.next_instant()
+        return self.keeper.forget(live_parts(self))
 
     def finish(self, *, max_rounds: int = 1000, collect: bool = True) -> list[QueryResult]:
         """End a replay: every element is taken, and each query reports up to the last tau whose
@@ -1025,10 +682,9 @@ class RSPEngine:
             stream = self._streams.get(iri)
             return stream.last_timestamp if stream is not None else None
 
+        schedule = self.schedule
         for _ in range(max_rounds):
-            for query in self._queries.values():
-                query.cap = query.replay_end(last_of)
-            targets = [query.cap for query in self._queries.values() if query.cap is not None]
+            targets = schedule.cap_at_replay_end(last_of)
             if self._pending:
                 targets.append(max(timestamp for timestamp, *_ in self._pending) + 1)
             for chunks in self._column_pending.values():
@@ -1036,11 +692,9 @@ class RSPEngine:
             if not targets:
                 break
             yield from self.advance(max(targets))
-            if not self._pending and not self._column_pending and \
-                    all(q.next_instant() is None for q in self._queries.values()):
-                for query in self._queries.values():  # a derived stream may have moved an end
-                    query.cap = query.replay_end(last_of)
-                if all(q.next_instant() is None for q in self._queries.values()):
+            if not self._pending and not self._column_pending and schedule.nothing_due():
+                schedule.cap_at_replay_end(last_of)  # a derived stream may have moved an end
+                if schedule.nothing_due():
                     break
         self.finished = True
 
@@ -1077,12 +731,9 @@ class RSPEngine:
                 for triple in answer.triples:
                     stream.pushed += 1
                     self._accept(stream, tau, triple, (stream.iri, stream.pushed))
-        if query.keep_results:
-            query._results.append(result)
         if self._collect:
             self._results.append(result)
-        for callback in query._callbacks:
-            callback(result)
+        query.deliver(result)
         for callback in self._callbacks:
             callback(result)
         self._emitted.append(result)
@@ -1121,43 +772,11 @@ class RSPEngine:
         state["_callbacks"] = []
         return state
 
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        for name, default in (("max_gap", limits.MAX_GAP_WINDOWS), ("allow_service", ()), ("allow_graphs", ()),
-                              ("jsonld_contexts", {}), ("_latest", None), ("allow_files", True),
-                              ("max_eval_ms", limits.MAX_EVAL_MS), ("max_solutions", limits.MAX_SOLUTIONS)):
-            self.__dict__.setdefault(name, default)
-        if "_gap_unit" not in self.__dict__:
-            self._gap_unit = self._smallest_step()
-
     def results(self) -> Iterator[QueryResult]:
         """Reports of all queries made since the last call (collected from the first call on)."""
         self._collect = True
         while self._results:
             yield self._results.popleft()
-
-
-@dataclass
-class _Rules:
-    source: str
-    program: object
-    semantics: str = "stream"
-
-
-def _rules_place(query: ContinuousQuery) -> tuple[str, int, int]:
-    """Where the query names its RULES (for a message about them)."""
-    place = query.places.get("rules")
-    return query.filename, place.line if place else 1, place.column if place else 1
-
-
-def _local_path(iri: str) -> Path | None:
-    if iri.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        return Path(unquote(urlparse(iri).path))
-    if "://" in iri or iri.startswith("urn:"):
-        return None
-    return Path(iri)
 
 
 __all__ = ["RSPEngine", "RegisteredQuery", "TimestampedGraph"]

@@ -1,6 +1,6 @@
 """Replaying streams into an engine: every source read in time order, merged, and the replay ended.
 
-    set_aside = replay(engine, sources, user_error)      # -> lines set aside (each a `FILE:LINE: reason`)
+    set_aside = replay(engine, sources)      # -> lines set aside (each a `FILE:LINE: reason`)
 
 The watermark follows the timestamps read, so an out-of-order line is still
 taken while a window that will hold it is not reported yet, and is late
@@ -16,6 +16,7 @@ import heapq
 from typing import Iterator
 
 from ..core import limits
+from ..core.errors import UserError
 from ..io.formats import Rejected, StreamElement
 from ..io.sources import OpenSource, StreamSource
 from .engine import RSPEngine
@@ -31,7 +32,7 @@ class _Silent:
         pass
 
 
-def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first: int | None = None,
+def replay(engine: RSPEngine, sources: list[StreamSource], *, first: int | None = None,
            last: int | None = None, progress=None, results=lambda: 0,
            max_line_bytes: int | None = limits.MAX_LINE_BYTES, on_note=None) -> int:
     """Feed the engine from its sources, merged in time order, and end the replay; returns the number
@@ -41,7 +42,7 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
     progress = progress or _Silent()
     if (len(sources) == 1 and sources[0].kind == "file" and sources[0].fmt in ("tnt", "nt")
             and first is None and last is None):
-        return _replay_blocks(engine, sources[0], user_error, progress, results, max_line_bytes)
+        return _replay_blocks(engine, sources[0], progress, results, max_line_bytes)
     rows = set_aside = shown = 0
 
     def show_rejected() -> None:
@@ -55,7 +56,7 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
     try:
         readers = []
         for number, source in enumerate(sources):
-            handle = OpenSource(source, engine.terms, user_error, max_line_bytes=max_line_bytes,
+            handle = OpenSource(source, engine.terms, max_line_bytes=max_line_bytes,
                                 contexts=engine.jsonld_contexts, note=on_note)
             opened.append(handle)
             readers.append(_tagged(number, source, handle.elements))
@@ -86,7 +87,7 @@ def replay(engine: RSPEngine, sources: list[StreamSource], user_error, *, first:
     return set_aside
 
 
-def _replay_blocks(engine: RSPEngine, source: StreamSource, user_error, progress, results,
+def _replay_blocks(engine: RSPEngine, source: StreamSource, progress, results,
                    max_line_bytes: int | None) -> int:
     """One `.tnt` / `.nt` file read a block at a time and pushed as columns (`rsp_plugin.columnar.replay`):
     the same reports and the same records set aside as the per-line replay, in line order."""
@@ -106,7 +107,7 @@ def _replay_blocks(engine: RSPEngine, source: StreamSource, user_error, progress
     except BrokenPipeError:  # stdout's reader went away (`| head`): not the stream's fault (cli.main)
         raise
     except OSError as error:
-        raise user_error(f"{source.path}: cannot read the stream: {error.strerror}") from None
+        raise UserError(f"{source.path}: cannot read the stream: {error.strerror}") from None
     shown = len(engine.rejected)
     engine.finish(collect=False)
     for record in engine.rejected[shown:]:

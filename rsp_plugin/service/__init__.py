@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from ..core.extras import require
 from .settings import ServiceSettings
 
 
@@ -32,6 +33,7 @@ def create_app(settings: ServiceSettings | None = None, **options):
 def serve(settings: ServiceSettings, *, explain: bool = False) -> None:
     """Run the service with uvicorn until interrupted; `explain`: answer GET .../explain
     (`rsp_plugin/service/explain.py`)."""
+    require("service", "rsp-plugin serve")
     import uvicorn
 
     settings.check()

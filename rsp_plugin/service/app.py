@@ -14,13 +14,18 @@ import json
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from starlette.applications import Starlette
+from ..core.extras import require
+
+require("service", "rsp_plugin.service")
+
+from starlette.applications import Starlette  # noqa: E402 (after the check naming the extra)
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..core.errors import UserError
 from .guard import Gate, read_limited
 from .live import LiveEngine, ServiceError, brief, json_bytes, text_bytes
 from .observers import Observers
@@ -320,6 +325,9 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
     async def service_error(request, error: ServiceError):
         return JSONResponse({"error": error.message, **error.detail}, status_code=error.status)
 
+    async def refused(request, error: UserError):  # a library call refused what the client sent
+        return JSONResponse({"error": str(error)}, status_code=400)
+
     routes = [
         Route("/", page),
         Route("/openapi.json", openapi),
@@ -345,7 +353,8 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         Route("/queries/{name:path}", query, methods=["GET", "PUT", "DELETE"]),
         Mount("/static", StaticFiles(directory=PAGE), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ServiceError: service_error})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ServiceError: service_error,
+                                                                          UserError: refused})
     app.state.live = live
     app.state.observers = observers
     app.state.settings = settings

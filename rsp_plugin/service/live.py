@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..core.admission import beyond_reach
 from ..core.errors import LocatedError, QuerySyntaxError
 from ..io.formats import Rejected
 from ..query.model import ReportPolicy
@@ -349,9 +350,8 @@ class LiveEngine:
         if reach is None:
             return {}
         reference, latest = reach
-        return {element.line: f"timestamp {element.time_point} is {element.time_point - reference} ms ahead of "
-                              f"{self._from()} {reference} (max gap {self.engine.max_gap} windows = "
-                              f"{latest - reference} ms; --max-gap); set aside"
+        gap = self.engine.gate.gap
+        return {element.line: beyond_reach("timestamp", element.time_point, reference, self._from(), gap, "set aside")
                 for element in elements if element.time_point > latest}
 
     def _from(self) -> str:
@@ -364,10 +364,7 @@ class LiveEngine:
             raise ServiceError(400, f"{what} {brief(t)} is not a time in ms (a 64-bit integer)")
         reach = self._reach()
         if reach is not None and t > reach[1]:
-            reference, latest = reach
-            raise ServiceError(400, f"{what} {t} is {t - reference} ms ahead of {self._from()} {reference} "
-                                    f"(max gap {self.engine.max_gap} windows = {latest - reference} ms; "
-                                    "--max-gap); refused")
+            raise ServiceError(400, beyond_reach(what, t, reach[0], self._from(), self.engine.gate.gap, "refused"))
 
     def advance(self, t: int) -> dict:
         self._request_started = time.perf_counter()

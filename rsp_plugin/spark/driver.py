@@ -154,6 +154,11 @@ class BatchEnds:
             return
         self._done(report)
 
+    @property
+    def batch_seconds(self) -> list[float]:
+        """Each micro-batch's latency (s): from the end of the one before (or the start) to its end."""
+        return [report.seconds for report in self.reports if not report.skipped]
+
     def _done(self, report: BatchReport) -> None:
         self.reports.append(report)
         if self.progress is not None:
@@ -270,7 +275,7 @@ class MicroBatchDriver(BatchEnds):
 
     def _lanes(self, table):
         """(lane, rows or None for all, None) per source in the batch, rows in arrival order;
-        (None, rows, iri) for a stranger. A lane is one source: the `lane` column that `run_query`
+        (None, rows, iri) for a stranger. A lane is one source: the `lane` column that `run`
         adds says which, else the stream IRI does (one source per stream)."""
         import numpy as np
         import pyarrow.compute as pc

@@ -263,7 +263,7 @@ def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int, cont
     is a dead letter."""
     from rdflib import Dataset
 
-    from ..io.documents import DocumentRefused, parse_document
+    from ..io.documents import DocumentRefused, dataset_calls, parse_document
     from ..io.formats import PROV_GENERATED_AT_TIME, Rejected, StreamElement, read_timestamped_graphs
     from ..core.rdfterms import term_key as key_of
     from ..core.terms import TRIPLE
@@ -278,9 +278,10 @@ def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int, cont
     except Exception as error:  # json and rdflib raise many kinds
         yield Rejected(where, line, f"not JSON-LD: {_first_line(error)}; set aside")
         return
-    quads = list(dataset.quads((None, None, None, None)))
+    with dataset_calls():
+        quads = list(dataset.quads((None, None, None, None)))
+        nquads = dataset.serialize(format="nquads")
     timed = {str(s) for s, p, o, g in quads if f"<{p}>" == PROV_GENERATED_AT_TIME and _is_default(g)}
-    nquads = dataset.serialize(format="nquads")
     if timed:
         for element in read_timestamped_graphs(nquads, terms, rdf_format="nquads", filename=where):
             if isinstance(element, Rejected):

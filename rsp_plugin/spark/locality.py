@@ -9,7 +9,7 @@ against the TBox (the background's closure B*):
 
 - one window premise (subclass, subproperty, domain, range, inverse, ...):
   the entailments of a triple `s p o` with B* are computed for its shape (the
-  seed templates of `distributed.closure`: `S0 p S1`, `S0 rdf:type C`, for
+  seed templates of `rsp_plugin.reasoning.templates`: `S0 p S1`, `S0 rdf:type C`, for
   every predicate and class B* names and one it does not). An entailment the
   query can read must have the key in a place the triple has it too: the
   subject (`S0 a C` from a domain) routes p by subject, the object (`S1 a C`
@@ -32,8 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..lars.program import Var
-from .distributed.closure import SeedReasoner
-from .distributed.rules import Present
+from ..reasoning.templates import Present, SeedReasoner
 
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 _ABOX_PREDICATES = {RDF_TYPE, "<http://www.w3.org/2002/07/owl#sameAs>",

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def split_partition_clause(text: str) -> tuple[str, str | None]:
 def key_plan(text: str, key: str | None = None, filename: str = "<query>", background=None) -> KeyPlan:
     """Check that a query is key-local for `key` (or its PARTITION BY line); raise NotKeyLocal if not.
 
-    `background`: under ENTAILMENT, the background's N-Triples lines (`background_lines`); the locality
+    `background`: under ENTAILMENT, the background's N-Triples lines (`_engine_background`); the locality
     analysis of the rules against it decides whether the materialization stays within a key."""
     from rdflib import URIRef, Variable
 
@@ -178,7 +179,7 @@ def _entailment_key_local(query, nodes, key: str, positions: dict[str, str], bac
     from rdflib import Variable
 
     from ..core.rdfterms import term_key
-    from .distributed.closure import SeedReasoner
+    from ..reasoning.templates import SeedReasoner
     from .locality import NotLocal, analyse
 
     lines = list(background or ())
@@ -205,20 +206,9 @@ def _entailment_key_local(query, nodes, key: str, positions: dict[str, str], bac
     return locality, lines
 
 
-def background_lines(text: str, filename: str, background=(), graphs: dict | None = None) -> list[str]:
-    """The background a query's materialization reads (--background files, FROM graphs), as N-Triples lines,
-    read on the driver as the local engine reads them."""
-    from ..runtime.engine import RSPEngine
-
-    engine = RSPEngine()
-    for source in background:
-        engine.add_background(source)
-    for iri, source in (graphs or {}).items():
-        engine.add_graph(iri, source)
-    return _engine_background(engine, text, filename)
-
-
 def _engine_background(engine, text: str, filename: str) -> list[str]:
+    """The background a query's materialization reads (--background files, FROM graphs) as the engine read
+    them, as N-Triples lines (none without ENTAILMENT)."""
     from ..query.syntax import parse_query
 
     body, _ = split_partition_clause(text)
@@ -227,7 +217,7 @@ def _engine_background(engine, text: str, filename: str) -> list[str]:
     if query.entailment is None:
         return []
     keys = engine.terms.keys
-    return [f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in engine._background_triples(query)]
+    return [f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in engine.datasets.background_triples(query)]
 
 
 def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str:
@@ -338,58 +328,94 @@ class KeyedResult:
         return self.to_json()
 
 
-class PartitionedRun:
-    """What a partitioned replay wrote: its results, and how many stream lines were set aside."""
+class KeyedDriver:
+    """`foreachBatch` of the keys' reports: each batch's keyed results to the sink, its lines set aside to the
+    dead letters, counted (`state`); a replay's `finish()` reads every key's engine back from the state store
+    and reports its last windows (on the executors)."""
 
-    def __init__(self):
-        self.written: list[KeyedResult] = []
-        self.set_aside = 0
+    def __init__(self, spark, sink, dead_letters, progress, *, state_location: str, query_name: str,
+                 state_key: bytes):
+        self.spark = spark
+        self.sink = sink
+        self.dead_letters = dead_letters
+        self.progress = progress
+        self.state_location = state_location
+        self.query_name = query_name
+        self.state_key = state_key
+        self.state = KeyedState()
         #: each micro-batch's latency (s): from the end of the one before (or the start) to its delivery
         self.batch_seconds: list[float] = []
+        self._last = time.perf_counter()
 
-    def __iter__(self):
-        return iter(self.written)
+    def __repr__(self) -> str:
+        return f"<KeyedDriver results={self.state.results} set_aside={self.state.set_aside}>"
 
-    def __len__(self) -> int:
-        return len(self.written)
+    def __call__(self, batch, batch_id: int) -> None:
+        self.deliver(batch_id, [row.asDict() for row in batch.collect()])
+
+    def deliver(self, batch_id: int, rows: list[dict]) -> None:
+        rows = sorted(rows, key=lambda row: (row["t"] if row["t"] is not None else -1, row["key"] or ""))
+        refused = [row["payload"] for row in rows if row["kind"] == "rejected"]
+        self.dead_letters.write(batch_id, refused)
+        out = [KeyedResult(self.query_name, row["key"], row["t"], json.loads(row["payload"]))
+               for row in rows if row["kind"] == "result"]
+        self.sink.write(batch_id, out)
+        self.state.results += len(out)
+        self.state.set_aside += len(refused)
+        now = time.perf_counter()
+        if batch_id >= 0:
+            self.batch_seconds.append(now - self._last)
+        self._last = now
+        if self.progress is not None:
+            self.progress.note(f"batch {batch_id}: {len(out)} keyed results, {len(refused)} set aside")
+
+    def finish(self) -> None:
+        """The end of a replay: each key's last windows (once)."""
+        if self.state.finished:
+            return
+        self.state.finished = True
+        self.deliver(-1, _finish_keys(self.spark, self.state_location, self.query_name, self.state_key))
 
 
-def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: str | None = None,
-                    checkpoint: str | Path | None = None, checkpoint_key: str | Path | None = None, max_lines_per_trigger: int | None = None,
-                    dead_letters=None, query_name: str = "partitioned", background=(), graphs: dict | None = None,
-                    background_text: list[str] | None = None, progress=None,
-                    filename: str | None = None,
-                    bounds: tuple = (limits.MAX_EVAL_MS, limits.MAX_SOLUTIONS)) -> PartitionedRun:
-    """Run a key-local query with one engine per key on the executors; returns the results written (a replay).
+@dataclass
+class KeyedState:
+    """What a partitioned run wrote so far: its results, the stream lines set aside."""
 
-    `sources`: {stream IRI: path or DataFrame of the `rdf` columns}. The replay
-    reads everything there is (Trigger.AvailableNow), then each key's last windows.
-    `background` (files) / `graphs` ({IRI: file}): the ontology of an ENTAILMENT query, read once on the
-    driver and given to every key's engine as N-Triples (`background_text`: those lines already read).
-    `bounds`: each key's engine's (max_eval_ms, max_solutions) (`rsp_plugin.core.limits`).
-    """
+    results: int = 0
+    set_aside: int = 0
+    finished: bool = False
+
+
+def engine_key_plan(engine, key: str | None) -> KeyPlan:
+    """The `KeyPlan` of the one query registered on `engine` (its background and FROM graphs as the engine read
+    them) for ?`key`, or `NotKeyLocal` saying why it cannot be split (no Spark needed)."""
+    queries = list(engine.queries.values())
+    if len(queries) != 1:
+        raise NotKeyLocal(f"partitioned mode runs one query ({len(queries)} registered)", "<query>", 1, 1)
+    query = queries[0].query
+    return key_plan(query.text, key, query.filename, background=_engine_background(engine, query.text, query.filename))
+
+
+def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sink, *, checkpoint=None,
+                      checkpoint_key=None, dead_letters=None, progress=None, trigger: str | dict = "availableNow"):
+    """Start the query registered on `engine`, split as `plan` says, with one engine per key on the executors; a
+    `rsp_plugin.spark.SparkRun` (`rsp_plugin.spark.run(..., mode="partitioned")` is the way in). A replay
+    (the default trigger) reads everything there is, then `wait()` reports each key's last windows.
+    Without a checkpoint the state store is a scratch directory with a random key, removed at the end."""
     import secrets
     import tempfile
 
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
-    from . import _query_text, _stream_frame, register
-    from .sinks import DeadLetters, sink_for
+    from . import SparkRun, _start
+    from .sinks import DeadLetters
 
-    register(spark)
-    text, read_from = _query_text(query)
-    filename = filename or read_from
-    lines = background_text if background_text is not None else background_lines(text, filename, background, graphs)
-    plan = key_plan(text, key, filename, background=lines)
-    pairs = list(sources.items()) if isinstance(sources, dict) else list(sources)
-    for iri, _ in pairs:
+    (registered,) = engine.queries.values()
+    filename = registered.query.filename
+    for iri in lanes:
         if iri not in plan.streams:
             raise NotKeyLocal(f"stream <{iri}> is not read by the query", filename, 1, 1)
-    frame = None
-    for lane, (iri, source) in enumerate(pairs):
-        part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, {}, lane)
-        frame = part if frame is None else frame.unionByName(part)
     route = None
     for predicate, place in plan.positions.items():
         if predicate == _ANY_PREDICATE:
@@ -420,71 +446,25 @@ def run_partitioned(spark, query: str, sources: dict, sink="console", *, key: st
              .withWatermark("event_time", "1 millisecond"))
     location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
     state_location = str(location / "spark")
-    state_key = _state_key(location, checkpoint_key) if checkpoint is not None else secrets.token_hex(32).encode()
-    if checkpoint is not None and (location / "spark").exists():
-        _check_stored_engines(spark, state_location, state_key)
-    evaluate = _key_function(plan.text, plan.streams, query_name, "\n".join(plan.background), plan.graphs,
-                             filename, state_key, state_location, bounds)
-    results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
-                                                          GroupStateTimeout.EventTimeTimeout)
-    target = sink_for(sink, spark)
-    dead = dead_letters if isinstance(dead_letters, DeadLetters) else DeadLetters(dead_letters)
-    run = PartitionedRun()
-    import time
-
-    last = [time.perf_counter()]
-
-    def deliver(batch_id, rows):
-        rows = sorted(rows, key=lambda row: (row["t"] if row["t"] is not None else -1, row["key"] or ""))
-        refused = [row["payload"] for row in rows if row["kind"] == "rejected"]
-        dead.write(batch_id, refused)
-        out = [KeyedResult(query_name, row["key"], row["t"], json.loads(row["payload"]))
-               for row in rows if row["kind"] == "result"]
-        target.write(batch_id, out)
-        run.written.extend(out)
-        run.set_aside += len(refused)
-        now = time.perf_counter()
-        if batch_id >= 0:
-            run.batch_seconds.append(now - last[0])
-        last[0] = now
-        if progress is not None:
-            progress.note(f"batch {batch_id}: {len(out)} keyed results, {len(refused)} set aside")
-
-    stream_query = (results.writeStream.outputMode("append")
-                    .foreachBatch(lambda batch, batch_id: deliver(batch_id, [r.asDict() for r in batch.collect()]))
-                    .option("checkpointLocation", state_location).trigger(availableNow=True).start())
     try:
-        try:
-            stream_query.awaitTermination()
-            final = _finish_keys(spark, state_location, query_name, state_key)
-        except Exception as error:  # a key's state refused on an executor: its one line, not Spark's trace
-            refused = _state_error_in(error)
-            if refused is None:
-                raise
-            raise refused from None
-        deliver(-1, final)
-    finally:
-        if checkpoint is None:  # a scratch state store, made for this replay
+        state_key = _state_key(location, checkpoint_key) if checkpoint is not None else secrets.token_hex(32).encode()
+        if checkpoint is not None and (location / "spark").exists():
+            _check_stored_engines(spark, state_location, state_key)
+        evaluate = _key_function(plan.text, plan.streams, registered.name, "\n".join(plan.background), plan.graphs,
+                                 filename, state_key, state_location, (engine.max_eval_ms, engine.max_solutions))
+        results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
+                                                              GroupStateTimeout.EventTimeTimeout)
+        driver = KeyedDriver(spark, sink, dead_letters if dead_letters is not None else DeadLetters(), progress,
+                             state_location=state_location, query_name=registered.name, state_key=state_key)
+        started, replay = _start(results.writeStream.outputMode("append").foreachBatch(driver), state_location,
+                                 trigger)
+    except BaseException:
+        if checkpoint is None:
             import shutil
 
             shutil.rmtree(location, ignore_errors=True)
-    return run
-
-
-def run_partitioned_engine(spark, engine, frames, sink, *, key: str, checkpoint=None, checkpoint_key=None,
-                           progress=None, dead_letters=None) -> PartitionedRun:
-    """`rsp-plugin query ... --engine spark --partition-by VAR`: the query registered on `engine` (its
-    background and graphs as the command line read them), split by ?VAR."""
-    queries = list(engine.queries.values())
-    if len(queries) != 1:
-        raise NotKeyLocal(f"partitioned mode runs one query ({len(queries)} registered)", "<query>", 1, 1)
-    registered = queries[0]
-    query = registered.query
-    lines = _engine_background(engine, query.text, query.filename)
-    return run_partitioned(spark, query.text, list(frames), sink, key=key, checkpoint=checkpoint,
-                           checkpoint_key=checkpoint_key, query_name=registered.name, background_text=lines,
-                           progress=progress, dead_letters=dead_letters, filename=query.filename,
-                           bounds=(engine.max_eval_ms, engine.max_solutions))
+        raise
+    return SparkRun("partitioned", started, driver, replay, scratch=None if checkpoint is not None else location)
 
 
 def _state_key(location: Path, given) -> bytes:
@@ -496,16 +476,6 @@ def _state_key(location: Path, given) -> bytes:
         raise StateError(f"{location}: its state store is authenticated with a key, and {location / KEY_FILE} is "
                          "missing: give the key with --checkpoint-key FILE, or start from a new checkpoint directory")
     return found
-
-
-def _state_error_in(error: Exception):
-    """The `StateError` an executor raised, in its own words, from the exception Spark made of it (or None)."""
-    import re
-
-    from ..runtime.state import StateError
-
-    found = re.search(r"rsp_plugin\.state\.StateError: ([^\n]+)", str(error))
-    return StateError(found.group(1)) if found else None
 
 
 def _key_function(text: str, streams: tuple[str, ...], query_name: str, background: str = "", graphs=(),

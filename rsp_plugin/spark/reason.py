@@ -167,12 +167,9 @@ class ReasonDriver:
         self.terms = self.state.replay.terms
         self.name = settings.stream
 
-    def _attach(self, buffer) -> None:
-        def rejected(record) -> None:
-            self.state.set_aside += 1
-            print(record, file=self.err or sys.stderr)
-
-        self.state.replay.attach(buffer, rejected)
+    def _rejected(self, record) -> None:
+        self.state.set_aside += 1
+        print(record, file=self.err or sys.stderr)
 
     def __call__(self, frame, batch_id: int) -> None:
         if batch_id <= self.state.last_batch:
@@ -182,14 +179,13 @@ class ReasonDriver:
     def process(self, table, batch_id: int) -> None:
         state = self.state
         buffer = io.StringIO()
-        self._attach(buffer)
         replay = state.replay
         if not state.finished and not replay.cut:
             table = in_line_order(table)
             if self.chosen.settings.language == LARS:
-                replay.take(block_of(table, self.terms, self.name))
+                replay.take(block_of(table, self.terms, self.name), buffer, self._rejected)
             else:
-                replay.take(items_of(table, self.terms, self.name))
+                replay.take(items_of(table, self.terms, self.name), buffer, self._rejected)
         self._commit(batch_id, buffer)
 
     def finish(self) -> None:
@@ -198,8 +194,7 @@ class ReasonDriver:
         if state.finished:
             return
         buffer = io.StringIO()
-        self._attach(buffer)
-        state.replay.end()
+        state.replay.end(buffer)
         state.finished = True
         self._commit(state.last_batch, buffer)
 
@@ -221,12 +216,12 @@ def _new_replay(chosen: Plan):
     if settings.language == LARS:
         from ..columnar.reason import Replay
 
-        return Replay(chosen.program, None, first=settings.first, last=settings.last, pruning=settings.pruning,
+        return Replay(chosen.program, first=settings.first, last=settings.last, pruning=settings.pruning,
                       changes=settings.changes, max_derivations=settings.max_derivations, max_gap=settings.max_gap,
                       filename=settings.stream)
     from ..mtl.run import MetricReplay
 
-    return MetricReplay(chosen.lowered, None, first=settings.first, last=settings.last, changes=settings.changes,
+    return MetricReplay(chosen.lowered, first=settings.first, last=settings.last, changes=settings.changes,
                         max_gap=settings.max_gap, filename=settings.stream)
 
 

@@ -63,7 +63,7 @@ def admit(language: str, table, *, terms, lowered=None, first: int | None, last:
 def _admit_lars(table, first, last, max_gap, filename) -> Admission:
     import pyarrow.compute as pc
 
-    from ..columnar.reason import _clean, _judged  # (the judgment of `Replay.take`, on the whole stream at once)
+    from ..core.admission import Gap, Gate
 
     rejected = table.column("rejected")
     dead = []
@@ -76,10 +76,13 @@ def _admit_lars(table, first, last, max_gap, filename) -> Admission:
     times = table.column("first").to_pylist()
     rows = range(len(times))
     dropped: list[int] = []
-    if times and not _clean(times, None, first, max_gap):
-        rows, _ = _judged(times, lines, None, first, max_gap, filename, dead)
-        taken = set(rows)
-        dropped = [lines[k] for k in range(len(lines)) if k not in taken]
+    if times:  # (the judgment of `Replay.take`, on the whole stream at once)
+        gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
+        taken, set_aside = gate.judge_many(times)
+        if set_aside:
+            dead.extend(Rejected(filename, lines[row], why) for row, why in set_aside)
+            dropped = [lines[row] for row, _ in set_aside]
+            rows = taken.nonzero()[0].tolist()
     cut = None
     if last is not None and rows and times[rows[-1]] > last:
         cut = next(k for k in rows if times[k] > last)
@@ -103,7 +106,7 @@ def _admit_metric(table, terms, lowered, first, last, max_gap, filename) -> Admi
     from ..mtl.data import CUT, TAKEN, FactTimeline, TimedFact, with_arities
 
     records: list[Rejected] = []
-    timeline = FactTimeline(first=first, last=last, on_rejected=records.append, filename=filename, max_gap=max_gap)
+    timeline = FactTimeline(first=first, last=last, filename=filename, max_gap=max_gap)
     lines = table.column("line").to_pylist()
     firsts = table.column("first").to_pylist()
     lasts = table.column("last").to_pylist()
@@ -123,7 +126,7 @@ def _admit_metric(table, terms, lowered, first, last, max_gap, filename) -> Admi
     arities_of = lowered.arities
     for original in items():
         for item in with_arities((original,), arities_of, terms, filename):  # (a fact of another arity: set aside)
-            verdict = timeline.admit(item)
+            verdict = timeline.admit(item, records.append)
             if verdict == CUT:
                 cut_line = item.line
                 break
@@ -258,19 +261,23 @@ def run_part(job: Job, part: int, table, parsed=None):
     keeper = _Keeper(report_from, owned, program.terms, job.start)
     try:
         if job.language == LARS:
-            replay = _PartReplay(keeper, program, None, first=first, last=last, pruning=job.pruning,
+            replay = _PartReplay(keeper, program, first=first, last=last, pruning=job.pruning,
                                  max_derivations=job.max_derivations, max_gap=None, filename=job.stream_name)
-            replay.take(block_of(table, program.terms, job.stream_name))
-            replay.end()
+            replay.take(block_of(table, program.terms, job.stream_name), None, _nowhere)
+            replay.end(None)
         else:
-            replay = _PartMetricReplay(keeper, lowered, None, first=first, last=last, max_gap=None,
+            replay = _PartMetricReplay(keeper, lowered, first=first, last=last, max_gap=None,
                                        filename=job.stream_name)
-            replay.take(items_of(table, program.terms, job.stream_name))
-            replay.end()
+            replay.take(items_of(table, program.terms, job.stream_name), None, _nowhere)
+            replay.end(None)
     except LimitError as error:
         keeper.error(error)
     return pa.table({"t": pa.array(keeper.times, pa.int64()), "kind": pa.array(keeper.kinds, pa.int8()),
                      "text": pa.array(keeper.texts, pa.string())})
+
+
+def _nowhere(record) -> None:
+    """A part's rows were judged on the driver (`admit`): none is set aside again."""
 
 
 class _Owner:
@@ -359,14 +366,14 @@ class _PartReplay(Replay):
         super().__init__(*args, **kwargs)
         self.keeper = keeper
 
-    def _evaluate(self, point, facts):
+    def _evaluate(self, point, facts, out):
         try:
-            super()._evaluate(point, facts)
+            super()._evaluate(point, facts, out)
         except LimitError as error:
             error.point = point
             raise
 
-    def write(self, point, started, stopped):
+    def write(self, point, started, stopped, out):
         self.keeper.changed(point, started, written(started, self.terms), stopped)
 
 
@@ -377,14 +384,14 @@ class _PartMetricReplay(MetricReplay):
         super().__init__(*args, **kwargs)
         self.keeper = keeper
 
-    def _evaluate(self, point, facts):
+    def _evaluate(self, point, facts, out):
         try:
-            super()._evaluate(point, facts)
+            super()._evaluate(point, facts, out)
         except LimitError as error:
             error.point = point
             raise
 
-    def write(self, point, holding):
+    def write(self, point, holding, out):
         owned = self.keeper.owned
         if owned is not None:
             holding = {fact for fact in holding if owned(fact)}

@@ -156,11 +156,11 @@ class _OwnedLines(Replay):
         super().__init__(*args, **kwargs)
         self.owned_from = owned_from
 
-    def write(self, point, started, stopped):
+    def write(self, point, started, stopped, out):
         if point < self.owned_from:
             self.snapshot.change(started, stopped, self.terms)
             return
-        super().write(point, started, stopped)
+        super().write(point, started, stopped, out)
 
 
 def run_task(job: SliceJob, k: int) -> tuple[str, dict]:
@@ -232,14 +232,18 @@ def run_task(job: SliceJob, k: int) -> tuple[str, dict]:
         engine_from = max(start, engine_from)
     out = io.StringIO()
     bounds = {} if job.max_derivations is None else {"max_derivations": job.max_derivations}
-    replay = _OwnedLines(owned_from, program, out, first=engine_from, last=owned_to, pruning=job.pruning,
+    replay = _OwnedLines(owned_from, program, first=engine_from, last=owned_to, pruning=job.pruning,
                          changes=job.changes, max_gap=None, filename=job.stream_name, **bounds)
     for block in margin + blocks + after:
-        if not replay.take(block):
+        if not replay.take(block, out, _nowhere):
             break
-    replay.end()
+    replay.end(out)
     report["owns"] = [owned_from, owned_to]
     return out.getvalue(), report
+
+
+def _nowhere(record) -> None:
+    """The task's lines read clean (checked before the engine runs): none is set aside."""
 
 
 def _owned(before: int | None, times: list[int], first: int | None) -> tuple[int | None, int | None]:

@@ -21,7 +21,8 @@ elements on the driver:
   reported: its `floor`).
 
 Set-aside elements are named as the driver-side mode names them: the stream
-and the element's number there.
+and the element's number there; the rules and their messages are the engine's
+(`rsp_plugin.core.admission`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from ...core.admission import Gap, Gate
 from .plan import DistributedPlan
 
 STATS_SCHEMA = ("part INT, lane INT, n BIGINT, first BIGINT, last BIGINT, low BIGINT, high BIGINT, "
@@ -111,16 +113,22 @@ class Decision:
     sequential: bool = False
 
 
+def plan_gate(plan: DistributedPlan) -> Gate:
+    """The engine's admission under `plan`: its t0 and its gap bound (`RSPEngine.gate`)."""
+    gap = Gap(plan.max_gap, plan.gap_unit) if plan.gap is not None else None
+    return Gate(t0=plan.grid.t0, gap=gap)
+
+
 @dataclass
 class Admission:
     """The engine's clock, as the driver-side engine would have it, carried from batch to batch."""
 
     lanes: list[str]
+    #: the engine's admission (`plan_gate`): the latest timestamp taken, the watermark, the rules
+    gate: Gate = field(default_factory=Gate)
     #: per lane: the last timestamp seen (time order), and the last one taken (the watermark)
     lane_last: list = field(default_factory=list)
     lane_taken: list = field(default_factory=list)
-    latest: int | None = None
-    watermark: int | None = None
     first_seen: int | None = None
     #: the last instant index reported (None: none yet)
     done: int | None = None
@@ -159,7 +167,7 @@ class Admission:
             return decision
         gap = plan.gap
         cut = self.cut
-        highest = None
+        gate = self.gate
         segments = []
         for row in rows:
             if row["low"] is None:
@@ -168,12 +176,12 @@ class Admission:
             segments.extend((points[i], points[i + 1], row["lane"]) for i in range(0, len(points), 2))
         segments.sort()
         if segments and cut is None:
-            if self.latest is None:
+            if gate.latest is None:
                 reach = segments[0][0]
             else:
-                reach = self.latest
-                if self.watermark is not None and self.watermark > reach:
-                    reach = self.watermark
+                reach = gate.latest
+                if gate.watermark is not None and gate.watermark > reach:
+                    reach = gate.watermark
             for low, high, _ in segments:
                 if gap is not None and low - reach > gap:
                     cut = low
@@ -191,17 +199,11 @@ class Admission:
                 continue  # (a segment never straddles the cut: the cut starts one)
             before = self.lane_taken[lane]
             self.lane_taken[lane] = high if before is None else max(before, high)
-            if self.latest is None or high > self.latest:
-                self.latest = high
+            if gate.latest is None or high > gate.latest:
+                gate.latest = high
         if taken and self.first_seen is None:
             self.first_seen = min(low for low, _, _ in taken)
         return decision
-
-    def note_taken(self, stream: str, count: int, last: int | None) -> None:
-        self.pushed[stream] = self.pushed.get(stream, 0) + count
-        if last is not None:
-            before = self.last_of_stream.get(stream)
-            self.last_of_stream[stream] = last if before is None else max(before, last)
 
     def catch_up(self, plan: DistributedPlan, delay: int = 0) -> None:
         """After an in-order batch: the watermark at the least of the lanes' last taken timestamps (a
@@ -210,9 +212,9 @@ class Admission:
         if any(last is None for last in self.lane_taken):
             return
         bound = min(self.lane_taken) - delay
-        if self.watermark is None or bound > self.watermark:
-            self.watermark = bound
-        self.done = self.reported_through(plan, self.watermark, self.done)
+        if self.gate.watermark is None or bound > self.gate.watermark:
+            self.gate.watermark = bound
+        self.done = self.reported_through(plan, self.gate.watermark, self.done)
 
     def reported_through(self, plan: DistributedPlan, time: int | None, done: int | None) -> int | None:
         """The last instant index reported once the engine is advanced to `time`."""
@@ -243,8 +245,7 @@ class Admission:
         decision = Decision(start=plan.grid.t0, sequential=True)
         grid = plan.grid
         windows = plan.windows
-        t0 = grid.t0
-        gap = plan.gap
+        gate = self.gate
         pending: list[int] = []
 
         def next_k():
@@ -270,25 +271,15 @@ class Admission:
                     self.done = k
                     continue
                 break
-            if self.watermark is None or target > self.watermark:
-                self.watermark = target
+            if gate.watermark is None or target > gate.watermark:
+                gate.watermark = target
 
-        def gap_problem(ts: int) -> str | None:
-            if gap is None:
-                return None
-            now = self.latest
-            if self.watermark is not None and (now is None or self.watermark > now):
-                now = self.watermark
-            if now is None or abs(ts - now) <= gap:
-                return None
-            side = "ahead of" if ts > now else "behind"
-            return (f"timestamp {ts} is {abs(ts - now)} ms {side} the stream (max gap {plan.max_gap} windows of "
-                    f"{plan.gap_unit} ms = {gap} ms; --max-gap); set aside")
-
-        def reported_boundary(window) -> int | None:
+        def still_open(window, ts: int) -> bool:
+            """Would `window` still take an element at `ts` (no report yet past what holds it)?"""
             if self.done is None:
-                return None
-            return grid.boundary(window, grid.instant(self.done))
+                return True
+            boundary = grid.boundary(window, grid.instant(self.done))
+            return ts >= boundary if materialized else ts >= boundary + window.step - window.range
 
         for row, lane, ts in rows:
             stream = self.lanes[lane]
@@ -297,49 +288,21 @@ class Admission:
             number = self.pushed.get(stream, 0) + 1
             self.pushed[stream] = number
             target = ts - delay
-            if (self.watermark is None or target > self.watermark) and gap_problem(ts) is None:
+            if (gate.watermark is None or target > gate.watermark) and gate.far_from_now(ts) is None:
                 advance(target)
-            where = f"{stream}:{number}"
-            if ts < t0:
+            late = gate.watermark is not None and ts < gate.watermark
+            held = True
+            if late:
+                readers = [window for window in windows if window.stream == stream]
+                held = not readers or any(still_open(window, ts) for window in readers)
+            problem = gate.judge(ts, held)
+            if problem is not None:
                 decision.exceptions[row] = None
-                decision.set_aside.append(f"{where}: timestamp {ts} is before the start of the timeline ({t0})")
+                decision.set_aside.append(f"{stream}:{number}: {problem}")
                 continue
-            if self.latest is not None and ts > self.latest:
-                problem = gap_problem(ts)
-                if problem is not None:
-                    decision.exceptions[row] = None
-                    decision.set_aside.append(f"{where}: {problem}")
-                    continue
-            late_floor = None
-            if self.watermark is not None and ts < self.watermark:
-                readers = [w for w in windows if w.stream == stream]
-                takers = []
-                for window in readers:
-                    boundary = reported_boundary(window)
-                    if boundary is None:
-                        takers.append(window)
-                    elif materialized and ts >= boundary:
-                        takers.append(window)
-                    elif not materialized and ts >= boundary + window.step - window.range:
-                        takers.append(window)
-                if readers and not takers:
-                    decision.exceptions[row] = None
-                    decision.set_aside.append(
-                        f"{where}: late: timestamp {ts} is older than every window still to be reported "
-                        f"(watermark {self.watermark}); set aside")
-                    continue
-                late_floor = True
-            if self.latest is not None and ts < self.latest:
-                problem = gap_problem(ts)
-                if problem is not None:
-                    decision.exceptions[row] = None
-                    decision.set_aside.append(f"{where}: {problem}")
-                    continue
-            if self.latest is None or ts > self.latest:
-                self.latest = ts
             before = self.last_of_stream.get(stream)
             self.last_of_stream[stream] = ts if before is None else max(before, ts)
-            if late_floor:
+            if late:
                 if self.first_seen is None:
                     self.first_seen = ts
                 if self.done is not None:
@@ -355,4 +318,4 @@ class Admission:
         return decision
 
 
-__all__ = ["Admission", "Decision", "batch_stats", "STATS_SCHEMA"]
+__all__ = ["Admission", "Decision", "batch_stats", "plan_gate", "STATS_SCHEMA"]

@@ -8,8 +8,9 @@ its arguments in N-Triples form, and the interval of report instants
 Spark expressions (`window_rows`). Under ENTAILMENT their closures are joined
 from templates when read (`expand.py`); where a shape needs a literal's value
 (OWL 2 RL's datatypes) or a comparison reads a number, each triple's seed
-closure is made here instead (`stored_closures`, `closure.SeedReasoner`):
-instantiated from a template per distinct shape, Python per shape, numpy per row.
+closure is made here instead (`stored_closures`, by
+`rsp_plugin.reasoning.templates.SeedReasoner`): instantiated from a template
+per distinct shape, Python per shape, numpy per row.
 
 The background's closure B* is not stored with the windows: it holds at every
 instant, and the driver adds it to what the joins read (`background_rows`).
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 
 from ...core.terms import NUMERIC_START
-from .closure import LASTING, SeedReasoner, split_ntriple
+from ...reasoning.templates import LASTING, SeedReasoner, split_ntriple
 from .plan import ALWAYS, NEVER, DistributedPlan
 from .sqltext import Sql, local_table
 

@@ -32,15 +32,16 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ...core.admission import before_start, too_far
 from ..driver import BatchEnds, BatchReport, Progress
 from ..sinks import DeadLetters, Sink
-from .admission import STATS_SCHEMA, Admission, Decision, batch_stats
+from .admission import STATS_SCHEMA, Admission, Decision, batch_stats, plan_gate
 from .content import (FACTS_SCHEMA, Content, background_rows, numbers_table, pointwise_windows, report_bounds,
                       stored_closures, window_rows, within)
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
-from .rules import JoinAnalysis, Present
+from ...reasoning.templates import JoinAnalysis, Present
 from .store import FactStore, StoredBatch
 
 
@@ -99,7 +100,7 @@ class DistributedDriver(BatchEnds):
         #: are joined when read (`expand`); else (OWL 2 RL's datatypes) the closures are written
         self.expansion = None
         if plan.entailment is not None:
-            from .closure import SeedReasoner
+            from ...reasoning.templates import SeedReasoner
 
             self.reasoner = SeedReasoner(plan.entailment, plan.background)
             self.background = spark.sparkContext.broadcast("\n".join(plan.background))
@@ -133,7 +134,7 @@ class DistributedDriver(BatchEnds):
             self.sink.rewind(saved.sink_position)
             self.dead_letters.rewind(saved.dead_position)
         else:
-            self.state = DistributedState(plan_fingerprint(plan), Admission(list(lanes)))
+            self.state = DistributedState(plan_fingerprint(plan), Admission(list(lanes), plan_gate(plan)))
         self.resumed = saved is not None
         # (a run stopped between forgetting a stored batch and deleting its files left them behind)
         kept = {entry.batch for entry in self.state.stored}
@@ -157,7 +158,7 @@ class DistributedDriver(BatchEnds):
     def process(self, batch_df, batch_id: int) -> BatchReport:
         state = self.state
         if batch_id <= state.last_batch:
-            report = BatchReport(batch_id, skipped=True, watermark=state.admission.watermark)
+            report = BatchReport(batch_id, skipped=True, watermark=state.admission.gate.watermark)
             self._done(report)
             return report
         if state.finished:
@@ -306,20 +307,18 @@ class DistributedDriver(BatchEnds):
                 before[lanes[row.lane]] = before.get(lanes[row.lane], 0) + row["count"]
         messages = []
         seen: dict[str, int] = {}
-        now = admission.latest
+        now = admission.gate.latest
         for ts, _, _, stream in rows:
             seen[stream] = seen.get(stream, 0) + 1
             if ts < plan.grid.t0:
                 number = admission.pushed.get(stream, 0) + seen[stream]
-                messages.append(f"{stream}:{number}: timestamp {ts} is before the start of the timeline "
-                                f"({plan.grid.t0})")
+                messages.append(f"{stream}:{number}: {before_start(ts, plan.grid.t0)}")
                 continue
             # (its stream's elements before it: those pushed before this batch, this batch's taken ones
             # before the cut, and the refused ones before it in time order: `seen`, counting itself)
             number = admission.pushed.get(stream, 0) + before.get(stream, 0) + seen[stream]
             distance = abs(ts - now) if now is not None else 0
-            messages.append(f"{stream}:{number}: timestamp {ts} is {distance} ms ahead of the stream (max gap "
-                            f"{plan.max_gap} windows of {plan.gap_unit} ms = {plan.gap} ms; --max-gap); set aside")
+            messages.append(f"{stream}:{number}: {too_far(ts, distance, 'ahead of', admission.gate.gap)}")
         return messages
 
     def _sequential(self, good, decision: Decision):
@@ -503,7 +502,7 @@ class DistributedDriver(BatchEnds):
             if self.states is not None:
                 self.states.save(batch_id, self.state)
 
-        self._end_batch(batch_id, results, set_aside, report, started, watermark=self.state.admission.watermark,
+        self._end_batch(batch_id, results, set_aside, report, started, watermark=self.state.admission.gate.watermark,
                         save=save, final=final)
 
     def _step(self, stage: str) -> float:

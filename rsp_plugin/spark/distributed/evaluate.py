@@ -1,7 +1,7 @@
-"""The query's body as a Spark DataFrame plan over the windows' facts: joins, filters, aggregates on the executors.
+"""The Spark backend of a compiled plan: joins, filters, aggregates on the executors as a DataFrame plan.
 
-The fast path's plan (`rsp_plugin.query.fastpath.FastPlan`: triple patterns,
-FILTER conjuncts, grouping and aggregates, what follows them) becomes:
+The query's compiled plan (`rsp_plugin.query.plan.CompiledPlan`: triple
+patterns, FILTER conjuncts, grouping and aggregates, what follows them) becomes:
 
 - a triple pattern: the facts of its graph (windows and static graphs) that
   match its constants, one column per variable, and the instant interval;
@@ -13,26 +13,27 @@ FILTER conjuncts, grouping and aggregates, what follows them) becomes:
   joins matched on the instant too (an interval join compared each
   observation with every instant its sensor was seen at in the batch);
 - a FILTER conjunct applied once its variables are bound, on the executors by
-  the local engine's own check (`FastEvaluation._conjunct_check`: numbers and
+  the check every backend asks (`EvaluationContext.conjunct_check`: numbers and
   IRIs natively, anything else by the SPARQL expression evaluator), decided once
   per distinct tuple of values per worker;
 - the solutions spread over the instants of their interval that this batch
   reports, one row per instant (a window's content is a set, so each solution
   once per instant);
 - COUNTs by Spark's own aggregation; SUM / AVG / MIN / MAX per group on the
-  executors by the local engine's aggregate (`FastEvaluation._aggregate_one`:
+  executors by every backend's aggregate (`EvaluationContext.aggregate_one`:
   datatype promotion, exact decimal and float sums, errors leave it unbound);
 - what is left per instant (few rows: groups, or the projected solutions with
-  their multiplicities) is collected, and the driver finishes each instant's
-  answer with the local engine's code (HAVING, ORDER BY, projection, DISTINCT,
-  LIMIT, CONSTRUCT's template): `Finisher`.
+  their multiplicities) is collected, and each instant's answer is finished as
+  every backend's is (`query.backend.finish`: HAVING, ORDER BY, projection,
+  DISTINCT, LIMIT, CONSTRUCT's template) from a `Collected` backend: `Finisher`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from ...query.fastpath import FastEvaluation, _expression_variables
+from ...query.backend import Backend, EvaluationContext, Solutions, all_slots, finish, group_slots
+from ...query.plan import CompiledPlan, expression_variables
 from .content import TRIPLE, Content, static_code, static_graphs
 from .plan import DistributedPlan, fast_plan
 from .sqltext import sql_string
@@ -101,7 +102,7 @@ class QueryStage:
                 table = table.distinct()
             constants = sum(1 for kind, _ in pattern if kind == "c")
             tables.append((table, set(chosen), constants))
-        pending = [(index, graph, conjunct, {str(v) for v in _expression_variables(conjunct)})
+        pending = [(index, graph, conjunct, expression_variables(conjunct))
                    for index, (graph, conjunct) in enumerate(conjunction.conjuncts)]
         frame, bound = None, set()
         remaining = list(range(len(tables)))
@@ -224,21 +225,30 @@ class QueryStage:
 
 # the executors' functions -----------------------------------------------------------------------------
 
-_EVALUATIONS: dict[tuple, FastEvaluation] = {}
+
+class _Executor:
+    """What a worker decides a query's filters and aggregates with: the plan, an evaluation context
+    over no snapshot (ids of its own dictionary), and the filters' outcomes per distinct value tuple."""
+
+    def __init__(self, plan: CompiledPlan, base: str | None):
+        from ...core.rdfterms import TermCache
+        from ...core.terms import Dictionary
+
+        self.plan = plan
+        self.context = EvaluationContext(TermCache(Dictionary()), 0, base=base)
+        self.terms = self.context.terms
+        self.memo: dict = {}
 
 
-def _evaluation(plan: DistributedPlan) -> FastEvaluation:
-    """A FastEvaluation per query and worker, over an empty snapshot: its checks and aggregates only."""
-    from ...query.evaluate import Snapshot
-    from ...core.rdfterms import TermCache
-    from ...core.terms import Dictionary
+_EXECUTORS: dict[tuple, _Executor] = {}
 
+
+def _executor(plan: DistributedPlan) -> _Executor:
+    """An `_Executor` per query and worker (made again when its dictionary grew past 2M terms)."""
     key = (plan.text, plan.filename, plan.base, plan.dialect)
-    found = _EVALUATIONS.get(key)
+    found = _EXECUTORS.get(key)
     if found is None or len(found.terms) > 2_000_000:
-        found = _EVALUATIONS[key] = FastEvaluation(fast_plan(plan), Snapshot(), TermCache(Dictionary()), 0,
-                                                   base=plan.base)
-        found.memo = {}
+        found = _EXECUTORS[key] = _Executor(fast_plan(plan), plan.base)
     return found
 
 
@@ -249,12 +259,12 @@ def conjunct_filter(plan: DistributedPlan, conjunct: int, names: list[str], colu
         import numpy as np
         import pyarrow as pa
 
-        evaluation = _evaluation(plan)
-        graph, expression = evaluation.plan.conjunction.conjuncts[conjunct]
+        executor = _executor(plan)
+        graph, expression = executor.plan.conjunction.conjuncts[conjunct]
         slots = {name: index for index, name in enumerate(names)}
-        memo = evaluation.memo.setdefault(("filter", conjunct), {})
+        memo = executor.memo.setdefault(("filter", conjunct), {})
         check = None
-        intern = evaluation.terms.intern
+        intern = executor.terms.intern
         for batch in batches:
             if batch.num_rows == 0:
                 continue
@@ -264,7 +274,7 @@ def conjunct_filter(plan: DistributedPlan, conjunct: int, names: list[str], colu
                 found = memo.get(key)
                 if found is None:
                     if check is None:
-                        check = evaluation._conjunct_check(graph, expression, slots)
+                        check = executor.context.conjunct_check(graph, expression, slots)
                     found = bool(check(tuple(None if value is None else intern(value) for value in key)))
                     if len(memo) < 1_000_000:
                         memo[key] = found
@@ -279,49 +289,50 @@ def conjunct_filter(plan: DistributedPlan, conjunct: int, names: list[str], colu
 
 def group_aggregates(plan: DistributedPlan, group_names: list[str], group_columns: list[str],
                      names: list[str], columns: list[str]):
-    """applyInArrow per (instant, group): every aggregate by the local engine's code, as written terms."""
+    """applyInArrow per (instant, group): every aggregate by every backend's code, as written terms."""
 
-    def finish(table):
+    def finish_group(table):
         import pyarrow as pa
 
-        evaluation = _evaluation(plan)
-        intern = evaluation.terms.intern
-        keys = evaluation.terms.keys
+        executor = _executor(plan)
+        intern = executor.terms.intern
+        keys = executor.terms.keys
         slots = {name: index for index, name in enumerate(names)}
         data = [table.column(column).to_pylist() for column in columns]
         members = [tuple(None if value is None else intern(value) for value in row) for row in zip(*data)]
         out = {"k": [table.column("k")[0].as_py()]}
         for name, column in zip(group_names, group_columns):
             out[column] = [table.column(column)[0].as_py()]
-        for number, aggregate in enumerate(evaluation.plan.aggregation[1]):
-            value = evaluation._aggregate_one(aggregate, members, slots)
+        for number, aggregate in enumerate(executor.plan.aggregation.aggregates):
+            value = executor.context.aggregate_one(aggregate, members, slots)
             out[f"a{number}"] = [None if value is None else keys[value]]
         return pa.table(out)
 
-    return finish
+    return finish_group
 
 
 # the driver's part -----------------------------------------------------------------------------------
 
 
-class _Collected(FastEvaluation):
-    """A FastEvaluation whose solutions (or groups) came from Spark: the rest of the query as locally."""
+class Collected(Backend):
+    """The backend of one reported instant whose solutions (or groups) Spark computed and the driver
+    collected: given as they are (None: no solutions)."""
 
-    def __init__(self, plan, cache, tau, base, solutions=None, groups=None):
-        from ...query.evaluate import Snapshot
-
-        super().__init__(plan, Snapshot(), cache, tau, base=base)
-        self._given = solutions
+    def __init__(self, plan: CompiledPlan, context: EvaluationContext, solutions: Solutions | None = None,
+                 groups: Solutions | None = None):
+        self.plan = plan
+        self.context = context
+        self._solutions = solutions
         self._groups = groups
 
-    def solutions(self):
-        if self._given is None:
-            return self._all_slots({}), []
-        return self._given
+    def solutions(self) -> Solutions:
+        if self._solutions is None:
+            return all_slots(self.plan), []
+        return self._solutions
 
-    def _aggregate(self, slots, rows):
+    def aggregate(self) -> Solutions:
         if self._groups is None:
-            return super()._aggregate(slots, rows)
+            return self.context.group(self.plan.aggregation, self.solutions())
         return self._groups
 
 
@@ -337,6 +348,7 @@ class Finisher:
 
         fast = self.fast
         intern = cache.terms.intern
+        context = EvaluationContext(cache, tau, base=self.plan.base)
 
         def ids(values):
             return tuple(None if value is None else intern(value) for value in values)
@@ -344,32 +356,21 @@ class Finisher:
         if fast.form == "ASK":
             return Answer("ASK", boolean=bool(data))
         if fast.aggregation is not None:
-            group_vars, aggregates = fast.aggregation
-            slots = {name: index for index, name in enumerate(group_vars)}
-            for aggregate in aggregates:
-                slots[str(aggregate.res)] = len(slots)
             rows = [ids(row) for row in sorted(data or [], key=_order)]
-            groups = (slots, rows) if rows or group_vars else None
-            run = _Collected(fast, cache, tau, self.plan.base, groups=groups)
-            variables, out = run.select()
-            return Answer("SELECT", tuple(variables), out, ordered=self.plan.ordered)
+            groups = (group_slots(fast.aggregation), rows) if rows or fast.aggregation.group_variables else None
+            return finish(fast, Collected(fast, context, groups=groups), context, ordered=self.plan.ordered)
         needed, counted = data if data else ([], [])
         slots = {name: index for index, name in enumerate(needed)}
         rows = []
         for values, count in sorted(counted, key=lambda item: _order(item[0])):
             row = ids(values)
             rows.extend([row] * count)
-        if not data:
-            slots = None
-        run = _Collected(fast, cache, tau, self.plan.base, solutions=(slots, rows) if slots is not None else None)
-        if fast.form == "CONSTRUCT":
-            return Answer("CONSTRUCT", triples=run.construct())
-        variables, out = run.select()
-        return Answer("SELECT", tuple(variables), out, ordered=self.plan.ordered)
+        solutions = (slots, rows) if data else None
+        return finish(fast, Collected(fast, context, solutions=solutions), context, ordered=self.plan.ordered)
 
 
 def _order(values) -> tuple:
     return tuple("" if value is None else value for value in values)
 
 
-__all__ = ["QueryStage", "Finisher", "graph_codes"]
+__all__ = ["Collected", "QueryStage", "Finisher", "graph_codes"]

@@ -1,7 +1,7 @@
 """Entailments as a join: each window triple's seed closure from its shape's template, in Spark, when read.
 
-A triple's seed closure (`closure.SeedReasoner`) depends only on its shape:
-which of its terms the rules or B* name (kept as they are), which of the others
+A triple's seed closure (`rsp_plugin.reasoning.templates.SeedReasoner`)
+depends only on its shape: which of its terms the rules or B* name (kept as they are), which of the others
 are equal, and which could be numbers (a comparison may read those). So the
 windows keep only their triples (`content.window_rows`: Spark expressions, no
 Python), each batch notes the shapes it holds while it is written
@@ -22,10 +22,9 @@ their closures in the files as they are written (`lazy` is False).
 
 from __future__ import annotations
 
-from .closure import LASTING, SeedReasoner
+from ...reasoning.templates import ANY_PREDICATE, LASTING, SeedReasoner
 from .content import FACTS_SCHEMA, TRIPLE, WIDTH, stored_closures
 from .plan import ALWAYS, DistributedPlan
-from .rules import ANY_PREDICATE
 from .sqltext import local_table, sql_string
 
 #: the shape key of a triple (c0 c1 c2): its terms the rules or B* name ("" for the others), which are

@@ -159,14 +159,14 @@ _FAST: dict[tuple, object] = {}
 
 
 def fast_plan(plan: DistributedPlan):
-    """The fast path's plan of the query (rsp_plugin.query.fastpath), made once per process."""
+    """The query's compiled plan (rsp_plugin.query.plan), made once per process."""
     key = (plan.text, plan.filename, plan.base, plan.dialect)
     found = _FAST.get(key)
     if found is None:
-        from ...query.evaluate import _translated
-        from ...query.fastpath import check_plan, compile_fast
+        from ...query.evaluate import translated
+        from ...query.plan import compile_plan
 
-        found = _FAST[key] = check_plan(compile_fast(_translated(plan.query())))
+        found = _FAST[key] = compile_plan(translated(plan.query()))
     return found
 
 
@@ -235,22 +235,13 @@ def plan_of(engine, name: str | None = None) -> DistributedPlan:
 
 
 def _check_body(registered) -> None:
-    """The body must be one the fast path plans (joins, filters, aggregates); say what is not."""
-    from rdflib import URIRef
-
-    from ...query.expressions import TIMESTAMP_FUNCTIONS
-    from ...query.fastpath import Unsupported, _compile, _walk, order_supported
+    """The body must be one a compiled plan takes (joins, filters, aggregates); say what is not."""
+    from ...query.plan import unsupported_reason, walk
 
     plan = registered.evaluator.plan
     if plan is None:
-        try:
-            _compile(registered.evaluator.algebra.algebra)
-            reason = "ORDER BY an expression"
-        except Unsupported as why:
-            reason = _readable(str(why))
-        raise NotDistributed(f"{reason} in the query body")
-    if not order_supported(plan):
-        raise NotDistributed("ORDER BY an expression")
+        reason = unsupported_reason(registered.evaluator.algebra)
+        raise NotDistributed(f"{_readable(reason) if reason else 'ORDER BY an expression'} in the query body")
     if plan.aggregation is not None:
         group_vars = set(plan.aggregation[0])
         for aggregate in plan.aggregation[1]:
@@ -261,13 +252,10 @@ def _check_body(registered) -> None:
                 raise NotDistributed(f"{word} (its value depends on the order rows arrive in)")
     if plan.slice is not None and not any(kind == "order" for kind, _ in plan.post):
         raise NotDistributed("LIMIT / OFFSET without ORDER BY (which rows it keeps depends on join order)")
-    expressions = [conjunct for _, conjunct in plan.conjunction.conjuncts] + [value for _, value in plan.post]
-    for expression in expressions:
-        for node in _walk(expression):
-            if isinstance(node, URIRef) and str(node) in TIMESTAMP_FUNCTIONS:
-                raise NotDistributed("the timestamp() function (it reads the window's arrival times)")
+    if plan.reads_timestamps():
+        raise NotDistributed("the timestamp() function (it reads the window's arrival times)")
     for _, conjunct in plan.conjunction.conjuncts:
-        for node in _walk(conjunct):
+        for node in walk(conjunct):
             if getattr(node, "name", None) == "Builtin_NOW":
                 raise NotDistributed("NOW() in a FILTER of the body")
 

@@ -10,7 +10,7 @@ directory, so nothing is doubled.
 
 The alternative, facts cached in the executors' memory (`persist`), keeps no
 state across a restart and pins every batch's lineage; measured side by side
-(README, "Spark figures"), the files cost little more on one machine, since
+(docs/performance.md, "Spark"), the files cost little more on one machine, since
 the OS keeps them in its cache.
 """
 

@@ -1,16 +1,19 @@
-"""The entailments of one window triple with the background: what the executors derive as triples arrive.
+"""Templates per triple shape: the entailments of one window triple with a static TBox, computed once per shape.
 
 With the TBox (the background and the profile's axioms) closed once, B*, an
 RDFS / OWL 2 RL entailment that needs one window triple w and otherwise only
 B* holds exactly as long as w does: its expiration time is w's (Barbieri et
 al.'s min over the premises, B* never expiring). So these are derived per
-triple, where the triple is parsed, and cut by the window with it:
+triple (by a backend where it reads the triple: Spark's executors) and cut by
+the window with it:
 
     closure({w} | B*) - B*        one triple's entailments ("seed closure")
 
 A rule that joins two window triples (two ABox premises, expiration = min) is
-not covered here: `rules.py` runs those as joins over the window, and only when
-the window holds relations that can meet in them.
+not covered here: `JoinAnalysis` tells, from the relations a window holds,
+which rules can have two window facts meet in them; a backend runs those as
+joins over the window (Spark: `rsp_plugin.spark.distributed.rules.StageB`), and
+only then.
 
 Most triples differ only in terms the rules and B* never name (an observation's
 IRI, a sensor, a value): those terms are slots, and the closure of
@@ -23,7 +26,8 @@ tests) is not reused: that triple is derived as it is.
 Facts are (predicate key, argument keys); the relation of triples is `triple`.
 Literal facts hold from their literal's arrival on and never expire (as the
 per-fact materializer learns them): a fact that needs them but not w is marked
-"lasting".
+"lasting". The rules are the profile's compiled positive rules (`positive.py`),
+the form every closure but the per-fact reference reads.
 
 >>> reasoner = SeedReasoner("rdfs", ["<http://ex/A> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <http://ex/B> ."])
 >>> [f for f, _ in reasoner.derive(("<http://ex/x>", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>", "<http://ex/A>"))
@@ -36,66 +40,17 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ...lars.builtins import compare
-from ...lars.program import PLAIN, Comparison, ExtendedAtom, Var
-from ...reasoning.datatypes import literal_facts
-from ...reasoning.materializer import FALSE_PREFIX, PROFILES, _profile_name
-from ...reasoning.rulesets import rules_of
-from ...core.terms import TRIPLE, Dictionary
+from ..core.terms import TRIPLE, Dictionary
+from ..lars.builtins import compare
+from ..lars.program import Var
+from .datatypes import literal_facts
+from .materializer import profile_name
+from .positive import PositiveRule, compile_profile, readers
 
 Fact = tuple[str, tuple[str, ...]]
 #: a derived fact that needs the seed triple (expires with it), or only literal facts (never expires)
 SEED, LASTING = 0, 1
 _SLOT = "<urn:x-rsp-plugin:slot:{}>"
-
-
-class NotCovered(Exception):
-    """A rule the seed reasoner does not evaluate (a window, @, `not` or arithmetic in a body)."""
-
-
-@dataclass(frozen=True)
-class CompiledRule:
-    head: tuple          # (predicate id, args: Var | id)
-    atoms: tuple         # ((predicate id, args), ...)
-    comparisons: tuple   # ((op, left, right), ...): Var | id
-    text: str = ""
-
-
-def compile_profile(profile: str, terms: Dictionary) -> tuple[list[CompiledRule], list[tuple[int, int, int]]]:
-    """A profile's rules (those with a `false` head left out: inconsistencies are not output here) and
-    its axioms (the ground triples of its rule files), interned in `terms`."""
-    triple = terms.intern(TRIPLE)
-    rules, axioms = [], []
-    for name in PROFILES[_profile_name(profile)][0]:
-        for rule in rules_of(name, terms):
-            if not rule.body and rule.head_time is None and rule.head.predicate == triple and \
-                    not any(isinstance(arg, Var) for arg in rule.head.args):
-                axioms.append(tuple(rule.head.args))
-                continue
-            if terms.key(rule.head.predicate).startswith(FALSE_PREFIX):
-                continue
-            rules.append(compile_rule(rule))
-    return rules, axioms
-
-
-def compile_rule(rule) -> CompiledRule:
-    if rule.head_time is not None:
-        raise NotCovered(f"an @ head: {rule.text}")
-    atoms, comparisons = [], []
-    for literal in rule.body:
-        if isinstance(literal, ExtendedAtom):
-            if literal.negated or literal.modality != PLAIN or literal.window is not None or literal.time is not None:
-                raise NotCovered(f"a window, @ or not in the body of '{rule.text}'")
-            atoms.append((literal.atom.predicate, tuple(literal.atom.args)))
-        elif isinstance(literal, Comparison):
-            if not all(isinstance(side, (Var, int)) for side in (literal.left, literal.right)):
-                raise NotCovered(f"arithmetic in '{rule.text}'")
-            comparisons.append((literal.op, literal.left, literal.right))
-        else:  # pragma: no cover - the model has no other literal
-            raise NotCovered(rule.text)
-    if not atoms:
-        raise NotCovered(f"a rule without atoms: {rule.text}")
-    return CompiledRule((rule.head.predicate, tuple(rule.head.args)), tuple(atoms), tuple(comparisons), rule.text)
 
 
 class FactBase:
@@ -141,13 +96,10 @@ class FactBase:
 class Closure:
     """Semi-naive evaluation of compiled rules over a base that stays as it is, from seed facts."""
 
-    def __init__(self, rules: list[CompiledRule], terms: Dictionary):
+    def __init__(self, rules: list[PositiveRule], terms: Dictionary):
         self.rules = rules
         self.terms = terms
-        self.readers: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for number, rule in enumerate(rules):
-            for position, (predicate, _) in enumerate(rule.atoms):
-                self.readers[predicate].append((number, position))
+        self.readers = readers(rules)
         #: ids standing for numbers the comparisons must not see (set by the caller); seen: `touched`
         self.numeric_slots: set[int] = set()
         self.touched = False
@@ -171,11 +123,12 @@ class Closure:
                 tag = known[fact]
                 for number, position in self.readers.get(fact[0], ()):
                     rule = self.rules[number]
-                    binding = _unify(rule.atoms[position][1], fact[1], {})
+                    binding = _unify(rule.atoms[position].args, fact[1], {})
                     if binding is None:
                         continue
                     for bound, derived_tag in self._join(rule, position, binding, tag, base, known, by_predicate):
-                        head = (rule.head[0], tuple(bound[a] if isinstance(a, Var) else a for a in rule.head[1]))
+                        head = (rule.head.predicate,
+                                tuple(bound[a] if isinstance(a, Var) else a for a in rule.head.args))
                         if head in base:
                             continue
                         before = known.get(head, -1)
@@ -187,7 +140,7 @@ class Closure:
             delta = fresh
         return known
 
-    def _join(self, rule: CompiledRule, skip: int, binding: dict, tag: int, base: FactBase, known: dict,
+    def _join(self, rule: PositiveRule, skip: int, binding: dict, tag: int, base: FactBase, known: dict,
               by_predicate: dict):
         """Bindings of the rule's other atoms over base + known, with the tag of the weakest premise."""
         if not self._comparisons_hold(rule, binding):
@@ -199,7 +152,7 @@ class Closure:
         if not rest:
             yield binding, tag
             return
-        choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i][1] if not isinstance(a, Var) or a in binding))
+        choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i].args if not isinstance(a, Var) or a in binding))
         predicate, args = rule.atoms[choice]
         pattern = tuple(binding.get(a) if isinstance(a, Var) else a for a in args)
         others = [i for i in rest if i != choice]
@@ -215,7 +168,7 @@ class Closure:
                 weaker = min(tag, known[(predicate, candidate)])
                 yield from self._extend(rule, others, extended, weaker, base, known, by_predicate)
 
-    def _comparisons_hold(self, rule: CompiledRule, binding: dict) -> bool:
+    def _comparisons_hold(self, rule: PositiveRule, binding: dict) -> bool:
         numbers = self.terms.numbers
         slots = self.numeric_slots
         for op, left, right in rule.comparisons:
@@ -264,12 +217,12 @@ class SeedReasoner:
     """
 
     def __init__(self, profile: str, background):
-        self.profile = _profile_name(profile)
+        self.profile = profile_name(profile)
         self.terms = terms = Dictionary()
         self.triple = terms.intern(TRIPLE)
         self.rules, axioms = compile_profile(self.profile, terms)
         self.closure = Closure(self.rules, terms)
-        reads = {predicate for rule in self.rules for predicate, _ in rule.atoms}
+        reads = {atom.predicate for rule in self.rules for atom in rule.atoms}
         self.literal_predicates = {name: terms.intern(name) for name in ("datatype_of", "ill_formed")
                                    if terms.intern(name) in reads}
         given = [(self.triple, triple) for triple in axioms]
@@ -281,8 +234,8 @@ class SeedReasoner:
         #: terms the rules or B* name: kept as they are in templates
         self.schema: set[str] = {terms.key(term) for _, args in self.base.facts() for term in args}
         for rule in self.rules:
-            for term in (*rule.head[1], *(a for _, args in rule.atoms for a in args),
-                         *(side for _, left, right in rule.comparisons for side in (left, right))):
+            for term in (*rule.head.args, *(a for atom in rule.atoms for a in atom.args),
+                         *(side for test in rule.comparisons for side in (test.left, test.right))):
                 if not isinstance(term, Var):
                     self.schema.add(terms.key(term))
         self._slots = [terms.intern(_SLOT.format(k)) for k in range(3)]
@@ -401,6 +354,105 @@ class SeedReasoner:
                      for (predicate, args), tag in derived.items())
 
 
+# rules two window facts can meet in -------------------------------------------------------------------
+#
+# Decided from the relations a window holds (per stored batch: the predicates of its triples and its other
+# relations, and whether a triple is reflexive): a rule needs a join of the window with itself only if two
+# of its body atoms can each be matched by window facts. A reflexive fact (`p rdfs:subPropertyOf p`, which
+# rdfs6 gives every predicate in use) does not count for an atom where it is inert: put the two variables
+# equal, and the rule either derives one of its other premises (transitivity: `?p sp ?q, ?q sp ?r`) or its
+# comparisons fail (`?p != ?q`). So for RDFS over instance data nothing is left: every entailment is a
+# seed's.
+
+
+#: relation name of triples
+TRIPLE_REL = TRIPLE
+#: a `Present` predicate standing for any (what a window's shapes derive without naming it)
+ANY_PREDICATE = "*"
+
+
+@dataclass(frozen=True)
+class Present:
+    """A relation the window holds: ("triple", predicate key, reflexive) or (relation, None, False)."""
+
+    relation: str
+    predicate: str | None
+    reflexive: bool
+
+
+def inert_reflexive(rule: PositiveRule, position: int, terms: Dictionary) -> bool:
+    """Does a reflexive fact at this atom (a triple pattern `?a P ?b`) derive nothing new?"""
+    predicate, args = rule.atoms[position]
+    if terms.key(predicate) != TRIPLE_REL or len(args) != 3:
+        return False
+    a, p, b = args
+    if not (isinstance(a, Var) and isinstance(b, Var)) or a == b or isinstance(p, Var):
+        return False
+
+    def same(term):
+        return a if term == b else term
+
+    for op, left, right in rule.comparisons:
+        if op == "!=" and same(left) == same(right):
+            return True
+    head = (rule.head.predicate, tuple(same(t) for t in rule.head.args))
+    for other, (other_predicate, other_args) in enumerate(rule.atoms):
+        if other != position and (other_predicate, tuple(same(t) for t in other_args)) == head:
+            return True
+    return False
+
+
+class JoinAnalysis:
+    """Per rule and body position: which window relations it can match, and whether reflexive facts are inert."""
+
+    def __init__(self, rules: list[PositiveRule], terms: Dictionary):
+        self.rules = rules
+        self.terms = terms
+        keys = terms.keys
+        self.atoms = []
+        for rule in rules:
+            described = []
+            for position, (predicate, args) in enumerate(rule.atoms):
+                relation = keys[predicate]
+                constant = None
+                if relation == TRIPLE_REL and len(args) == 3 and not isinstance(args[1], Var):
+                    constant = keys[args[1]]
+                described.append((relation, constant, inert_reflexive(rule, position, terms)))
+            self.atoms.append(described)
+
+    def matchable(self, rule_number: int, position: int, present: set[Present]) -> bool:
+        relation, constant, inert = self.atoms[rule_number][position]
+        for fact in present:
+            if fact.relation != relation:
+                continue
+            if constant is not None and fact.predicate not in (constant, ANY_PREDICATE):
+                continue
+            if inert and fact.reflexive:
+                continue
+            return True
+        return False
+
+    def joining(self, present: set[Present]) -> list[tuple[int, list[int]]]:
+        """The rules (and their positions) that two window facts can meet in."""
+        out = []
+        for number, rule in enumerate(self.rules):
+            positions = [i for i in range(len(rule.atoms)) if self.matchable(number, i, present)]
+            if len(positions) >= 2:
+                out.append((number, positions))
+        return out
+
+
+def present_of(facts) -> set[Present]:
+    """The `Present` set of (relation, args) facts (keys)."""
+    out = set()
+    for relation, args in facts:
+        if relation == TRIPLE_REL:
+            out.add(Present(relation, args[1], args[0] == args[2]))
+        else:
+            out.add(Present(relation, None, False))
+    return out
+
+
 def split_ntriple(line: str) -> tuple[str, str, str]:
     """The three keys of an N-Triples line written by `ntriple` (one space between terms)."""
     text = line.rstrip()
@@ -415,4 +467,5 @@ def ntriple(s: str, p: str, o: str) -> str:
     return f"{s} {p} {o} ."
 
 
-__all__ = ["SeedReasoner", "Closure", "FactBase", "compile_profile", "compile_rule", "NotCovered", "SEED", "LASTING"]
+__all__ = ["ANY_PREDICATE", "Closure", "FactBase", "JoinAnalysis", "LASTING", "Present", "SEED", "SeedReasoner",
+           "TRIPLE_REL", "inert_reflexive", "ntriple", "present_of", "split_ntriple"]
