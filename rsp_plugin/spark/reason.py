@@ -97,7 +97,7 @@ def plan(settings: Settings) -> Plan:
 
         program = source = parse_program(text, str(path))
         lowered = None
-    reading = reading_for(settings.stream, settings.language, source, settings.max_line_bytes)
+    reading = reading_for(Path(settings.stream).resolve(), settings.language, source, settings.max_line_bytes)
     result = Plan(settings, text, program, lowered, reading, "driver")
     if settings.mode != "distributed":
         return result
