@@ -5,7 +5,8 @@ Spark: the stream file read in pieces by the executors' reader, the rows
 judged on the "driver" (`reason_parts.admit`), given to parts (`assign`), each
 part's engine run (`run_part`), the parts' rows merged into lines (`Merge`).
 Slices can be made as short as one time point (`length`): the hardest test of
-the margin.
+the margin. `sliced_run` is the other way of time slices, with no Spark: byte
+ranges of the file, each read and run by one task (`reason_slices.run_task`).
 
 Generators: `KeyedGenerator` writes key-local LARS programs (every atom of a
 rule has one term first: a variable, or a constant in a few rules) over every
@@ -39,7 +40,7 @@ def local(program, stream, *extra) -> tuple[int, str, str]:
 
 def split_run(program_path, stream, *, parts: int = 3, pieces: int = 3, first: int | None = None,
               last: int | None = None, changes: bool = False, split=None, length: int | None = None,
-              max_gap: int | None = 1_000_000) -> tuple[str, str, object]:
+              max_gap: int | None = 1_000_000, max_line_bytes: int | None = None) -> tuple[str, str, object]:
     """(stdout, stderr, the split) of a distributed run done here: `pieces` file pieces, `parts` parts (or
     slices `length` time points long), `split` forced (default: `split_of` the program)."""
     import numpy as np
@@ -64,7 +65,7 @@ def split_run(program_path, stream, *, parts: int = 3, pieces: int = 3, first: i
 
         program = source = parse_program(text, str(program_path))
         lowered = None
-    reading = reading_for(stream, language, source, None)
+    reading = reading_for(stream, language, source, max_line_bytes)
     data = Path(stream).read_bytes()
     cuts = [0]
     for k in range(1, pieces):
@@ -112,6 +113,30 @@ def split_run(program_path, stream, *, parts: int = 3, pieces: int = 3, first: i
     except Exception as error:  # noqa: BLE001 - an engine's limit, as the command line says it
         err += f"rsp-plugin: {error}\n"
     return out.getvalue(), err, split
+
+
+def sliced_run(program_path, stream, *, tasks: int = 3, first: int | None = None, last: int | None = None,
+               changes: bool = False, max_gap: int | None = 1_000_000) -> str | None:
+    """The stdout of a distributed run of a LARS program by time slices read straight from the file
+    (`reason_slices`: `tasks` byte ranges, each task run here), or None if the driver's check finds the
+    ranges do not read clean (the run then goes the general way, `split_run`'s)."""
+    from rsp_plugin.lars.syntax import parse_program
+    from rsp_plugin.spark.reason_rows import reading_for
+    from rsp_plugin.spark.reason_slices import SliceJob, byte_cuts, declarations, run_task, verified
+    from rsp_plugin.spark.rule_split import time_reach
+
+    text = Path(program_path).read_text()
+    program = parse_program(text, str(program_path))
+    reach = time_reach(program)
+    reading = reading_for(Path(stream).resolve(), "lars", program, None)
+    size = Path(stream).stat().st_size
+    job = SliceJob(reading, text, str(program_path), str(stream), reach.reach, first, last, max_gap, changes, True,
+                   None, byte_cuts(str(stream), size, tasks),
+                   declarations(str(stream), size, None) if reading.learns_prefixes else ())
+    results = [run_task(job, k) for k in range(job.tasks)]
+    if verified(job, [report for _, report in results]) is None:
+        return None
+    return "".join(text for text, _ in results)
 
 
 # generators ------------------------------------------------------------------------------------------------------

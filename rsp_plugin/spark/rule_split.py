@@ -89,6 +89,9 @@ SEARCH_STEPS = 200_000
 
 Node = tuple[int, int]  # (predicate id, number of arguments)
 
+#: why a rule with a tuple window splits neither way
+TUPLE_WINDOW = "has a tuple window ([COUNT n] counts the last n atoms of every key, however far back)"
+
 
 @dataclass(frozen=True)
 class KeyLocal:
@@ -110,9 +113,14 @@ class TimeSliced:
 
 @dataclass(frozen=True)
 class OnDriver:
-    """Neither split holds: why, in one line."""
+    """Neither split holds: why, in one line (`rule`: the rule it is about, written; `what`: the rest)."""
 
-    reason: str
+    rule: str
+    what: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.rule} {self.what}"
 
 
 def bucket_of(key: str, buckets: int) -> int:
@@ -130,7 +138,11 @@ def split_of(program: Program) -> KeyLocal | TimeSliced | OnDriver:
         return reach
     if keyed.reason == reach.reason:
         return keyed
-    return OnDriver(f"{keyed.reason}, and {reach.reason}")
+    if keyed == reach:
+        return keyed
+    if keyed.rule == reach.rule:
+        return OnDriver(keyed.rule, f"{keyed.what}, and {reach.what}")
+    return OnDriver(keyed.rule, f"{keyed.what}, and {reach.reason}")
 
 
 # (a) key places ------------------------------------------------------------------------------------------------
@@ -155,15 +167,15 @@ def key_places(program: Program) -> KeyLocal | OnDriver:
     rules = program.rules
     for rule in rules:
         if _counts(rule):
-            return OnDriver(f"{_named(rule)} has a tuple window (it counts the atoms of every key)")
+            return OnDriver(_named(rule), TUPLE_WINDOW)
         if any(not atom.args for atom in rule_atoms(rule)):
-            return OnDriver(f"{_named(rule)} has an atom without arguments (no key to split by)")
+            return OnDriver(_named(rule), "has an atom without arguments (no key to split by)")
     for rule in rules:  # a rule that cannot keep a key on its own is the clearest reason
         if _assign([rule]) is None:
-            return OnDriver(f"{_named(rule)} joins {_joined(rule, program.terms)} on different arguments")
+            return OnDriver(_named(rule), f"joins {_joined(rule, program.terms)} on different arguments")
     for count in range(2, len(rules) + 1):  # else the first rule that cannot keep the same places as those before
         if _assign(rules[:count]) is None:
-            return OnDriver(f"{_named(rules[count - 1])} keys its atoms by other arguments than the rules before it")
+            return OnDriver(_named(rules[count - 1]), "keys its atoms by other arguments than the rules before it")
     keys = _assign(rules)
     return KeyLocal(keys if keys is not None else {})
 
@@ -237,14 +249,14 @@ def time_reach(program: Program) -> TimeSliced | OnDriver:
     edges: list[tuple[Node, Node, int | None, Rule]] = []  # (body predicate, head predicate, reach, rule)
     for rule in program.rules:
         if _counts(rule):
-            return OnDriver(f"{_named(rule)} has a tuple window (the last n atoms may lie any time back)")
+            return OnDriver(_named(rule), TUPLE_WINDOW)
         head = (rule.head.predicate, len(rule.head.args))
         for literal in rule.body:
             if not isinstance(literal, ExtendedAtom):
                 continue
             reach = literal_reach(literal)
             if reach is _UNBOUNDED:
-                return OnDriver(f"{_named(rule)} reads the whole past ({_unbounded_why(literal)})")
+                return OnDriver(_named(rule), f"reads the whole past ({_unbounded_why(literal)})")
             atoms = rule_atoms(Rule(rule.head, (literal,)))[1:]
             for atom in atoms:
                 edges.append(((atom.predicate, len(atom.args)), head, reach, rule))
@@ -257,7 +269,7 @@ def time_reach(program: Program) -> TimeSliced | OnDriver:
     component = _components(len(nodes), successors)
     for source, target, reach, rule in edges:
         if reach and component[index[source]] == component[index[target]]:
-            return OnDriver(f"{_named(rule)} reaches back through a recursion over windows (its window feeds "
+            return OnDriver(_named(rule), f"reaches back through a recursion over windows (its window feeds "
                             f"{program.terms.key(target[0])} back)")
     # longest reach over the graph of components, a DAG (Tarjan numbers a component after every one it
     # reaches: an edge goes from a higher number to a lower or the same). Inside a component every edge
