@@ -278,3 +278,20 @@ def test_the_driver_state_goes_through_a_checkpoint_between_micro_batches(progra
         driver.process(table.slice(low, high - low), batch)
     driver.finish()
     assert out.getvalue() == want
+
+
+def test_prefixes_declared_in_the_stream_reach_every_piece_and_range(tmp_path):
+    """A piece or byte range learns the `@prefix` lines before it, one at its very start included."""
+    program, stream = tmp_path / "p.lars", tmp_path / "s.stream"
+    program.write_text("@prefix ex: <http://ex/> .\nq(X,Y) :- [RANGE 2] DIAMOND ex:p(X,Y) .\n")
+    lines = []
+    for t in range(30):
+        if t % 2 == 0:
+            lines.append(f"@prefix e{t}: <http://ex/{t}/> .")
+        lines.append(f"{t} ex:p(e{t - t % 2}:a,ex:b)")
+    stream.write_text("\n".join(lines) + "\n")
+    status, want, err = local(program, stream)
+    assert status == 0 and err == "" and "<http://ex/28/a>" in want
+    for pieces in range(2, 12):
+        assert split_run(program, stream, pieces=pieces, parts=3)[:2] == (want, "")
+        assert sliced_run(program, stream, tasks=pieces) == want

@@ -38,7 +38,6 @@ LARS = "lars"
 DATALOGMTL = "datalogmtl"
 
 _PREFIX = re.compile(rb"@prefix")
-_PREFIX_LINE = re.compile(r"\s*@prefix\s+([A-Za-z][A-Za-z0-9_\-]*)?:\s*<([^>]*)>\s*\.?\s*\Z")
 
 
 @dataclass(frozen=True)
@@ -73,22 +72,15 @@ def reading_for(path: str | Path, language: str, program, max_line_bytes: int | 
                    max_line_bytes)
 
 
-def declared_prefixes(path: str | Path, end: int, max_line_bytes: int | None = limits.MAX_LINE_BYTES,
-                      since: tuple[int, dict] | None = None) -> dict[str, str]:
-    """The `@prefix` lines in bytes [0, end) of the file, as the readers learn them (a later one wins);
-    `since` = (byte, prefixes): what a scan up to that byte found, to go on from."""
-    start, found = (0, {}) if since is None else (since[0], dict(since[1]))
-    if end <= start:
-        return found
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        data = handle.read(end - start)
+def prefix_lines(data: bytes, max_line_bytes: int | None) -> Iterator[tuple[int, str, str]]:
+    """(byte where the line starts, prefix, IRI) of each `@prefix` line of `data` (whole lines), as the atom
+    readers learn them (`io.formats`'s pattern; a line too long or not UTF-8 declares nothing)."""
+    from ..io.formats import _PREFIX_LINE
+
     for match in _PREFIX.finditer(data):
         begin = data.rfind(b"\n", 0, match.start()) + 1
         stop = data.find(b"\n", match.start())
         stop = len(data) if stop < 0 else stop
-        if begin == 0 and start > 0:
-            continue  # (a line that began before `start` was seen by the scan before)
         raw = data[begin:stop]
         if max_line_bytes is not None and len(raw) + 1 > max_line_bytes:
             continue
@@ -98,7 +90,27 @@ def declared_prefixes(path: str | Path, end: int, max_line_bytes: int | None = l
             continue
         declared = _PREFIX_LINE.match(text)
         if declared:
-            found[declared.group(1) or ""] = declared.group(2)
+            yield begin, declared.group(1) or "", declared.group(2)
+
+
+def declared_prefixes(path: str | Path, end: int, max_line_bytes: int | None = limits.MAX_LINE_BYTES,
+                      since: tuple[int, dict] | None = None) -> dict[str, str]:
+    """The `@prefix` lines in bytes [0, end) of the file, as the readers learn them (a later one wins);
+    `since` = (byte, prefixes): what a scan up to that byte found, to go on from."""
+    start, found = (0, {}) if since is None else (since[0], dict(since[1]))
+    if end <= start:
+        return found
+    with open(path, "rb") as handle:
+        whole = start == 0
+        if not whole:
+            handle.seek(start - 1)
+            whole = handle.read(1) == b"\n"
+        handle.seek(start)
+        data = handle.read(end - start)
+    for begin, name, iri in prefix_lines(data, max_line_bytes):
+        if begin == 0 and not whole:
+            continue  # (a line that began before `start` was seen by the scan before)
+        found[name] = iri
     return found
 
 
@@ -181,7 +193,6 @@ def _lars_batches(reading: Reading, handle, shift: int, prefixes: dict, terms, n
 
 def _metric_batches(reading: Reading, handle, shift: int, prefixes: dict, terms, name: str,
                     rows_per_batch: int = 8192) -> Iterator:
-    from ..io.formats import format_fact  # noqa: F401  (the same writer of terms as the facts')
     from ..mtl.data import read_facts_as
 
     keys = terms.keys

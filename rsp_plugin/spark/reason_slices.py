@@ -24,7 +24,6 @@ judged on the driver).
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 
 from ..columnar.reason import Replay
@@ -67,26 +66,10 @@ class SliceJob:
 
 def declarations(path: str, size: int, max_line_bytes) -> tuple:
     """The file's `@prefix` lines as (byte of the line, prefix, IRI), in file order."""
-    from .reason_rows import _PREFIX_LINE
+    from .reason_rows import prefix_lines
 
-    found = []
     with open(path, "rb") as handle:
-        data = handle.read(size)
-    at = data.find(b"@prefix")
-    while at >= 0:
-        begin = data.rfind(b"\n", 0, at) + 1
-        stop = data.find(b"\n", at)
-        stop = len(data) if stop < 0 else stop
-        raw = data[begin:stop]
-        if max_line_bytes is None or len(raw) + 1 <= max_line_bytes:
-            try:
-                declared = _PREFIX_LINE.match(raw.decode("utf-8").rstrip("\r"))
-            except UnicodeDecodeError:
-                declared = None
-            if declared:
-                found.append((begin, declared.group(1) or "", declared.group(2)))
-        at = data.find(b"@prefix", stop)
-    return tuple(found)
+        return tuple(prefix_lines(handle.read(size), max_line_bytes))
 
 
 def byte_cuts(path: str, size: int, tasks: int) -> tuple:
@@ -318,7 +301,3 @@ def verified(job: SliceJob, reports: list[dict]) -> tuple[int, int] | None:
     if job.last is not None and end != job.last:
         return None
     return start, end
-
-
-def report_row(report: dict) -> str:
-    return json.dumps(report)
