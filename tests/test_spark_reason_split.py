@@ -295,3 +295,48 @@ def test_prefixes_declared_in_the_stream_reach_every_piece_and_range(tmp_path):
     for pieces in range(2, 12):
         assert split_run(program, stream, pieces=pieces, parts=3)[:2] == (want, "")
         assert sliced_run(program, stream, tasks=pieces) == want
+
+
+def test_a_killed_driver_goes_on_from_its_checkpoint_and_writes_each_line_once(tmp_path):
+    """Killed after writing a micro-batch's lines but before saving its state: the restarted driver loads the
+    state of the batch before, cuts the file it appends to back to where that batch ended, and takes the
+    batch again (Spark delivers it again): the file holds `--engine local`'s lines, each once."""
+    import pyarrow as pa
+
+    from rsp_plugin.spark.checkpoint import StateStore
+    from rsp_plugin.spark.reason import ReasonDriver, Settings, plan
+    from rsp_plugin.spark.reason_rows import read_piece
+
+    program, stream = EXAMPLES / "short-stop.mtl", EXAMPLES / "short-stop.txt"
+    status, want, _ = local(program, stream)
+    chosen = plan(Settings(program=str(program), stream=str(stream), language="datalogmtl",
+                           checkpoint=str(tmp_path / "chk")))
+    table = pa.Table.from_batches(list(read_piece(chosen.reading, 0, stream.stat().st_size, 0, {},
+                                                  name=str(stream))))
+    cuts = [0, 40, 90, 140, table.num_rows]
+    batches = [table.slice(low, high - low) for low, high in zip(cuts, cuts[1:])]
+    output = tmp_path / "out.jsonl"
+    with output.open("a") as out:
+        driver = ReasonDriver(chosen, out, io.StringIO(), StateStore(tmp_path / "chk"))
+        driver.process(batches[0], 0)
+        driver.process(batches[1], 1)
+        driver.store = None  # (killed: batch 2's lines are written, its state is never saved)
+        driver.process(batches[2], 2)
+    assert output.read_text() != want
+    with output.open("a") as out:
+        driver = ReasonDriver(chosen, out, io.StringIO(), StateStore(tmp_path / "chk"))
+        assert driver.state.last_batch == 1
+        for number, batch in enumerate(batches):
+            driver(_Frame(batch), number)  # (Spark's call: the batches done are skipped)
+        driver.finish()
+    assert output.read_text() == want
+
+
+class _Frame:
+    """A micro-batch as foreachBatch hands it (what `ReasonDriver.__call__` reads of it)."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def toArrow(self):
+        return self.table
