@@ -250,7 +250,7 @@ def test_the_reason_a_program_runs_on_the_driver_is_said_before_spark_starts(no_
                                        f"counts the last n atoms of every key, however far back)\n")
 
 
-# the driver mode's state is plain data ---------------------------------------------------------------------------------
+# the driver mode's state is plain data ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("program, stream", [BUNDLED[1], BUNDLED[3]])
 def test_the_driver_state_goes_through_a_checkpoint_between_micro_batches(program, stream):

@@ -129,8 +129,8 @@ def _embedded(program: Path, stream: Path) -> tuple[float, str]:
     digest = hashlib.sha256()
     started = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        process = subprocess.Popen([sys.executable, "-m", "rsp_plugin.cli", "reason", str(program), "--stream",
-                                    str(stream), "--changes"], stdout=subprocess.PIPE, stderr=err, env=env, preexec_fn=pinned)
+        command = [sys.executable, "-m", "rsp_plugin.cli", "reason", str(program), "--stream", str(stream), "--changes"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, env=env, preexec_fn=pinned)
         for block in iter(lambda: process.stdout.read(1 << 20), b""):
             digest.update(block)
         process.wait()
