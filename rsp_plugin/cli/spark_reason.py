@@ -73,7 +73,8 @@ def _settings(options: ReasonOptions, language: str):
     from ..spark.reason import BATCH_LINES, Settings
 
     return Settings(program=options.program, stream=str(path),
-                    language=DATALOGMTL if language == DATALOGMTL else "lars", mode=options.mode or "driver", first=options.first, last=options.last,
+                    language=DATALOGMTL if language == DATALOGMTL else "lars", mode=options.mode or "driver",
+                    first=options.first, last=options.last,
                     changes=options.changes, pruning=options.pruning, max_derivations=options.max_derivations,
                     max_gap=options.max_gap, max_line_bytes=options.max_line_bytes,
                     checkpoint=options.checkpoint, checkpoint_key=options.checkpoint_key,
