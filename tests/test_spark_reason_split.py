@@ -340,3 +340,24 @@ class _Frame:
 
     def toArrow(self):
         return self.table
+
+
+def test_timestamped_ntriples_with_a_tick(tmp_path):
+    """A LARS program over a `.tnt` stream (ms timestamps, `@tick 1s`): triples are keyed by their subject."""
+    import random
+
+    program, stream = tmp_path / "p.lars", tmp_path / "s.tnt"
+    program.write_text("@prefix ex: <http://example.org/> .\n@tick 1s .\n"
+                       "hot(S) :- [RANGE 2s] DIAMOND ex:temp(S, V), V > 30 .\nwarm(S) :- [RANGE 1s] BOX hot(S) .\n")
+    draw = random.Random(3)
+    lines = [f'{ms} <http://ex/s{draw.randrange(4)}> <http://example.org/temp> "{draw.randrange(20, 40)}"'
+             f'^^<http://www.w3.org/2001/XMLSchema#integer> .\n' for ms in range(0, 30000, 250)]
+    stream.write_text("".join(lines))
+    assert isinstance(split_of(parsed(program)), KeyLocal) and time_reach(parsed(program)) == TimeSliced(3)
+    assert_shares_agree(program, stream, lengths=(None, 2), tasks=(3,))
+    lines.insert(20, "5100 <http://ex/b> <http://example.org/temp> broken .\n")
+    stream.write_text("".join(lines))
+    status, want, err = local(program, stream)
+    assert err.startswith(f"{stream}:21: ")
+    said = "".join(f"{line}\n" for line in err.splitlines()[:-1])
+    assert split_run(program, stream, pieces=3, parts=3)[:2] == (want, said)
