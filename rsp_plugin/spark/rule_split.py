@@ -48,7 +48,10 @@ predicate, d(P), is 0 for one no rule derives and otherwise the largest
 d(Q) + w over the body literals (Q, w) of its rules; L is the largest d. L is
 finite exactly when no literal is unbounded, no tuple window is used, and no
 recursion goes through a window of positive reach (every cycle of the
-dependency graph has reach 0: recursion within a time point is fine).
+dependency graph has reach 0: recursion within a time point is fine). RDF
+triples are one predicate to the engine; here a triple with a constant
+property is a predicate of its own (triples of two properties never unify),
+and one with a variable property stands for all of them.
 
 Claim: an engine started at s and fed the stream's atoms from s on gives, for
 every predicate P and time point t >= s + d(P), the same atoms of P at t as
@@ -81,6 +84,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
+from ..core.terms import TRIPLE
 from ..lars.metric import SINCE, PastWindow
 from ..lars.program import AT, COUNT, PLAIN, Atom, ExtendedAtom, Program, Rule, Var
 
@@ -245,23 +249,28 @@ _UNBOUNDED = None
 
 def time_reach(program: Program) -> TimeSliced | OnDriver:
     """L, how far back the program can see through chains of windows (see the module's (b)), or why it is
-    unbounded."""
-    edges: list[tuple[Node, Node, int | None, Rule]] = []  # (body predicate, head predicate, reach, rule)
+    unbounded. RDF triples are one predicate to the engine, but a triple with a constant property never
+    unifies with one of another: each property is a predicate of its own here (`_reach_nodes`)."""
+    triple = program.terms.find(TRIPLE)
+    properties = {atom.args[1] for rule in program.rules for atom in rule_atoms(rule)
+                  if atom.predicate == triple and len(atom.args) == 3 and not isinstance(atom.args[1], Var)}
+    edges: list[tuple[tuple, tuple, int | None, Rule]] = []  # (body node, head node, reach, rule)
     for rule in program.rules:
         if _counts(rule):
             return OnDriver(_named(rule), TUPLE_WINDOW)
-        head = (rule.head.predicate, len(rule.head.args))
+        heads = _reach_nodes(rule.head, triple, properties)
         for literal in rule.body:
             if not isinstance(literal, ExtendedAtom):
                 continue
             reach = literal_reach(literal)
             if reach is _UNBOUNDED:
                 return OnDriver(_named(rule), f"reads the whole past ({_unbounded_why(literal)})")
-            atoms = rule_atoms(Rule(rule.head, (literal,)))[1:]
-            for atom in atoms:
-                edges.append(((atom.predicate, len(atom.args)), head, reach, rule))
+            for atom in rule_atoms(Rule(rule.head, (literal,)))[1:]:
+                edges.extend((source, head, reach, rule) for source in _reach_nodes(atom, triple, properties)
+                             for head in heads)
     nodes = sorted({node for source, target, _, _ in edges for node in (source, target)}
-                   | {(r.head.predicate, len(r.head.args)) for r in program.rules})
+                   | {node for r in program.rules for node in _reach_nodes(r.head, triple, properties)},
+                   key=repr)
     index = {node: k for k, node in enumerate(nodes)}
     successors: list[list[int]] = [[] for _ in nodes]
     for source, target, _, _ in edges:
@@ -270,7 +279,7 @@ def time_reach(program: Program) -> TimeSliced | OnDriver:
     for source, target, reach, rule in edges:
         if reach and component[index[source]] == component[index[target]]:
             return OnDriver(_named(rule), f"reaches back through a recursion over windows (its window feeds "
-                            f"{program.terms.key(target[0])} back)")
+                            f"{_node_name(target, program.terms)} back)")
     # longest reach over the graph of components, a DAG (Tarjan numbers a component after every one it
     # reaches: an edge goes from a higher number to a lower or the same). Inside a component every edge
     # has reach 0 and every member reaches every other: they all see as far back as the farthest.
@@ -283,6 +292,29 @@ def time_reach(program: Program) -> TimeSliced | OnDriver:
     for number in sorted(set(component), reverse=True):
         depth[number] = max((depth[source] + reach for source, reach in into.get(number, ())), default=0)
     return TimeSliced(max(depth.values(), default=0))
+
+
+#: the reach graph's node of triples whose property is a variable (they may be of any property)
+_ANY_PROPERTY = "any"
+
+
+def _reach_nodes(atom: Atom, triple: int | None, properties: set) -> list[tuple]:
+    """The nodes of the reach graph an atom stands for: (predicate, arity), or for an RDF triple (triple,
+    3, its property); a triple whose property is a variable stands for every property's node and the
+    `_ANY_PROPERTY` one (a rule deriving such triples feeds every rule reading triples, and the other way)."""
+    if atom.predicate != triple or len(atom.args) != 3:
+        return [(atom.predicate, len(atom.args), None)]
+    prop = atom.args[1]
+    if isinstance(prop, Var):
+        return [(triple, 3, other) for other in sorted(properties)] + [(triple, 3, _ANY_PROPERTY)]
+    return [(triple, 3, prop)]
+
+
+def _node_name(node: tuple, terms) -> str:
+    predicate, _, prop = node
+    if prop is None:
+        return terms.key(predicate)
+    return "triples of any property" if prop == _ANY_PROPERTY else f"triples of {terms.key(prop)}"
 
 
 def literal_reach(literal: ExtendedAtom) -> int | None:
