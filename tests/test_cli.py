@@ -212,12 +212,12 @@ def test_a_time_point_past_the_solver_timeout_is_reported_and_the_run_goes_on(tm
 # everyday edges: options as written, standard input, a reader that goes away ----------------------
 
 @pytest.mark.parametrize("argv, command, unknown", [
-    (["reason", "hightemp.lars", "--stream", "hightemp.stream", "--mode", "distributed"], "reason", "--mode distributed"),
+    (["reason", "hightemp.lars", "--stream", "hightemp.stream", "--mod", "all"], "reason", "--mod all"),
     (["reason", "hightemp.lars", "--stream", "hightemp.stream", "--model", "all"], "reason", "--model all"),
     (["query", "q.rq", "--stream", "s=s.tnt", "--dia", "cqels"], "query", "--dia cqels"),
 ])
 def test_options_are_matched_only_as_written(argv, command, unknown):
-    # argparse would read `--mode` as `--models` and `--dia` as `--dialect` (prefix matching): a contract
+    # argparse would read `--mod` as `--models` (or `--mode`) and `--dia` as `--dialect` (prefix matching): a contract
     # other tools call takes its options only as written, and says which one it does not have
     done = rsp(*argv, cwd=EXAMPLES)
     assert done.returncode == 2 and done.stdout == ""

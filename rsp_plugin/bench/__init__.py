@@ -82,6 +82,12 @@ def run_suite(options: BenchOptions) -> int:
 
         return run(options)
     if options.suite == "spark":
+        from .spark_reason import WORKLOADS as RULE_WORKLOADS
+
+        if options.workloads and all(name in RULE_WORKLOADS for name in options.workloads):
+            from .spark_reason import run  # temporal rules on the executors against one embedded core
+
+            return run(options)
         if options.overhead:
             from .spark import run
 

@@ -128,6 +128,25 @@ def _parser() -> argparse.ArgumentParser:
     reason.add_argument("--at", type=int, metavar="T", help="--explain: the time point (default: the last)")
     reason.add_argument("--explain-format", choices=["text", "json"], default="text",
                         help="--explain: indented text (default) or the tree as JSON")
+    reason.add_argument("--engine", choices=["local", "spark"], default="local",
+                        help="local (default): the engine in this process; spark: Spark reads the stream file "
+                             "(rsp_plugin/cli/spark_reason.py)")
+    reason.add_argument("--mode", choices=["driver", "distributed"], default=None,
+                        help="--engine spark: driver (default): one engine on the driver over Spark's micro-batches; "
+                             "distributed: the program's work split on the executors, by key or by time slices, "
+                             "where the program allows it (else on the driver, said on stderr)")
+    reason.add_argument("--master", help="--engine spark: the Spark master URL (default local[2])")
+    reason.add_argument("--checkpoint", metavar="DIR",
+                        help="--engine spark --mode driver: Spark's offsets and the engine's state; a restarted run "
+                             "goes on from there")
+    reason.add_argument("--checkpoint-key", metavar="FILE",
+                        help="--checkpoint: the key file (mode 0600, at least 16 bytes) the states are authenticated "
+                             "with; default $RSP_PLUGIN_CHECKPOINT_KEY, else DIR/rsp-plugin.key")
+    reason.add_argument("--batch-lines", type=int, metavar="N",
+                        help="--engine spark --mode driver: stream lines per micro-batch (default 50000)")
+    reason.add_argument("--spark-log-level", type=str.upper, choices=SPARK_LOG_LEVELS, metavar="LEVEL",
+                        help="--engine spark: the least level of Spark's own log lines shown on stderr (default "
+                             "ERROR; WARN, INFO, DEBUG show more)")
     _mqtt_arguments(reason, payload_time=False)
     _explain_depth(reason)
     _readable_options(reason, "the program's")

@@ -79,6 +79,21 @@ class ReasonOptions:
     prefixes: bool = False
     time: str = "ms"
     mqtt: MqttArguments = field(default_factory=MqttArguments)
+    # --engine spark (`cli/spark_reason.py`)
+    engine: str = "local"
+    mode: str | None = None
+    master: str | None = None
+    checkpoint: str | None = None
+    checkpoint_key: str | None = None
+    batch_lines: int | None = None
+    spark_log_level: str | None = None
+
+    @property
+    def spark_only(self) -> dict:
+        """The options only `--engine spark` reads, by their names on the command line (None: not given)."""
+        return {"mode": self.mode, "master": self.master, "checkpoint": self.checkpoint,
+                "checkpoint-key": self.checkpoint_key, "batch-lines": self.batch_lines,
+                "spark-log-level": self.spark_log_level}
 
     @property
     def pruning(self) -> bool:

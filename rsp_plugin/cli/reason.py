@@ -2,17 +2,17 @@
 
 `reason(options)` decides once: which language the program is in (`--language`,
 else `mtl.run.detect_language`: its extension, its content, a peek at the stream
-file), then a broker's topic (LARS, read as it comes), an explanation
-(`cli/explain.py`), a DatalogMTL program, an answer stream (`cli/answers.py`) or
-a LARS program over its stream (`columnar.reason`); `--prefixes` / `--time iso`
-rewrite whichever lines come out. Around every engine: the stream opened after
-checking `--from` / `--to` (a file or standard input, `--stream -`), the lines it
-sets aside said on stderr and counted.
+file), then Spark (`--engine spark`: `cli/spark_reason.py`), a broker's topic
+(LARS, read as it comes), an explanation (`cli/explain.py`), a DatalogMTL
+program, an answer stream (`cli/answers.py`) or a LARS program over its stream
+(`columnar.reason`); `--prefixes` / `--time iso` rewrite whichever lines come
+out. Around every engine: the stream opened after checking `--from` / `--to` (a
+file or standard input, `--stream -`), the lines it sets aside said on stderr
+and counted.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +25,10 @@ from .options import ReasonOptions
 def reason(options: ReasonOptions) -> int:
     """The `reason` command: one JSON line per time point on stdout (or an explanation), exit status 0
     (1: the atom explained does not hold)."""
+    if options.engine != "spark":
+        given = next((name for name, value in options.spark_only.items() if value is not None), None)
+        if given is not None:
+            raise UserError(f"--{given} is read by --engine spark")
     broker = options.stream.startswith(("mqtt://", "mqtts://"))  # (io.mqtt.is_broker, without its imports)
     language = program_language(options, broker=broker)
     if options.prefixes or options.time != "ms":
@@ -36,6 +40,10 @@ def reason(options: ReasonOptions) -> int:
 def _run(options: ReasonOptions, language: str, broker: bool) -> int:
     from ..mtl.run import DATALOGMTL
 
+    if options.engine == "spark":  # Spark reads the stream file (rsp_plugin/cli/spark_reason.py)
+        from .spark_reason import reason_on_spark
+
+        return reason_on_spark(options, language)
     if broker:  # a broker's topic (rsp_plugin/io/mqtt.py)
         return reason_from_broker(options, language)
     if options.explain is not None:  # why an atom holds (rsp_plugin/cli/explain.py)
@@ -174,46 +182,24 @@ def reason_lars(options: ReasonOptions) -> int:
 
 
 def reason_datalogmtl(options: ReasonOptions) -> int:
-    """A DatalogMTL program over its stream: the atoms of its head predicates at each time point."""
-    from ..io.formats import format_fact
-    from ..mtl.data import fact_timeline, read_facts, with_arities
+    """A DatalogMTL program over its stream: the atoms of its head predicates at each time point
+    (`mtl.run.MetricReplay`, handed the whole stream)."""
+    from ..mtl.data import read_facts
     from ..lars.metric_lower import lower_program
-    from ..mtl.run import engine_outputs
+    from ..mtl.run import MetricReplay
     from ..mtl.syntax import parse_mtl_file
 
     program = parse_mtl_file(options.program)
     lowered = lower_program(program)
-    terms = program.terms
     stream = stream_path(options)
     handle = open_stream(options)
     set_aside = SetAside()
-
-    before: set[str] = set()
-    out = sys.stdout
-    shown: dict = {}
+    run = MetricReplay(lowered, first=options.first, last=options.last, changes=options.changes,
+                       max_gap=options.max_gap, filename=str(stream))
     with handle:
-        items = with_arities(read_facts(stream, handle, terms, prefixes=program.prefixes,
-                                        max_line_bytes=options.max_line_bytes),
-                             lowered.arities, terms,
-                             str(stream))
-        timeline = fact_timeline(items, first=options.first, last=options.last, on_rejected=set_aside,
-                                 max_gap=options.max_gap,
-                                 filename=str(stream))
-        for point, facts in engine_outputs(lowered, timeline, start=options.first):
-            holding = set()
-            for fact in facts:
-                text = shown.get(fact)
-                if text is None:
-                    text = shown[fact] = format_fact(fact, terms)
-                holding.add(text)
-            if len(shown) > 4 * len(holding) + 1024:
-                shown = {}
-            if options.changes:
-                line = {"t": point, "started": sorted(holding - before), "stopped": sorted(before - holding)}
-                before = holding
-            else:
-                line = {"t": point, "atoms": sorted(holding)}
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        run.take(read_facts(stream, handle, program.terms, prefixes=program.prefixes,
+                            max_line_bytes=options.max_line_bytes), sys.stdout, set_aside)
+        run.end(sys.stdout)
     set_aside.say_how_many()
     return 0
 

@@ -69,6 +69,7 @@ class SnapshotLines:
         self.lasts: list[str] = []       # each chunk's last atom
         self.pieces: list = []           # each chunk's atoms joined by '", "' (None: changed since)
         self.special: set = set()        # atoms json.dumps would escape
+        self.size = 0                    # how many atoms hold
 
     @property
     def ordered(self) -> list[str]:
@@ -80,6 +81,13 @@ class SnapshotLines:
         gone = list(map(shown.pop, stopped))
         new = written(started, terms)
         shown.update(zip(started, new))
+        self.change_written(new, gone)
+
+    def change_written(self, new: list[str], gone: list[str]) -> None:
+        """The change as written atoms: `new` started (none held), `gone` stopped (all held). For a
+        caller that has the written atoms only (the lines of a distributed run, merged on the driver:
+        `shown` is not kept then). The lists are sorted in place."""
+        self.size += len(new) - len(gone)
         if new and _escapes("".join(new)):
             self.special.update(text for text in new if _NEEDS_ESCAPE.search(text))
         if self.special and gone:
@@ -90,7 +98,7 @@ class SnapshotLines:
         if new:
             new.sort()
             self._merge(new)
-        if len(self.chunks) > 8 + 2 * len(shown) // self.CHUNK:  # chunks worn small: cut afresh
+        if len(self.chunks) > 8 + 2 * self.size // self.CHUNK:  # chunks worn small: cut afresh
             ordered = self.ordered
             self.chunks = []
             if ordered:
@@ -278,52 +286,61 @@ def replay(program, stream: str | Path, out: TextIO, *, first: int | None = None
     if collecting:
         gc.disable()
     try:
-        return _replay(program, stream, out, first, last, pruning, changes, on_rejected, forget, blocks, handle,
-                       max_derivations, max_line_bytes, max_gap)
+        run = Replay(program, first=first, last=last, pruning=pruning, changes=changes, forget=forget,
+                     max_derivations=max_derivations, max_gap=max_gap, filename=str(stream))
+        if blocks is None:
+            blocks = read_atom_blocks(stream, program.terms, prefixes=program.prefixes, tick_ms=program.tick_ms,
+                                      handle=handle, max_line_bytes=max_line_bytes)
+        for block in blocks:
+            if not run.take(block, out, on_rejected):
+                break
+        run.end(out)
+        return run.engine
     finally:
         if collecting:
             gc.enable()
 
 
-def _replay(program, stream, out, first, last, pruning, changes, on_rejected, forget, blocks, handle,
-            max_derivations, max_line_bytes, max_gap) -> IncrementalEngine:
-    terms = program.terms
-    terms.pin(list(terms.ids()))  # the program's constants
-    # the live set below names all the replay holds (the engine, the time point being filled);
-    # a block's terms are interned when it is read, after the one before was pushed
-    forgetting = Forgetting(terms, keep_young=False) if forget else None
-    bounds = {} if max_derivations is None else {"max_derivations": max_derivations}
-    engine = IncrementalEngine(program, start=first, pruning=pruning, **bounds)
-    counted = engine._count_log is not None  # tuple windows count atoms in arrival order
-    hidden = program.hidden  # DatalogMTL's auxiliary predicates: derived, never written
-    snapshot = SnapshotLines()
-    filename = str(stream)
-    if blocks is None:
-        blocks = read_atom_blocks(stream, terms, prefixes=program.prefixes, tick_ms=program.tick_ms,
-                                  handle=handle, max_line_bytes=max_line_bytes)
+class Replay:
+    """`replay` a block at a time, for a caller that is handed the blocks (a Spark micro-batch driver):
+    `take(block, out, on_rejected)` evaluates the time points the block completes and writes their lines,
+    `end(out)` the rest. Everything it holds is state a checkpoint stores as it is (`runtime.state_schema`:
+    the engine, the lines' memory, the admission `Gate`, the time point being filled); where the lines
+    and the set-aside records go is not, and is given with each call.
 
-    current = first      # the time point being filled (None: no data yet)
-    waiting = None       # its facts so far
+    `write(point, started, stopped, out)` writes a time point's line; a subclass may keep the changes
+    instead (the Spark executors' share of a distributed run, `rsp_plugin.spark.reason_parts`)."""
 
-    def evaluate(point: int, facts) -> None:
-        report = engine.advance_to(point, facts if facts is not None else ())
-        started, stopped = report.started, report.stopped
-        if hidden:
-            started = [fact for fact in started if fact[0] not in hidden]
-            stopped = [fact for fact in stopped if fact[0] not in hidden]
-        if changes:
-            started_lines = sorted(written(started, terms))
-            stopped_lines = sorted(snapshot.shown[f] for f in stopped)
-            snapshot.change(started, stopped, terms)
-            out.write(json.dumps({"t": point, "started": started_lines, "stopped": stopped_lines},
-                                 ensure_ascii=False) + "\n")
-        else:
-            snapshot.change(started, stopped, terms)
-            snapshot.write_line(point, out)
+    def __init__(self, program, *, first: int | None = None, last: int | None = None,
+                 pruning: bool = True, changes: bool = False, forget: bool = True,
+                 max_derivations: int | None = None, max_gap: int | None = limits.MAX_GAP_TIME_POINTS,
+                 filename: str = "<stream>"):
+        terms = program.terms
+        terms.pin(list(terms.ids()))  # the program's constants
+        self.program = program
+        self.terms = terms
+        # the live set below names all the replay holds (the engine, the time point being filled);
+        # a block's terms are interned when it is read, after the one before was pushed
+        self.forgetting = Forgetting(terms, keep_young=False) if forget else None
+        bounds = {} if max_derivations is None else {"max_derivations": max_derivations}
+        self.engine = IncrementalEngine(program, start=first, pruning=pruning, **bounds)
+        self.counted = self.engine._count_log is not None  # tuple windows count atoms in arrival order
+        self.hidden = set(program.hidden)  # DatalogMTL's auxiliary predicates: derived, never written
+        self.snapshot = SnapshotLines()
+        self.filename = filename
+        self.first, self.last, self.changes = first, last, changes
+        self.gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
+        self.current = first   # the time point being filled (None: no data yet)
+        self.waiting = None    # its facts so far
+        self.cut = False       # a line after --to was read: the stream is done
 
-    gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
-    for block in blocks:
-        block, rows, dead = _admitted(gate, block, filename)
+    def take(self, block, out: TextIO | None, on_rejected: Callable[[Rejected], None]) -> bool:
+        """Evaluate the time points `block` completes (their lines to `out`, the lines set aside to
+        `on_rejected`); False once a line after `--to` was read (the blocks after it are not read)."""
+        if self.cut:
+            return False
+        first, last = self.first, self.last
+        block, rows, dead = _admitted(self.gate, block, self.filename)
         times = block.times
         lines = block.lines
         cut = None
@@ -337,30 +354,57 @@ def _replay(program, stream, out, first, last, pruning, changes, on_rejected, fo
                     on_rejected(record)
         if first is not None and rows and times[rows[0]] < first:
             rows = [k for k in rows if times[k] >= first]
-        for point, facts in _by_time_point(block, rows, counted):
-            if current is None:
-                current = point
-            while current < point:
-                evaluate(current, waiting)
-                waiting = None
-                current += 1
-            waiting = facts if waiting is None else _joined(waiting, facts)
+        for point, facts in _by_time_point(block, rows, self.counted):
+            if self.current is None:
+                self.current = point
+            while self.current < point:
+                self._evaluate(self.current, self.waiting, out)
+                self.waiting = None
+                self.current += 1
+            self.waiting = facts if self.waiting is None else _joined(self.waiting, facts)
+        forgetting = self.forgetting
         if forgetting is not None and forgetting.due():
-            held = _as_facts(waiting) if waiting is not None else []
-            forgetting.run(chain(engine.live_terms(), (predicate for predicate, _ in held),
+            held = _as_facts(self.waiting) if self.waiting is not None else []
+            forgetting.run(chain(self.engine.live_terms(), (predicate for predicate, _ in held),
                                  chain.from_iterable(args for _, args in held)))
         if cut is not None:
-            break
-    if current is None:
-        if first is None or last is None:
-            return engine
-        current = first
-    end = last if last is not None else current
-    while current <= end:
-        evaluate(current, waiting)
-        waiting = None
-        current += 1
-    return engine
+            self.cut = True
+            return False
+        return True
+
+    def end(self, out: TextIO | None) -> None:
+        """The stream ended: every time point up to `--to` (or the last one read) is evaluated."""
+        if self.current is None:
+            if self.first is None or self.last is None:
+                return
+            self.current = self.first
+        end = self.last if self.last is not None else self.current
+        while self.current <= end:
+            self._evaluate(self.current, self.waiting, out)
+            self.waiting = None
+            self.current += 1
+
+    def _evaluate(self, point: int, facts, out: TextIO | None) -> None:
+        report = self.engine.advance_to(point, facts if facts is not None else ())
+        started, stopped = report.started, report.stopped
+        hidden = self.hidden
+        if hidden:
+            started = [fact for fact in started if fact[0] not in hidden]
+            stopped = [fact for fact in stopped if fact[0] not in hidden]
+        self.write(point, started, stopped, out)
+
+    def write(self, point: int, started: list, stopped: list, out: TextIO | None) -> None:
+        """The line of `point`: what holds (a snapshot), or with `changes` what started and stopped."""
+        snapshot, terms = self.snapshot, self.terms
+        if self.changes:
+            started_lines = sorted(written(started, terms))
+            stopped_lines = sorted(snapshot.shown[f] for f in stopped)
+            snapshot.change(started, stopped, terms)
+            out.write(json.dumps({"t": point, "started": started_lines, "stopped": stopped_lines},
+                                 ensure_ascii=False) + "\n")
+        else:
+            snapshot.change(started, stopped, terms)
+            snapshot.write_line(point, out)
 
 
 def _admitted(gate: Gate, block, filename: str) -> tuple:
@@ -430,4 +474,4 @@ def _as_facts(batch) -> list:
     return list(batch)
 
 
-__all__ = ["replay", "SnapshotLines", "written"]
+__all__ = ["replay", "Replay", "SnapshotLines", "written"]

@@ -135,9 +135,45 @@ def read_facts(
     name = str(path)
     suffix = Path(path).suffix
     if suffix in (".tnt", ".nt"):
-        return _punctual(read_tnt(lines, terms, filename=name, max_line_bytes=max_line_bytes))
+        return read_facts_as(TRIPLES, name, lines, terms, max_line_bytes=max_line_bytes)
     return _with_bad_lines(lines, name, max_line_bytes, lambda text: _read_text_facts(
         name, suffix, text, terms, prefixes))
+
+
+#: how a stream file for a DatalogMTL program is read (`facts_kind`)
+TRIPLES, ATOMS, DATASET = "triples", "atoms", "dataset"
+
+
+def facts_kind(path: str | Path, handle: BinaryIO | None = None,
+               max_line_bytes: int | None = limits.MAX_LINE_BYTES) -> str:
+    """How `read_facts` reads the file: TRIPLES (.tnt, .nt), ATOMS (.stream, or a first line
+    `TIMESTAMP atom`) or DATASET; for a reader of part of it (`read_facts_as`, a Spark task)."""
+    suffix = Path(path).suffix
+    if suffix in (".tnt", ".nt"):
+        return TRIPLES
+    if suffix == ".stream":
+        return ATOMS
+    opened = handle if handle is not None else open(path, "rb")
+    try:
+        for item in lines_of(opened, filename=str(path), max_line_bytes=max_line_bytes):
+            line = item if type(item) is str else ""
+            if line.strip() and line.strip()[0] not in "#%@":
+                return ATOMS if _ATOM_LINE.match(line) else DATASET
+    finally:
+        if handle is None:
+            opened.close()
+    return DATASET
+
+
+def read_facts_as(kind: str, name: str, lines: Iterable[str] | BinaryIO, terms: Dictionary, *,
+                  prefixes: dict[str, str] | None = None,
+                  max_line_bytes: int | None = limits.MAX_LINE_BYTES) -> Iterator[TimedFact | Rejected]:
+    """`read_facts` of some lines of a file `facts_kind` judged whole (lines numbered from 1)."""
+    if kind == TRIPLES:
+        return _punctual(read_tnt(lines, terms, filename=name, max_line_bytes=max_line_bytes))
+    read = read_atom_lines if kind == ATOMS else read_dataset
+    return _with_bad_lines(lines, name, max_line_bytes, lambda text: read(text, terms, prefixes=prefixes,
+                                                                        filename=name))
 
 
 def _with_bad_lines(lines, name: str, max_line_bytes: int | None, read) -> Iterator[TimedFact | Rejected]:
@@ -264,38 +300,88 @@ def fact_timeline(
     >>> [str(r) for r in rejected]
     ['<stream>:3: starts at time point 1, before time point 2 read earlier; set aside (a stream is read in time order)']
     """
-    current = first
-    active: list[TimedFact] = []
-    gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
-    end = last
+    timeline = FactTimeline(first=first, last=last, filename=filename, max_gap=max_gap)
     for item in items:
+        yield from timeline.push(item, on_rejected)
+        if timeline.cut:
+            break
+    yield from timeline.finish()
+
+
+#: what `FactTimeline.admit` says of an item
+TAKEN, SKIPPED, CUT = "taken", "skipped", "cut"
+
+
+class FactTimeline:
+    """`fact_timeline` an item at a time, for a caller that is handed the items (a Spark micro-batch
+    driver): `push(item, on_rejected)` gives the time points the item completes, `finish()` the rest.
+    `admit(item, on_rejected)` is its judgment alone (set aside, before `--from`, after `--to`, or
+    taken), for a caller that only needs to know which items the timeline takes and where it ends
+    (`span`). Everything it holds is state a checkpoint stores as it is (`runtime.state_schema`); where
+    the lines set aside go is given with each call."""
+
+    def __init__(self, *, first: int | None = None, last: int | None = None, filename: str = "<stream>",
+                 max_gap: int | None = limits.MAX_GAP_TIME_POINTS):
+        self.first, self.last, self.filename = first, last, filename
+        self.gate = Gate(in_order=True, gap=Gap(max_gap) if max_gap is not None else None, start=first)
+        self.current = first        # the next time point to give (None: no fact taken yet)
+        self.active: list[TimedFact] = []
+        self.end = last             # the last time point of the timeline, so far
+        self.cut = False            # a fact after --to was read: the stream is done
+
+    def admit(self, item, on_rejected: Callable[[Rejected], None]) -> str:
+        """TAKEN, SKIPPED (set aside, and said so to `on_rejected`; or wholly before `--from`) or CUT
+        (after `--to`: this item and those after it are not read). A taken item moves the timeline's
+        start and end."""
+        if self.cut:
+            return CUT
         if isinstance(item, Rejected):
             on_rejected(item)
-            continue
-        problem = gate.judge_interval(item.first, item.last)
+            return SKIPPED
+        problem = self.gate.judge_interval(item.first, item.last)
         if problem is not None:
-            on_rejected(Rejected(filename, item.line, problem))
-            continue
-        if first is not None and item.last < first:
-            continue
-        if last is not None and item.first > last:
-            break
-        if current is None:
-            current = item.first
-        while current < item.first:
-            yield current, [timed.fact for timed in active]
-            current += 1
-            active = [timed for timed in active if timed.last >= current]
-        active.append(item)
-        if last is None and (end is None or item.last > end):
-            end = item.last
-    if current is None:
-        if first is None or last is None:
+            on_rejected(Rejected(self.filename, item.line, problem))
+            return SKIPPED
+        if self.first is not None and item.last < self.first:
+            return SKIPPED
+        if self.last is not None and item.first > self.last:
+            self.cut = True
+            return CUT
+        if self.current is None:
+            self.current = item.first
+        if self.last is None and (self.end is None or item.last > self.end):
+            self.end = item.last
+        return TAKEN
+
+    def push(self, item, on_rejected: Callable[[Rejected], None]) -> Iterator[tuple[int, list[Fact]]]:
+        """The time points before `item`'s first, now complete; the item joins those from its first on."""
+        if self.admit(item, on_rejected) != TAKEN:
             return
-        current = first
-    if end is None:
-        end = current if last is None else last
-    while current <= end:
-        yield current, [timed.fact for timed in active]
-        current += 1
-        active = [timed for timed in active if timed.last >= current]
+        while self.current < item.first:
+            yield from self._give()
+        self.active.append(item)
+
+    def finish(self) -> Iterator[tuple[int, list[Fact]]]:
+        """The stream ended: the time points up to the timeline's end."""
+        if self.current is None:
+            if self.first is None or self.last is None:
+                return
+            self.current = self.first
+        if self.end is None:
+            self.end = self.current if self.last is None else self.last
+        while self.current <= self.end:
+            yield from self._give()
+
+    def span(self) -> tuple[int, int] | None:
+        """(first, last) time point of the timeline once every item was admitted; None: no time point."""
+        if self.current is None:
+            if self.first is None or self.last is None:
+                return None
+            return self.first, self.last
+        return self.current, self.end if self.end is not None else self.current
+
+    def _give(self):
+        current = self.current
+        yield current, [timed.fact for timed in self.active]
+        self.current = current + 1
+        self.active = [timed for timed in self.active if timed.last > current]

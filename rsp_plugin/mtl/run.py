@@ -116,3 +116,95 @@ def reference_outputs(program, timeline, *, start: int | None = None, horizon: i
             (p, a) for p, a in holding
             if (a[1] in head_triples if p == triple and len(a) == 3 else p in heads)
         }
+
+
+class MetricReplay:
+    """`rsp-plugin reason PROGRAM.mtl`'s lines, an item at a time, for a caller that is handed the stream's
+    items (a Spark micro-batch driver): `take(items, out, on_rejected)` evaluates the time points they
+    complete and writes their lines, `end(out)` the rest; the lines are `reason`'s (`{"t", "atoms"}`, or
+    with `changes` `{"t", "started", "stopped"}`). Everything it holds is state a checkpoint stores as it
+    is (`runtime.state_schema`); where the lines and the lines set aside go is given with each call.
+
+    `write(point, holding, out)` writes a time point's line; a subclass may keep it instead (a Spark
+    executor's share of a distributed run, `rsp_plugin.spark.reason_parts`)."""
+
+    def __init__(self, lowered, *, first: int | None = None, last: int | None = None, changes: bool = False,
+                 max_gap: int | None = None, filename: str = "<stream>"):
+        from .data import FactTimeline
+
+        self.program = lowered.program
+        self.terms = lowered.program.terms
+        self.engine = new_engine(lowered, start=first)
+        self.heads, self.head_triples, self.triple = set(lowered.heads), set(lowered.head_triples), lowered.triple
+        self.arities = {predicate: set(counts) for predicate, counts in lowered.arities.items()}
+        self.filename = filename
+        self.timeline = FactTimeline(first=first, last=last, filename=filename, max_gap=max_gap)
+        self.changes = changes
+        self.derived: set = set()
+        self.before: set = set()
+        self.shown: dict = {}
+
+    @property
+    def cut(self) -> bool:
+        """A fact after `--to` was read: the items after it are not read."""
+        return self.timeline.cut
+
+    def reports(self, fact) -> bool:
+        """Is `fact` an atom of one of the program's head predicates? (`Lowered.reports`)"""
+        predicate, args = fact
+        if predicate == self.triple and len(args) == 3:
+            return args[1] in self.head_triples
+        return predicate in self.heads
+
+    def take(self, items, out, on_rejected) -> bool:
+        """Evaluate the time points `items` complete (their lines to `out`, the lines set aside to
+        `on_rejected`); False once a fact after `--to` was read."""
+        from .data import with_arities
+
+        timeline = self.timeline
+        for item in with_arities(items, self.arities, self.terms, self.filename):
+            for point, facts in timeline.push(item, on_rejected):
+                self._evaluate(point, facts, out)
+            if timeline.cut:
+                return False
+        return True
+
+    def end(self, out) -> None:
+        for point, facts in self.timeline.finish():
+            self._evaluate(point, facts, out)
+
+    def _evaluate(self, point: int, facts, out) -> None:
+        report = self.engine.advance_to(point, facts)
+        reports = self.reports
+        derived = self.derived
+        derived.difference_update(report.stopped)
+        derived.update(fact for fact in report.started if reports(fact))
+        holding = set(derived)
+        holding.update(fact for fact in facts if reports(fact))
+        self.write(point, holding, out)
+
+    def texts(self, holding) -> set[str]:
+        """The atoms of `holding` as `reason` writes them."""
+        from ..io.formats import format_fact
+
+        shown, terms = self.shown, self.terms
+        texts = set()
+        for fact in holding:
+            text = shown.get(fact)
+            if text is None:
+                text = shown[fact] = format_fact(fact, terms)
+            texts.add(text)
+        if len(shown) > 4 * len(texts) + 1024:
+            self.shown = {}
+        return texts
+
+    def write(self, point: int, holding, out) -> None:
+        import json
+
+        texts = self.texts(holding)
+        if self.changes:
+            line = {"t": point, "started": sorted(texts - self.before), "stopped": sorted(self.before - texts)}
+            self.before = texts
+        else:
+            line = {"t": point, "atoms": sorted(texts)}
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")

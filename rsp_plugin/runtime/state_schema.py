@@ -206,6 +206,22 @@ SCHEMA: dict[str, dict | str] = {
     "rsp_plugin.lars.metric:SinceView": dict(_SCHEDULED, _forgetting=DICT, left_port=ours("lars.metric:_SinceLeft"),
                                              left_relation=ours("lars.facts:Relation"), projection=TUPLE, users=DICT),
     "rsp_plugin.lars.metric:_SinceLeft": dict(constant_filter=TUPLE, view=ours("lars.metric:SinceView")),
+    # `reason`'s replays (a Spark driver-side run's state: rsp_plugin.spark.reason) -----------------------------
+    "rsp_plugin.columnar.reason:Replay": dict(
+        program=ours("lars.program:Program"), terms=DICTIONARY, forgetting=maybe(ours("core.terms:Forgetting")),
+        engine=ours("lars.engine:IncrementalEngine"), counted=BOOL, hidden=SET,
+        snapshot=ours("columnar.reason:SnapshotLines"), filename=STR, first=maybe(int), last=maybe(int),
+        changes=BOOL, gate=ours("core.admission:Gate"), current=maybe(int), waiting=maybe(dict, list), cut=BOOL),
+    "rsp_plugin.columnar.reason:SnapshotLines": dict(shown=DICT, chunks=LIST, lasts=LIST, pieces=LIST, special=SET,
+                                                     size=INT),
+    "rsp_plugin.mtl.run:MetricReplay": dict(
+        program=ours("lars.program:Program"), terms=DICTIONARY, engine=ours("lars.engine:IncrementalEngine"),
+        heads=SET, head_triples=SET, triple=INT, arities=DICT, filename=STR, timeline=ours("mtl.data:FactTimeline"),
+        changes=BOOL, derived=SET, before=SET, shown=DICT),
+    "rsp_plugin.mtl.data:FactTimeline": dict(first=maybe(int), last=maybe(int), filename=STR,
+                                             gate=ours("core.admission:Gate"), current=maybe(int), active=LIST,
+                                             end=maybe(int), cut=BOOL),
+    "rsp_plugin.mtl.data:TimedFact": dict(first=INT, last=INT, fact=TUPLE, line=INT, terms=maybe(ours("core.terms:Dictionary"))),
     # answer streams -----------------------------------------------------------------------------------------
     "rsp_plugin.asp.engine:AnswerStreamEngine": dict(
         chosen=LIST, grounder=ours("asp.ground:Grounder"), history=ours("asp.ground:History"), models=maybe(str, list),
@@ -227,6 +243,9 @@ SCHEMA: dict[str, dict | str] = {
         errors_seen=INT, finished=BOOL, last_batch=INT, pending=DICT, rejected_seen=INT, results=INT, rows=INT,
         set_aside=INT, sink_position=SINK_POSITION, streams=LIST),
     "rsp_plugin.spark.driver:_Collector": dict(results=LIST),
+    "rsp_plugin.spark.reason:ReasonState": dict(
+        replay=ours("columnar.reason:Replay", "mtl.run:MetricReplay"), fingerprint=STR, last_batch=INT, set_aside=INT,
+        out_position=SINK_POSITION, finished=BOOL),
     "rsp_plugin.spark.partitioned:_KeyCollector": dict(results=LIST),
     "rsp_plugin.spark.distributed.driver:DistributedState": dict(
         fingerprint=STR, admission=ours("spark.distributed.admission:Admission"), stored=LIST, reported=maybe(int),

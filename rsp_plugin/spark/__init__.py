@@ -18,6 +18,11 @@ Modules: `session` (a session with the right Python and the `rdf` source),
 (Spark's own text / socket sources as .tnt lines), `driver` (the micro-batch
 driver for foreachBatch), `sinks`, `checkpoint` (the driver's state),
 `distributed`, `partitioned`, `locality` (which entailments keep to a key).
+`rsp-plugin reason --engine spark` (LARS and DatalogMTL programs): `reason`
+(the plan and both modes), `rule_split` (which programs split by key or by
+time slices, and the proofs), `reason_rows` / `reason_source` (the stream file
+as rows, the `rsp-reason` source), `reason_parts` (judged rows shared out and
+merged), `reason_slices` (time slices read straight from the file).
 """
 
 from __future__ import annotations
