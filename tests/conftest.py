@@ -25,6 +25,17 @@ def spark():
     return spark_session("local[2]")
 
 
+@pytest.fixture(scope="session")
+def cluster():
+    """The worker's `local-cluster[2,1,1024]` session in a child process (`spark_cluster.ClusterWorker`),
+    shared by the cluster tests of queries and of reason (one start: its JVMs take a minute)."""
+    from spark_cluster import ClusterWorker
+
+    worker = ClusterWorker()
+    yield worker
+    worker.close()
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`--dist loadgroup`), the Spark tests run in two workers, each half in one
     of them sharing its Spark session, as in a single process; the other workers take the rest."""

@@ -32,15 +32,6 @@ CSRBENCH = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
 NOT_YET = "is not distributed yet; the query runs in --mode driver"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    from spark_cluster import ClusterWorker
-
-    worker = ClusterWorker()
-    yield worker
-    worker.close()
-
-
 def local(*args, cwd=ROOT) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), contextlib.chdir(cwd):

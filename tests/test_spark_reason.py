@@ -23,15 +23,6 @@ ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    from spark_cluster import ClusterWorker
-
-    worker = ClusterWorker()
-    yield worker
-    worker.close()
-
-
 def both(cluster, program, stream, *extra, mode="distributed", batch_lines=40, note=""):
     """`reason PROGRAM --stream STREAM EXTRA` locally and on the cluster in `mode`: the same exit status 0,
     stdout and stderr (the cluster's after `note`, the line saying why a run stays on the driver)."""
