@@ -1,0 +1,913 @@
+"""RDFS / OWL 2 RL over a window under a static TBox: a template per triple shape, with expiration times.
+
+The background and the profile's axioms are closed once (B*, never expiring).
+A window triple w arriving at time point t holds on [t, t + window]; what it
+entails with B* alone, closure({w} | B*) - B*, holds exactly as long (Barbieri
+et al.: the expiration of an entailment is the earliest of its premises', B*
+never expires). That closure depends only on w's shape (`templates.py`: the
+terms B* and the rules name stay, the others are slots), so an arriving batch is
+expanded by a lookup per distinct shape and numpy columns, and its entailments
+go in the pane of its expiry: a step costs its delta, and expiry drops whole
+panes (`h < now`), nothing is deleted and re-derived.
+
+Only rules where two window facts can meet need more (`Joins`): an owl:sameAs
+chain, a transitive or functional property over window data, a disjointness of
+two classes the window types something with, or the window holding schema
+triples itself. Which rules those are is decided from what the panes hold (the
+predicates, the classes of rdf:type triples, the other relations), constrained
+by B*: `?x ?p ?y` with `?p a owl:TransitiveProperty` only meets window triples
+whose predicate B* calls transitive. For those rules, and only while they can
+fire, an annotated semi-naive fixpoint runs over the window facts they read
+(expiration = min over the body, max over derivations), and what it derives is
+expanded by templates again. Rules with a `false` head are among the rules:
+inconsistencies are found as the per-fact reference finds them, at the time
+point their fact starts to hold.
+
+One implementation for the per-fact view (`query.views.MaterializedView`, which
+asks for the triples that started and stopped holding: `track=True`) and the
+columnar one (`columnar.views.BatchMaterializedView`, which reads the panes as
+columns). A user's RULES program, explanations and the `trivial` rules keep the
+reference (`Materializer`); `supports` tells.
+
+>>> from rsp_plugin.core.terms import Dictionary, RDF_TYPE
+>>> terms = Dictionary()
+>>> ex = lambda name: terms.intern(f"<http://example.org/{name}>")
+>>> sub = terms.intern("<http://www.w3.org/2000/01/rdf-schema#subClassOf>")
+>>> m = ShapeMaterializer("rdfs", window=2, background=[(ex("A"), sub, ex("B"))], terms=terms)
+>>> _ = m.advance_to(1, [(ex("x"), terms.intern(RDF_TYPE), ex("A"))])
+>>> m.expires((ex("x"), terms.intern(RDF_TYPE), ex("B")))
+3
+>>> _ = m.advance_to(4); m.expires((ex("x"), terms.intern(RDF_TYPE), ex("B"))) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Iterable
+
+import numpy as np
+
+from ..core.terms import RDF_TYPE, TRIPLE, Dictionary
+from ..core.time import NEVER_EXPIRES
+from ..lars.program import Var
+from .background import load_background
+from .datatypes import literal_facts
+from .materializer import Inconsistency, false_heads, inconsistency_event, materialization_program, profile_name
+from .positive import PositiveRule, compile_program
+from .templates import LASTING, SEED, Closure, FactBase, inert_reflexive
+
+Triple = tuple[int, int, int]
+_SLOT = "<urn:x-rsp-plugin:slot:{}>"
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+def supports(profile: str | None, rules=None, trivial: bool = False, explain: bool = False) -> bool:
+    """Does the template path hold this materialization (a profile, no user rules, no explanations)?"""
+    return profile is not None and rules is None and not trivial and not explain
+
+
+@dataclass
+class ShapeReport:
+    """What one `advance_to` changed. `added` / `removed`: the triples that started / stopped holding
+    (kept only by a tracking materializer), `inconsistencies`: the false facts that started to hold."""
+
+    time_point: int
+    added: list = field(default_factory=list)
+    removed: list = field(default_factory=list)
+    inconsistencies: list[Inconsistency] = field(default_factory=list)
+    #: window facts derived (rows, duplicates across panes included) and join rounds run
+    derived: int = 0
+    rounds: int = 0
+
+
+class _Pane:
+    """The window triples and entailments that expire at one time point (columns, appended a step at a
+    time), and the other facts with that expiry."""
+
+    __slots__ = ("parts", "others", "_columns", "_summary")
+
+    def __init__(self):
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.others: list[tuple] = []
+        self._columns = None
+        self._summary = None
+
+    def add(self, s, p, o) -> None:
+        if len(s):
+            self.parts.append((s, p, o))
+            self._columns = self._summary = None
+
+    def add_other(self, fact) -> None:
+        self.others.append(fact)
+        self._summary = None
+
+    def columns(self):
+        if self._columns is None:
+            if not self.parts:
+                self._columns = (_EMPTY, _EMPTY, _EMPTY)
+            elif len(self.parts) == 1:
+                self._columns = self.parts[0]
+            else:
+                self._columns = tuple(np.concatenate(c) for c in zip(*self.parts))
+                self.parts = [self._columns]
+        return self._columns
+
+    def summary(self, rdf_type: int):
+        """(predicates, predicates of a triple whose subject is not its object, classes, other relations)."""
+        if self._summary is None:
+            s, p, o = self.columns()
+            predicates = set(np.unique(p).tolist())
+            unequal = s != o
+            nonreflexive = predicates if bool(unequal.all()) else set(np.unique(p[unequal]).tolist())
+            classes = set(np.unique(o[p == rdf_type]).tolist()) if rdf_type in predicates else set()
+            self._summary = (predicates, nonreflexive, classes, {fact[0] for fact in self.others})
+        return self._summary
+
+
+class ShapeMaterializer:
+    """The materialization of window + background under a profile, by templates per triple shape.
+
+    `window`: a triple arriving at time point t holds on [t, t + window] (None: never expires).
+    `background`: as `Materializer`'s; `track`: keep which triples started / stopped holding (the
+    per-fact view reads them), else the content is read as columns (`triple_columns`).
+    """
+
+    def __init__(self, profile: str | None = "rdfs", *, window: int | None = None, background=(),
+                 terms: Dictionary | None = None, track: bool = False):
+        self.profile = profile_name(profile)
+        self.window = window
+        self.terms = terms = terms if terms is not None else Dictionary()
+        self.track = track
+        self._triple = terms.intern(TRIPLE)
+        self._type = terms.intern(RDF_TYPE)
+        program, axioms = materialization_program(self.profile, window, terms)
+        self.program = program
+        self.rules: list[PositiveRule] = compile_program(program, terms)
+        self._false = false_heads(program, terms)
+        reads = {atom.predicate for rule in self.rules for atom in rule.atoms}
+        self._literal_predicates = {name: terms.intern(name) for name in ("datatype_of", "ill_formed")
+                                    if terms.intern(name) in reads}
+        self._literal_ids = set(self._literal_predicates.values())
+        self.closure = Closure(self.rules, terms)
+        given = list(axioms) + load_background(background, terms)
+        self.background_size = len(given)
+        facts = [(self._triple, tuple(triple)) for triple in given]
+        facts.extend(self._literal_facts(triple[2] for triple in given))
+        self.base: FactBase = self.closure.fixpoint(facts)
+        base_triples = list(self.base.by_predicate.get(self._triple, ()))
+        array = np.array(base_triples, dtype=np.int64).reshape(len(base_triples), 3)
+        self._base_columns = (array[:, 0].copy(), array[:, 1].copy(), array[:, 2].copy())
+        schema = {term for _, args in self.base.facts() for term in args}
+        for rule in self.rules:
+            for term in (*rule.head.args, *(a for atom in rule.atoms for a in atom.args),
+                         *(side for test in rule.comparisons for side in (test.left, test.right))):
+                if not isinstance(term, Var):
+                    schema.add(term)
+        self._schema_set = schema
+        self._schema = np.array(sorted(schema), dtype=np.int64)
+        self._slots = [terms.intern(_SLOT.format(k)) for k in range(3)]
+        terms.pin(self._slots)
+        #: (shape, numeric slots) -> compiled template, or None when it must be derived per triple
+        self._templates: dict[tuple, tuple | None] = {}
+        #: literal id -> its code in `_signatures` (what literal facts a slot standing for it brings)
+        self._literal_codes: dict[int, int] = {}
+        self._signatures: list[tuple] = [((), False)]
+        self.panes: dict[int, _Pane] = {}
+        self.joins = Joins(self)
+        #: tracking: triple -> its expiry (window facts only; B* is apart); false facts -> expiry
+        self._held: dict[Triple, int] = {}
+        self._false_held: dict[tuple, int] = {}
+        self.now: int | None = None
+        self.started = False
+
+    def __repr__(self) -> str:
+        rows = sum(len(pane.columns()[0]) for pane in self.panes.values())
+        return (f"<ShapeMaterializer {self.profile} window={self.window} now={self.now} panes={len(self.panes)} "
+                f"rows={rows} B*={len(self._base_columns[0])} templates={len(self._templates)}>")
+
+    # time ---------------------------------------------------------------------------------------------
+
+    def advance_to(self, time_point: int, triples: Iterable[Triple] = (), *, columns=None) -> ShapeReport:
+        """Time point `time_point`: what expired before it goes, then the triples arriving at it (id
+        triples, or `columns` = (s, p, o) numpy arrays) and what they entail."""
+        if self.now is not None and time_point < self.now:
+            raise ValueError(f"time point {time_point} was already evaluated (now is {self.now})")
+        report = ShapeReport(time_point)
+        self.now = time_point
+        if not self.started:
+            self.started = True
+            self._base_inconsistencies(report)
+        self._expire(time_point, report)
+        if columns is not None:
+            s, p, o = (np.asarray(column, dtype=np.int64) for column in columns)
+        else:
+            listed = list(triples)
+            array = np.array(listed, dtype=np.int64).reshape(len(listed), 3)
+            s, p, o = array[:, 0], array[:, 1], array[:, 2]
+        horizon = NEVER_EXPIRES if self.window is None else min(time_point + self.window, NEVER_EXPIRES)
+        if len(s):
+            self._expand(s, p, o, horizon, report)
+        self.joins.run(report)
+        if len(report.inconsistencies) > 1:  # each once (two facts of one rule may name the same triples)
+            found = {}
+            for event in report.inconsistencies:
+                found.setdefault((event.rule, frozenset(event.triples)), event)
+            report.inconsistencies = list(found.values())
+        return report
+
+    def _expire(self, time_point: int, report: ShapeReport) -> None:
+        gone = [h for h in self.panes if h < time_point]
+        for h in gone:
+            pane = self.panes.pop(h)
+            if self.track:
+                held = self._held
+                s, p, o = pane.columns()
+                for triple in zip(s.tolist(), p.tolist(), o.tolist()):
+                    if held.get(triple, NEVER_EXPIRES) < time_point:
+                        del held[triple]
+                        report.removed.append(triple)
+        if gone and self._false_held:
+            for fact in [f for f, h in self._false_held.items() if h < time_point]:
+                del self._false_held[fact]
+        self.joins.expire(time_point)
+
+    # expansion by templates ------------------------------------------------------------------------------
+
+    def _expand(self, s, p, o, horizon: int, report: ShapeReport) -> None:
+        """Every triple's template instantiated, by distinct shape, into the pane of `horizon`."""
+        keys, codes = self._shape_columns(s, p, o)
+        rows = np.stack([keys[0], keys[1], keys[2], codes[0], codes[1], codes[2]], axis=1)
+        shapes, inverse = np.unique(rows, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(shapes) + 1))
+        out: dict[int, list] = defaultdict(list)
+        others: list[tuple] = []
+        for number, shape in enumerate(shapes.tolist()):
+            chosen = order[bounds[number]:bounds[number + 1]]
+            if not len(chosen):
+                continue
+            template = self._template(tuple(shape))
+            columns = (s[chosen], p[chosen], o[chosen])
+            if template is None:  # a comparison read a number: derived triple by triple
+                for row in zip(*(c.tolist() for c in columns)):
+                    for fact, tag in self._concrete(row):
+                        self._put(fact, horizon if tag == SEED else NEVER_EXPIRES, out, others)
+                continue
+            triples, rest = template
+            for (ps, pp, po), tag in triples:
+                h = horizon if tag == SEED else NEVER_EXPIRES
+                n = len(chosen)
+                out[h].append(tuple(columns[-1 - a] if a < 0 else np.full(n, a, dtype=np.int64)
+                                    for a in (ps, pp, po)))
+            if rest:
+                values = list(zip(*(c.tolist() for c in columns)))
+                for (predicate, args), tag in rest:
+                    h = horizon if tag == SEED else NEVER_EXPIRES
+                    for row in values:
+                        others.append(((predicate, tuple(row[-1 - a] if a < 0 else a for a in args)), h))
+        for h, parts in out.items():
+            fs, fp, fo = (np.concatenate(c) for c in zip(*parts)) if len(parts) > 1 else parts[0]
+            fs, fp, fo = _distinct(fs, fp, fo)
+            self._add_triples(h, fs, fp, fo, report, fresh=True)
+        for fact, h in others:
+            self._add_other(fact, h, report)
+
+    def _shape_columns(self, s, p, o):
+        """Per row and position: the term if B* or the rules name it, else -1 - the position of the
+        first slot-term equal to it (0 = s, 1 = p, 2 = o; slots are numbered by position), and the code
+        of what a literal or number in that position brings (0: nothing)."""
+        schema = self._schema
+        keys, codes = [], []
+        for position, column in enumerate((s, p, o)):
+            named = np.isin(column, schema, assume_unique=False)
+            key = np.where(named, column, -1 - position)
+            if position >= 1:
+                key = np.where(~named & (column == s), -1, key)
+            if position == 2:
+                key = np.where(~named & (column == p) & (column != s), -2, key)
+            keys.append(key)
+            codes.append(self._codes(column, named))
+        return keys, codes
+
+    def _codes(self, column: np.ndarray, named: np.ndarray) -> np.ndarray:
+        """The literal code of each slot-term of a column (found once per distinct literal)."""
+        free = ~named
+        if not free.any():
+            return np.zeros(len(column), dtype=np.int64)
+        values, inverse = np.unique(column[free], return_inverse=True)
+        keys, cache = self.terms.keys, self._literal_codes
+        found = []
+        for term in values.tolist():
+            code = cache.get(term)
+            if code is None:
+                key = keys[term]
+                code = 0 if key[0] != '"' and self.terms.numbers[term] is None else self._literal_code(term, key)
+                if code:
+                    if len(cache) > 200_000:
+                        cache.clear()
+                    cache[term] = code
+            found.append(code)
+        codes = np.zeros(len(column), dtype=np.int64)
+        codes[free] = np.array(found, dtype=np.int64)[inverse.reshape(-1)]
+        return codes
+
+    def _literal_code(self, term: int, key: str) -> int:
+        signature = tuple(literal_facts(key)) if self._literal_predicates and key[0] == '"' else ()
+        numeric = self.terms.numbers[term] is not None
+        entry = (signature, numeric)
+        try:
+            return self._signatures.index(entry)
+        except ValueError:
+            self._signatures.append(entry)
+            return len(self._signatures) - 1
+
+    def _template(self, shape: tuple) -> tuple | None:
+        """The compiled template of a shape: (triple facts, other facts), each with its tag; args are
+        ids, or -1 - k for the term at position k of the triple. None: derive such triples one by one."""
+        if shape in self._templates:
+            return self._templates[shape]
+        keys, codes = shape[:3], shape[3:]
+        ids, numeric, seeds = [], set(), {}
+        slot_position = {}
+        for position, (key, code) in enumerate(zip(keys, codes)):
+            if key >= 0:
+                ids.append(key)
+                continue
+            slot = self._slots[-1 - key]
+            slot_position[slot] = -1 - key
+            ids.append(slot)
+            signature, is_number = self._signatures[code]
+            if is_number:
+                numeric.add(slot)
+            for name, datatype in signature:
+                predicate = self._literal_predicates.get(name)
+                if predicate is not None:
+                    args = (slot,) if datatype is None else (slot, self.terms.intern(datatype))
+                    seeds[(predicate, args)] = LASTING
+        seeds[(self._triple, tuple(ids))] = SEED
+        closure = self.closure
+        closure.numeric_slots, closure.touched = numeric, False
+        derived = closure.close(self.base, seeds)
+        reusable = not closure.touched
+        closure.numeric_slots = set()
+        if not reusable:
+            self._templates[shape] = None
+            return None
+
+        def arg(term):
+            position = slot_position.get(term)
+            return term if position is None else -1 - position
+
+        triples, rest = [], []
+        for (predicate, args), tag in derived.items():
+            if predicate in self._literal_ids:
+                continue  # a literal's facts: held as B*'s are, per literal (they never expire)
+            compiled = tuple(arg(a) for a in args)
+            (triples if predicate == self._triple else rest).append(
+                (compiled if predicate == self._triple else (predicate, compiled), tag))
+        self._templates[shape] = template = (tuple(triples), tuple(rest))
+        return template
+
+    def _concrete(self, triple: Triple) -> list:
+        """One triple's seed closure computed for itself (no slots): (fact, tag) pairs."""
+        seeds = {(self._triple, tuple(triple)): SEED}
+        for fact in self._literal_facts([triple[2]]):
+            seeds.setdefault(fact, LASTING)
+        derived = self.closure.close(self.base, seeds)
+        return [(fact, tag) for fact, tag in derived.items() if fact[0] not in self._literal_ids]
+
+    def derive_fact(self, fact) -> list:
+        """A fact's seed closure with B* (a triple by its shape's template), for facts joins derive."""
+        if fact[0] == self._triple:
+            triple = fact[1]
+            columns = tuple(np.array([term], dtype=np.int64) for term in triple)
+            keys, codes = self._shape_columns(*columns)
+            shape = tuple(int(k[0]) for k in keys) + tuple(int(c[0]) for c in codes)
+            template = self._template(shape)
+            if template is None:
+                return self._concrete(triple)
+            out = []
+            for args, tag in template[0]:
+                out.append(((self._triple, tuple(triple[-1 - a] if a < 0 else a for a in args)), tag))
+            for (predicate, args), tag in template[1]:
+                out.append(((predicate, tuple(triple[-1 - a] if a < 0 else a for a in args)), tag))
+            return out
+        derived = self.closure.close(self.base, {fact: SEED})
+        return [(f, tag) for f, tag in derived.items() if f[0] not in self._literal_ids]
+
+    def _literal_facts(self, objects) -> list:
+        if not self._literal_predicates:
+            return []
+        out, seen, keys = [], set(), self.terms.keys
+        for term in objects:
+            if term in seen or keys[term][0] != '"':
+                continue
+            seen.add(term)
+            for name, datatype in literal_facts(keys[term]):
+                predicate = self._literal_predicates.get(name)
+                if predicate is not None:
+                    out.append((predicate, (term,) if datatype is None else (term, self.terms.intern(datatype))))
+        return out
+
+    # storing --------------------------------------------------------------------------------------------
+
+    def _put(self, fact, h: int, out: dict, others: list) -> None:
+        if fact[0] == self._triple:
+            out[h].append(tuple(np.array([term], dtype=np.int64) for term in fact[1]))
+        else:
+            others.append((fact, h))
+
+    def _add_triples(self, h: int, s, p, o, report: ShapeReport, fresh: bool) -> None:
+        """Triples that hold until h into their pane (and, new this step, into what joins read)."""
+        if h < self.now or not len(s):
+            return
+        pane = self.panes.get(h)
+        if pane is None:
+            pane = self.panes[h] = _Pane()
+        pane.add(s, p, o)
+        report.derived += len(s)
+        if self.track:
+            held, added = self._held, report.added
+            for triple in zip(s.tolist(), p.tolist(), o.tolist()):
+                before = held.get(triple)
+                if before is None:
+                    added.append(triple)
+                    held[triple] = h
+                elif h > before:
+                    held[triple] = h
+        if fresh:
+            self.joins.arrived(h, s, p, o)
+
+    def _add_other(self, fact, h: int, report: ShapeReport, fresh: bool = True) -> None:
+        if h < self.now:
+            return
+        pane = self.panes.get(h)
+        if pane is None:
+            pane = self.panes[h] = _Pane()
+        pane.add_other(fact)
+        report.derived += 1
+        head = self._false.get(fact[0])
+        if head is not None:
+            before = self._false_held.get(fact)
+            if before is None:
+                report.inconsistencies.append(inconsistency_event(head, fact[1], self.now))
+            if before is None or h > before:
+                self._false_held[fact] = h
+        if fresh:
+            self.joins.arrived_other(fact, h)
+
+    def _base_inconsistencies(self, report: ShapeReport) -> None:
+        for predicate, head in self._false.items():
+            for args in self.base.by_predicate.get(predicate, ()):
+                report.inconsistencies.append(inconsistency_event(head, args, self.now))
+
+    # reading ------------------------------------------------------------------------------------------
+
+    def triple_parts(self) -> tuple[list, bool]:
+        """The (s, p, o) columns of what holds now: B*'s and each pane's; and whether no triple can be
+        in them twice (else a reader takes each once)."""
+        parts = [self._base_columns] + [pane.columns() for h, pane in sorted(self.panes.items())
+                                        if self.now is None or h >= self.now]
+        parts = [part for part in parts if len(part[0])]
+        return parts, len(parts) <= 1
+
+    def triple_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(s, p, o) of the triples that hold now (a triple may be there more than once)."""
+        parts, _ = self.triple_parts()
+        if not parts:
+            return _EMPTY, _EMPTY, _EMPTY
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(np.concatenate(column) for column in zip(*parts))
+
+    def holding(self) -> list[Triple]:
+        s, p, o = self.triple_columns()
+        return list(dict.fromkeys(zip(s.tolist(), p.tolist(), o.tolist())))
+
+    def expires(self, triple: Triple) -> int | None:
+        """The last time point `triple` holds (NEVER_EXPIRES for B*), None if it does not hold."""
+        triple = tuple(triple)
+        if (self._triple, triple) in self.base:
+            return NEVER_EXPIRES
+        if self.track:
+            h = self._held.get(triple)
+            return h if h is not None and (self.now is None or h >= self.now) else None
+        best = None
+        for h, pane in self.panes.items():
+            if self.now is not None and h < self.now or (best is not None and h <= best):
+                continue
+            s, p, o = pane.columns()
+            if bool(np.any((s == triple[0]) & (p == triple[1]) & (o == triple[2]))):
+                best = h
+        return best
+
+    def inconsistent(self) -> list[Inconsistency]:
+        """The inconsistencies whose facts hold now (each once)."""
+        now = self.now if self.now is not None else 0
+        found = {}
+        for predicate, head in self._false.items():
+            for args in self.base.by_predicate.get(predicate, ()):
+                event = inconsistency_event(head, args, now)
+                found.setdefault((event.rule, frozenset(event.triples)), event)
+        for h, pane in self.panes.items():
+            if h < now:
+                continue
+            for predicate, args in pane.others:
+                head = self._false.get(predicate)
+                if head is not None:
+                    event = inconsistency_event(head, args, now)
+                    found.setdefault((event.rule, frozenset(event.triples)), event)
+        return list(found.values())
+
+    def live_terms(self):
+        """The ids the materialization holds (B* and the slots are pinned or held here too)."""
+        parts = [np.concatenate([pane.columns()[k] for pane in self.panes.values()] or [_EMPTY]).tolist()
+                 for k in range(3)]
+        others = (term for pane in self.panes.values() for _, args in pane.others for term in args)
+        return chain(*parts, others, (term for _, args in self.base.facts() for term in args), self._slots,
+                     self.joins.live_terms())
+
+
+def _distinct(s, p, o):
+    """Each row once (rows repeat when many triples entail the same fact: `sensor a Device`)."""
+    if len(s) < 2:
+        return s, p, o
+    rows = np.stack([s, p, o], axis=1)
+    unique = np.unique(rows, axis=0)
+    if len(unique) == len(rows):
+        return s, p, o
+    return unique[:, 0].copy(), unique[:, 1].copy(), unique[:, 2].copy()
+
+
+# rules two window facts meet in ------------------------------------------------------------------------------
+
+
+class Joins:
+    """The rules two window facts can meet in, given what the panes hold, and their annotated fixpoint.
+
+    An atom can be matched by a window fact when the panes hold its relation (a triple's predicate,
+    an rdf:type triple's class; a reflexive triple does not count where it is inert,
+    `templates.inert_reflexive`); a variable predicate or class that another atom binds, one only
+    B* can match, ranges over what B* gives it. A rule two such atoms are in runs as a join over the
+    window facts it reads (`_store`), semi-naive from what arrived; a rule that becomes such a rule
+    runs over everything the panes hold once.
+    """
+
+    def __init__(self, owner: ShapeMaterializer):
+        self.owner = owner
+        rules, terms, base = owner.rules, owner.terms, owner.base
+        self._type = owner._type
+        self._triple = owner._triple
+        #: per rule and atom: (kind, constant, variable) with kind "triple-p" (a constant predicate),
+        #: "triple-v" (a variable one), "other"; candidates of variables from atoms only B* matches
+        self._atoms = []
+        for number, rule in enumerate(rules):
+            described = []
+            for position, (predicate, args) in enumerate(rule.atoms):
+                if predicate == self._triple and len(args) == 3:
+                    if isinstance(args[1], Var):
+                        described.append(("triple-v", None, args[1], False))
+                    elif args[1] == self._type:
+                        described.append(("type", args[2] if not isinstance(args[2], Var) else None,
+                                          args[2] if isinstance(args[2], Var) else None, False))
+                    else:
+                        described.append(("triple-p", args[1], None, inert_reflexive(rule, position, terms)))
+                else:
+                    described.append(("other", predicate, None, False))
+            self._atoms.append(described)
+        #: per rule and atom: variable -> the values B* gives it there (every variable of the atom)
+        self._base_values = []
+        for rule in rules:
+            per_atom = []
+            for predicate, args in rule.atoms:
+                pattern = tuple(None if isinstance(a, Var) else a for a in args)
+                values: dict[Var, set] = {a: set() for a in args if isinstance(a, Var)}
+                matched = False
+                for found in base.match(predicate, pattern):
+                    if len(found) != len(args) or _unify(args, found, {}) is None:
+                        continue
+                    matched = True
+                    for a, value in zip(args, found):
+                        if isinstance(a, Var):
+                            values[a].add(value)
+                per_atom.append((matched, values))
+            self._base_values.append(per_atom)
+        self._decided: dict[tuple, tuple] = {}
+        self.active: tuple = ()
+        self._spec = None
+        self._store: _Annotated | None = None
+        self._delta: list = []
+
+    # which rules --------------------------------------------------------------------------------------
+
+    def _summary(self):
+        predicates, nonreflexive, classes, relations = set(), set(), set(), set()
+        now = self.owner.now
+        for h, pane in self.owner.panes.items():
+            if now is not None and h < now:
+                continue
+            a, b, c, d = pane.summary(self._type)
+            predicates |= a
+            nonreflexive |= b
+            classes |= c
+            relations |= d
+        return frozenset(predicates), frozenset(nonreflexive), frozenset(classes), frozenset(relations)
+
+    def decide(self, summary) -> tuple:
+        """(active rules: (number, readable positions), spec: what of the panes they read)."""
+        found = self._decided.get(summary)
+        if found is not None:
+            return found
+        predicates, nonreflexive, classes, relations = summary
+        active, spec = [], {}
+        for number, described in enumerate(self._atoms):
+            first = [self._matchable_constant(kind, constant, inert, summary) for kind, constant, _, inert in described]
+            candidates: dict[Var, set] = {}
+            dead = False
+            for position, matchable in enumerate(first):
+                if matchable is False:  # only B* matches it: its variables range over what B* gives
+                    matched, values = self._base_values[number][position]
+                    dead |= not matched
+                    for var, found in values.items():
+                        candidates[var] = found if var not in candidates else candidates[var] & found
+            if dead:  # an atom nothing matches: the rule cannot fire
+                continue
+            positions = []
+            for position, (kind, constant, var, _) in enumerate(described):
+                matchable = first[position]
+                if matchable is None:  # decided by a variable: the predicate or the class
+                    pool = predicates if kind == "triple-v" else classes
+                    matchable = bool(pool) if var not in candidates else bool(pool & candidates[var])
+                if matchable:
+                    positions.append(position)
+            if len(positions) < 2:
+                continue
+            active.append(number)
+            for position, (kind, constant, var, _) in enumerate(described):
+                if kind == "triple-p":
+                    spec.setdefault(constant, set()).add(None)
+                elif kind == "type":
+                    wanted = spec.setdefault(self._type, set())
+                    if constant is not None:
+                        wanted.add(constant)
+                    elif var in candidates:
+                        wanted |= candidates[var]
+                    else:
+                        wanted.add(None)
+                elif kind == "triple-v":
+                    if var in candidates:
+                        for value in candidates[var]:
+                            spec.setdefault(value, set()).add(None)
+                    else:
+                        spec.setdefault(None, set()).add(None)
+                else:
+                    spec.setdefault(("other", constant), set()).add(None)
+        result = (tuple(active), _freeze(spec))
+        if len(self._decided) > 64:
+            self._decided.clear()
+        self._decided[summary] = result
+        return result
+
+    def _matchable_constant(self, kind, constant, inert, summary):
+        """True / False for atoms their constants decide; None when a variable decides."""
+        predicates, nonreflexive, classes, relations = summary
+        if kind == "triple-p":
+            return constant in (nonreflexive if inert else predicates)
+        if kind == "type":
+            if self._type not in predicates:
+                return False
+            return constant in classes if constant is not None else None
+        if kind == "triple-v":
+            return None if predicates else False
+        return constant in relations
+
+    # the fixpoint ---------------------------------------------------------------------------------------
+
+    def arrived(self, h: int, s, p, o) -> None:
+        """Triples new this step: the delta of the next run (kept when a store reads them)."""
+        if self._spec is not None and len(s):
+            self._delta.extend(self._wanted(h, s, p, o))
+
+    def arrived_other(self, fact, h: int) -> None:
+        if self._spec is not None and ("other", fact[0]) in self._spec_keys:
+            self._delta.append((fact, h))
+
+    def _wanted(self, h, s, p, o):
+        spec = self._spec_map
+        if None in self._spec_keys:
+            mask = np.ones(len(s), dtype=bool)
+        else:
+            mask = np.isin(p, self._spec_predicates)
+            classes = spec.get(self._type)
+            if classes is not None and None not in classes:
+                is_type = p == self._type
+                mask &= ~is_type | np.isin(o, np.array(sorted(classes), dtype=np.int64))
+        rows = np.flatnonzero(mask)
+        triple = self._triple
+        return [((triple, args), h) for args in zip(s[rows].tolist(), p[rows].tolist(), o[rows].tolist())]
+
+    def expire(self, time_point: int) -> None:
+        if self._store is not None:
+            self._store.expire(time_point)
+
+    def run(self, report: ShapeReport) -> None:
+        """The annotated fixpoint of the active rules from what arrived (from everything held, when the
+        active rules changed), until the rules that can fire stay the same."""
+        while True:
+            active, spec = self.decide(self._summary())
+            if not active:
+                self.active, self._spec, self._store, self._delta = (), None, None, []
+                return
+            if active != self.active or spec != self._spec:
+                self.active = active
+                self._set_spec(spec)
+                self._store = _Annotated()
+                self._delta = self._held_facts()
+            delta, self._delta = self._delta, []
+            self._fixpoint(delta, report)
+            again, _ = self.decide(self._summary())
+            if again == self.active:
+                return
+
+    def _set_spec(self, spec) -> None:
+        self._spec = spec
+        self._spec_map = dict(spec)
+        self._spec_keys = set(self._spec_map)
+        self._spec_predicates = np.array(sorted(k for k in self._spec_map if isinstance(k, int)), dtype=np.int64)
+
+    def _held_facts(self) -> list:
+        out = []
+        now = self.owner.now
+        for h, pane in self.owner.panes.items():
+            if now is not None and h < now:
+                continue
+            out.extend(self._wanted(h, *pane.columns()))
+            out.extend((fact, h) for fact in pane.others if ("other", fact[0]) in self._spec_keys)
+        return out
+
+    def _fixpoint(self, arrived: list, report: ShapeReport) -> None:
+        owner, store, base = self.owner, self._store, self.owner.base
+        now = owner.now
+        rules = owner.rules
+        readers: dict[int, list] = defaultdict(list)
+        for number in self.active:
+            for position, atom in enumerate(rules[number].atoms):
+                readers[atom.predicate].append((number, position))
+        delta = []
+        for fact, h in arrived:
+            if store.raise_to(fact, h):
+                delta.append(fact)
+        while delta:
+            report.rounds += 1
+            fresh = []
+            for fact in delta:
+                h = store.get(fact)
+                if h is None:
+                    continue
+                for number, position in readers.get(fact[0], ()):
+                    rule = rules[number]
+                    binding = _unify(rule.atoms[position].args, fact[1], {})
+                    if binding is None or not _tests_hold(rule, binding, owner.terms.numbers):
+                        continue
+                    rest = [i for i in range(len(rule.atoms)) if i != position]
+                    for bound, weakest in _extend(rule, rest, binding, h, base, store, owner.terms.numbers):
+                        if weakest < now:
+                            continue
+                        head = (rule.head.predicate,
+                                tuple(bound[a] if isinstance(a, Var) else a for a in rule.head.args))
+                        if head in base or store.get(head, -1) >= weakest:
+                            continue
+                        for derived, tag in [(head, SEED)] + owner.derive_fact(head):
+                            if derived in base:
+                                continue
+                            hh = weakest if tag == SEED else NEVER_EXPIRES
+                            if store.raise_to(derived, hh):
+                                fresh.append(derived)
+                                if derived[0] == owner._triple:
+                                    owner._add_triples(hh, *(np.array([t], dtype=np.int64) for t in derived[1]),
+                                                       report, fresh=False)
+                                else:
+                                    owner._add_other(derived, hh, report, fresh=False)
+            delta = fresh
+
+    def live_terms(self):
+        return self._store.live_terms() if self._store is not None else ()
+
+
+def _freeze(spec: dict):
+    return tuple(sorted(((key, frozenset(values)) for key, values in spec.items()), key=repr))
+
+
+class _Annotated:
+    """Facts with their expiry, indexed on bound positions (built when a pattern first asks)."""
+
+    def __init__(self):
+        self.h: dict[tuple, int] = {}
+        self.by_predicate: dict[int, set] = defaultdict(set)
+        self._indexes: dict[tuple, dict] = {}
+        self._expiring: dict[int, list] = defaultdict(list)
+
+    def get(self, fact, default=None):
+        return self.h.get(fact, default)
+
+    def raise_to(self, fact, h: int) -> bool:
+        """Hold `fact` until h at least; True if that is new or longer."""
+        before = self.h.get(fact)
+        if before is not None and before >= h:
+            return False
+        self.h[fact] = h
+        self._expiring[h].append(fact)
+        if before is None:
+            predicate, args = fact
+            self.by_predicate[predicate].add(args)
+            for (indexed, positions), index in self._indexes.items():
+                if indexed == predicate and len(args) > max(positions, default=-1):
+                    index.setdefault(tuple(args[i] for i in positions), set()).add(args)
+        return True
+
+    def expire(self, time_point: int) -> None:
+        for h in [h for h in self._expiring if h < time_point]:
+            for fact in self._expiring.pop(h):
+                if self.h.get(fact, NEVER_EXPIRES) < time_point:
+                    del self.h[fact]
+                    predicate, args = fact
+                    self.by_predicate[predicate].discard(args)
+                    for (indexed, positions), index in self._indexes.items():
+                        if indexed == predicate and len(args) > max(positions, default=-1):
+                            bucket = index.get(tuple(args[i] for i in positions))
+                            if bucket is not None:
+                                bucket.discard(args)
+
+    def match(self, predicate: int, pattern: tuple):
+        positions = tuple(i for i, value in enumerate(pattern) if value is not None)
+        if not positions:
+            return [args for args in self.by_predicate.get(predicate, ()) if len(args) == len(pattern)]
+        key = (predicate, positions)
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = {}
+            for args in self.by_predicate.get(predicate, ()):
+                if len(args) == len(pattern):
+                    index.setdefault(tuple(args[i] for i in positions), set()).add(args)
+        return list(index.get(tuple(pattern[i] for i in positions), ()))
+
+    def live_terms(self):
+        return (term for _, args in self.h for term in args)
+
+
+def _unify(pattern: tuple, values: tuple, binding: dict) -> dict | None:
+    if len(pattern) != len(values):
+        return None
+    out = dict(binding)
+    for term, value in zip(pattern, values):
+        if isinstance(term, Var):
+            bound = out.get(term)
+            if bound is None:
+                out[term] = value
+            elif bound != value:
+                return None
+        elif term != value:
+            return None
+    return out
+
+
+def _tests_hold(rule: PositiveRule, binding: dict, numbers) -> bool:
+    from ..lars.builtins import compare
+
+    for op, left, right in rule.comparisons:
+        a = binding.get(left) if isinstance(left, Var) else left
+        b = binding.get(right) if isinstance(right, Var) else right
+        if a is None or b is None:
+            continue
+        if not compare(op, a, b, numbers):
+            return False
+    return True
+
+
+def _extend(rule, rest, binding, h, base: FactBase, store: _Annotated, numbers):
+    """Bindings of the other atoms over B* (never expires) and the store, with the weakest expiry."""
+    if not rest:
+        yield binding, h
+        return
+    choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i].args if not isinstance(a, Var) or a in binding))
+    predicate, args = rule.atoms[choice]
+    pattern = tuple(binding.get(a) if isinstance(a, Var) else a for a in args)
+    others = [i for i in rest if i != choice]
+    for candidate in base.match(predicate, pattern):
+        extended = _unify(args, candidate, binding)
+        if extended is not None and _tests_hold(rule, extended, numbers):
+            yield from _extend(rule, others, extended, h, base, store, numbers)
+    for candidate in store.match(predicate, pattern):
+        known = store.get((predicate, candidate))
+        if known is None:
+            continue
+        extended = _unify(args, candidate, binding)
+        if extended is not None and _tests_hold(rule, extended, numbers):
+            yield from _extend(rule, others, extended, min(h, known), base, store, numbers)
+
+
+__all__ = ["Joins", "ShapeMaterializer", "ShapeReport", "supports"]
