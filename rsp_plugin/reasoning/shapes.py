@@ -152,7 +152,8 @@ class ShapeMaterializer:
                                     if terms.intern(name) in reads}
         self._literal_ids = set(self._literal_predicates.values())
         self.closure = Closure(self.rules, terms)
-        given = list(axioms) + load_background(background, terms)
+        self._given = load_background(background, terms)
+        given = list(axioms) + self._given
         self.background_size = len(given)
         facts = [(self._triple, tuple(triple)) for triple in given]
         facts.extend(self._literal_facts(triple[2] for triple in given))
@@ -182,6 +183,31 @@ class ShapeMaterializer:
         self._false_held: dict[tuple, int] = {}
         self.now: int | None = None
         self.started = False
+
+    def __getstate__(self) -> dict:
+        """Plain data for a checkpoint: the background given, the panes (columns and other facts) and the
+        time; rules, B*, templates and the joins' store are made again (`__setstate__`)."""
+        panes = [[h, *pane.columns(), [[predicate, list(args)] for predicate, args in pane.others]]
+                 for h, pane in sorted(self.panes.items())]
+        return {"profile": self.profile, "window": self.window, "track": self.track, "terms": self.terms,
+                "given": [list(triple) for triple in self._given], "now": self.now, "started": self.started,
+                "panes": panes}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["profile"], window=state["window"], background=[tuple(t) for t in state["given"]],
+                      terms=state["terms"], track=state["track"])
+        self.now, self.started = state["now"], state["started"]
+        for h, s, p, o, others in state["panes"]:
+            pane = self.panes[h] = _Pane()
+            pane.add(s, p, o)
+            for predicate, args in others:
+                pane.add_other((predicate, tuple(args)))
+                if predicate in self._false:
+                    self._false_held[(predicate, tuple(args))] = max(h, self._false_held.get((predicate, tuple(args)), h))
+            if self.track:
+                for triple in zip(s.tolist(), p.tolist(), o.tolist()):
+                    if self._held.get(triple, -1) < h:
+                        self._held[triple] = h
 
     def __repr__(self) -> str:
         rows = sum(len(pane.columns()[0]) for pane in self.panes.values())
