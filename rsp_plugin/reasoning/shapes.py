@@ -157,7 +157,7 @@ class ShapeMaterializer:
         self.background_size = len(given)
         facts = [(self._triple, tuple(triple)) for triple in given]
         facts.extend(self._literal_facts(triple[2] for triple in given))
-        self.base: FactBase = self.closure.fixpoint(facts)
+        self.base: FactBase = _background_closure(self.rules, self.closure, facts)
         base_triples = list(self.base.by_predicate.get(self._triple, ()))
         array = np.array(base_triples, dtype=np.int64).reshape(len(base_triples), 3)
         self._base_columns = (array[:, 0].copy(), array[:, 1].copy(), array[:, 2].copy())
@@ -556,6 +556,45 @@ class ShapeMaterializer:
         others = (term for pane in self.panes.values() for _, args in pane.others for term in args)
         return chain(*parts, others, (term for _, args in self.base.facts() for term in args), self._slots,
                      self.joins.live_terms())
+
+
+def _background_closure(rules: list[PositiveRule], closure: Closure, facts) -> FactBase:
+    """B*: the closure of the background, semi-naive over one indexed base (the closure grows in it)."""
+    base = FactBase()
+    delta = [fact for fact in dict.fromkeys(facts) if base.add(*fact)]
+    readers: dict[int, list] = defaultdict(list)
+    for number, rule in enumerate(rules):
+        for position, atom in enumerate(rule.atoms):
+            readers[atom.predicate].append((number, position))
+    while delta:
+        fresh = []
+        for predicate, args in delta:
+            for number, position in readers.get(predicate, ()):
+                rule = rules[number]
+                binding = _unify(rule.atoms[position].args, args, {})
+                if binding is None or not closure._comparisons_hold(rule, binding):
+                    continue
+                rest = [i for i in range(len(rule.atoms)) if i != position]
+                for bound in _extend_base(rule, rest, binding, base, closure):
+                    head = (rule.head.predicate, tuple(bound[a] if isinstance(a, Var) else a for a in rule.head.args))
+                    if base.add(*head):
+                        fresh.append(head)
+        delta = fresh
+    return base
+
+
+def _extend_base(rule, rest, binding, base: FactBase, closure: Closure):
+    if not rest:
+        yield binding
+        return
+    choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i].args if not isinstance(a, Var) or a in binding))
+    predicate, args = rule.atoms[choice]
+    pattern = tuple(binding.get(a) if isinstance(a, Var) else a for a in args)
+    others = [i for i in rest if i != choice]
+    for candidate in list(base.match(predicate, pattern)):
+        extended = _unify(args, candidate, binding)
+        if extended is not None and closure._comparisons_hold(rule, extended):
+            yield from _extend_base(rule, others, extended, base, closure)
 
 
 def _distinct(s, p, o):
