@@ -78,3 +78,36 @@ def test_views_report_the_reference_content(profile, rate, range_s, step_s):
         assert {(e.rule, frozenset(e.triples)) for e in per_fact.inconsistencies} == events, tau
         assert {(e.rule, frozenset(e.triples)) for e in columnar.inconsistencies} == events, tau
         tau += step_s * 1000
+
+
+@pytest.mark.parametrize("profile", ["rdfs", "owl-rl"])
+def test_sensor_stream_runs_no_join(profile):
+    """The shape of `bench shapes`: instance data under a static ontology is a template lookup per
+    triple, no rule joins two window facts, and the content (one buffer, read as views) is the
+    reference's at every report."""
+    from rdflib import Graph, Literal, Namespace, RDF, XSD
+
+    from rsp_plugin.bench.shapes import ONTOLOGY
+
+    ex = Namespace("http://ex.org/shapes/")
+    terms = Dictionary()
+    given = intern_triples(Graph().parse(data=ONTOLOGY, format="turtle"), terms)
+    spec = RangeWindow(3000, 1000)
+    reference = MaterializedView(TimeWindow(spec), profile, terms=terms, background=given, explain=True)
+    columnar = BatchMaterializedView(ColumnTimeWindow(spec), profile, terms=terms, background=given)
+    draw = random.Random(3)
+    stamp = 0
+    for tau in range(1000, 12000, 1000):
+        while stamp < tau:
+            observation = ex[f"obs{stamp}"]
+            for triple in ((observation, RDF.type, ex.TempObs), (observation, ex.sensor, ex[f"sensor{draw.randrange(4)}"]),
+                           (observation, ex.value, Literal(draw.randrange(5), datatype=XSD.integer))):
+                ids = intern_triples([triple], terms)[0]
+                reference.offer(stamp, ids)
+                columnar.offer(stamp, ids)
+            stamp += 250
+        reference.advance(tau)
+        columnar.advance(tau)
+        assert not columnar.materializer.joins.active
+        assert _rows(columnar.content) == _rows(reference.content), tau
+        assert not columnar.materializer._ring.stale

@@ -67,7 +67,7 @@ class BatchMaterializedView:
     def _content(self):
         content = triple_columns(*self.materializer.triple_columns())
         if isinstance(self.materializer, ShapeMaterializer):  # panes may repeat a triple: readers take it once
-            content.distinct = self.materializer.triple_parts()[1]
+            content.distinct = self.materializer.distinct()
         return content
 
     def _advance(self, point: int, columns) -> None:

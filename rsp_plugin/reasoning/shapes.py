@@ -43,7 +43,7 @@ True
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Iterable
@@ -85,24 +85,25 @@ class ShapeReport:
 
 class _Pane:
     """The window triples and entailments that expire at one time point (columns, appended a step at a
-    time), and the other facts with that expiry."""
+    time), the other facts with that expiry, and what each addition brought to the summary."""
 
-    __slots__ = ("parts", "others", "_columns", "_summary")
+    __slots__ = ("parts", "others", "_columns", "present")
 
     def __init__(self):
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.others: list[tuple] = []
         self._columns = None
-        self._summary = None
+        #: per addition, the summary entries it holds (("p", predicate), ("n", predicate of a triple
+        #: whose subject is not its object), ("c", class), ("r", relation)): counted by the owner
+        self.present: list[set] = []
 
     def add(self, s, p, o) -> None:
         if len(s):
             self.parts.append((s, p, o))
-            self._columns = self._summary = None
+            self._columns = None
 
     def add_other(self, fact) -> None:
         self.others.append(fact)
-        self._summary = None
 
     def columns(self):
         if self._columns is None:
@@ -115,16 +116,83 @@ class _Pane:
                 self.parts = [self._columns]
         return self._columns
 
-    def summary(self, rdf_type: int):
-        """(predicates, predicates of a triple whose subject is not its object, classes, other relations)."""
-        if self._summary is None:
-            s, p, o = self.columns()
-            predicates = set(np.unique(p).tolist())
-            unequal = s != o
-            nonreflexive = predicates if bool(unequal.all()) else set(np.unique(p[unequal]).tolist())
-            classes = set(np.unique(o[p == rdf_type]).tolist()) if rdf_type in predicates else set()
-            self._summary = (predicates, nonreflexive, classes, {fact[0] for fact in self.others})
-        return self._summary
+
+
+def _present_of(s, p, o, rdf_type: int) -> set:
+    """The summary entries of triples given as columns."""
+    predicates = np.unique(p).tolist()
+    found = {("p", value) for value in predicates}
+    unequal = s != o
+    found |= {("n", value) for value in (predicates if bool(unequal.all()) else np.unique(p[unequal]).tolist())}
+    if rdf_type in predicates:
+        found |= {("c", value) for value in np.unique(o[p == rdf_type]).tolist()}
+    return found
+
+
+class _Ring:
+    """What a report reads, in one buffer: B* (and what never expires), then the panes' rows in the order
+    of their expiry; expiry moves the start past the panes that left and writes B* again just before
+    the rows that stay, so a step costs its delta and a report reads views. An entailment that
+    expires before the latest pane (a join's, min over two window facts) makes it `stale`: it is
+    made again from the panes when next read."""
+
+    def __init__(self):
+        self.stale = True
+        self.columns_ = (_EMPTY, _EMPTY, _EMPTY)
+
+    def rebuild(self, prefix, panes: list) -> None:
+        """`prefix`: B*'s columns (and the rows that never expire); `panes`: (h, columns), by h."""
+        self.prefix = prefix
+        parts = [prefix] + [columns for _, columns in panes]
+        size = sum(len(part[0]) for part in parts)
+        capacity = max(1024, 2 * size)
+        self.buffers = [np.empty(capacity, dtype=np.int64) for _ in range(3)]
+        at = 0
+        for part in parts:
+            n = len(part[0])
+            for buffer, column in zip(self.buffers, part):
+                buffer[at:at + n] = column
+            at += n
+        self.begin, self.end = 0, at
+        self.segments = deque([h, len(columns[0])] for h, columns in panes)
+        self.stale = False
+
+    def append(self, h: int, s, p, o) -> None:
+        if self.stale:
+            return
+        if self.segments and h < self.segments[-1][0]:
+            self.stale = True
+            return
+        n = len(s)
+        if self.end + n > len(self.buffers[0]):
+            live = self.end - self.begin
+            capacity = max(len(self.buffers[0]), 2 * (live + n))
+            fresh = [np.empty(capacity, dtype=np.int64) for _ in range(3)]
+            for new, old in zip(fresh, self.buffers):
+                new[:live] = old[self.begin:self.end]
+            self.buffers, self.begin, self.end = fresh, 0, live
+        for buffer, column in zip(self.buffers, (s, p, o)):
+            buffer[self.end:self.end + n] = column
+        self.end += n
+        if self.segments and self.segments[-1][0] == h:
+            self.segments[-1][1] += n
+        else:
+            self.segments.append([h, n])
+
+    def expire(self, time_point: int) -> None:
+        if self.stale:
+            return
+        gone = 0
+        while self.segments and self.segments[0][0] < time_point:
+            gone += self.segments.popleft()[1]
+        if gone:
+            self.begin += gone
+            n = len(self.prefix[0])
+            for buffer, column in zip(self.buffers, self.prefix):
+                buffer[self.begin:self.begin + n] = column
+
+    def columns(self):
+        return tuple(buffer[self.begin:self.end] for buffer in self.buffers)
 
 
 class ShapeMaterializer:
@@ -177,6 +245,12 @@ class ShapeMaterializer:
         self._literal_codes: dict[int, int] = {}
         self._signatures: list[tuple] = [((), False)]
         self.panes: dict[int, _Pane] = {}
+        #: summary entry -> how many additions of the panes hold it (`_Pane.present`)
+        self._present: Counter = Counter()
+        self._summary_cache = None
+        self._ring = _Ring()
+        #: combined shape key -> (shape, template), while the schema's ranks and the codes stay
+        self._by_key: dict[int, tuple] = {}
         self.joins = Joins(self)
         #: tracking: triple -> its expiry (window facts only; B* is apart); false facts -> expiry
         self._held: dict[Triple, int] = {}
@@ -200,8 +274,11 @@ class ShapeMaterializer:
         for h, s, p, o, others in state["panes"]:
             pane = self.panes[h] = _Pane()
             pane.add(s, p, o)
+            if len(s):
+                self._note_present(pane, _present_of(s, p, o, self._type))
             for predicate, args in others:
                 pane.add_other((predicate, tuple(args)))
+                self._note_present(pane, {("r", predicate)})
                 if predicate in self._false:
                     self._false_held[(predicate, tuple(args))] = max(h, self._false_held.get((predicate, tuple(args)), h))
             if self.track:
@@ -248,6 +325,7 @@ class ShapeMaterializer:
         gone = [h for h in self.panes if h < time_point]
         for h in gone:
             pane = self.panes.pop(h)
+            self._forget_present(pane)
             if self.track:
                 held = self._held
                 s, p, o = pane.columns()
@@ -259,36 +337,95 @@ class ShapeMaterializer:
             for fact in [f for f, h in self._false_held.items() if h < time_point]:
                 del self._false_held[fact]
         self.joins.expire(time_point)
+        self._ring.expire(time_point)
+
+    def _note_present(self, pane: _Pane, found: set) -> None:
+        pane.present.append(found)
+        counts = self._present
+        for entry in found:
+            if not counts[entry]:
+                self._summary_cache = None
+            counts[entry] += 1
+
+    def _forget_present(self, pane: _Pane) -> None:
+        counts = self._present
+        for found in pane.present:
+            for entry in found:
+                counts[entry] -= 1
+                if counts[entry] <= 0:
+                    del counts[entry]
+                    self._summary_cache = None
+
+    def summary(self) -> tuple:
+        """(predicates, predicates of a triple whose subject is not its object, classes, other relations)
+        of what the panes hold."""
+        if self._summary_cache is None:
+            kinds = {"p": set(), "n": set(), "c": set(), "r": set()}
+            for kind, value in self._present:
+                kinds[kind].add(value)
+            self._summary_cache = tuple(frozenset(kinds[kind]) for kind in "pncr")
+        return self._summary_cache
 
     # expansion by templates ------------------------------------------------------------------------------
 
     def _expand(self, s, p, o, horizon: int, report: ShapeReport) -> None:
         """Every triple's template instantiated, by distinct shape, into the pane of `horizon`."""
-        keys, codes = self._shape_columns(s, p, o)
-        rows = np.stack([keys[0], keys[1], keys[2], codes[0], codes[1], codes[2]], axis=1)
-        shapes, inverse = np.unique(rows, axis=0, return_inverse=True)
+        keys, codes, combined = self._shape_columns(s, p, o)
+        if combined is not None:
+            distinct, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        else:
+            rows = np.stack([*keys, *codes], axis=1)
+            _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+            distinct = None
         inverse = inverse.reshape(-1)
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[order], np.arange(len(shapes) + 1))
+        many = len(first) > 8
+        if many:
+            order = np.argsort(inverse, kind="stable")
+            bounds = np.searchsorted(inverse[order], np.arange(len(first) + 1))
         out: dict[int, list] = defaultdict(list)
+        present: dict[int, set] = defaultdict(set)
         others: list[tuple] = []
-        for number, shape in enumerate(shapes.tolist()):
-            chosen = order[bounds[number]:bounds[number + 1]]
-            if not len(chosen):
-                continue
-            template = self._template(tuple(shape))
-            columns = (s[chosen], p[chosen], o[chosen])
+        for number, row in enumerate(first.tolist()):
+            found = self._by_key.get(int(distinct[number])) if distinct is not None else None
+            if found is None:
+                shape = tuple(int(column[row]) for column in keys) + tuple(int(column[row]) for column in codes)
+                found = (shape, self._template(shape))
+                if distinct is not None:
+                    self._by_key[int(distinct[number])] = found
+            _, template = found
+            chosen = order[bounds[number]:bounds[number + 1]] if many else np.flatnonzero(inverse == number)
+            if len(chosen) == len(s):
+                columns = (s, p, o)
+            else:
+                columns = (s[chosen], p[chosen], o[chosen])
             if template is None:  # a comparison read a number: derived triple by triple
-                for row in zip(*(c.tolist() for c in columns)):
-                    for fact, tag in self._concrete(row):
-                        self._put(fact, horizon if tag == SEED else NEVER_EXPIRES, out, others)
+                for triple in zip(*(c.tolist() for c in columns)):
+                    for fact, tag in self._concrete(triple):
+                        h = horizon if tag == SEED else NEVER_EXPIRES
+                        if fact[0] == self._triple:
+                            out[h].append(tuple(np.array([t], dtype=np.int64) for t in fact[1]))
+                            present[h] |= _present_of(*out[h][-1], self._type)
+                        else:
+                            others.append((fact, h))
                 continue
-            triples, rest = template
-            for (ps, pp, po), tag in triples:
+            triples, rest, _ = template
+            n = len(chosen)
+            for args, tag, unique_over, static in triples:
                 h = horizon if tag == SEED else NEVER_EXPIRES
-                n = len(chosen)
-                out[h].append(tuple(columns[-1 - a] if a < 0 else np.full(n, a, dtype=np.int64)
-                                    for a in (ps, pp, po)))
+                if unique_over is None:
+                    made = tuple(columns[-1 - a] if a < 0 else np.full(n, a, dtype=np.int64) for a in args)
+                elif not unique_over:  # no slot: one row
+                    made = tuple(np.array([a], dtype=np.int64) for a in args)
+                else:  # fewer slots than the shape: each combination once
+                    values = np.unique(np.stack([columns[k] for k in unique_over], axis=1), axis=0) \
+                        if len(unique_over) > 1 else np.unique(columns[unique_over[0]]).reshape(-1, 1)
+                    at = {k: values[:, i] for i, k in enumerate(unique_over)}
+                    made = tuple(at[-1 - a] if a < 0 else np.full(len(values), a, dtype=np.int64) for a in args)
+                out[h].append(made)
+                if static is not None:
+                    present[h] |= static
+                else:
+                    present[h] |= _present_of(*made, self._type)
             if rest:
                 values = list(zip(*(c.tolist() for c in columns)))
                 for (predicate, args), tag in rest:
@@ -297,49 +434,70 @@ class ShapeMaterializer:
                         others.append(((predicate, tuple(row[-1 - a] if a < 0 else a for a in args)), h))
         for h, parts in out.items():
             fs, fp, fo = (np.concatenate(c) for c in zip(*parts)) if len(parts) > 1 else parts[0]
-            fs, fp, fo = _distinct(fs, fp, fo)
-            self._add_triples(h, fs, fp, fo, report, fresh=True)
+            self._add_triples(h, fs, fp, fo, report, fresh=True, present=present[h])
         for fact, h in others:
             self._add_other(fact, h, report)
 
     def _shape_columns(self, s, p, o):
         """Per row and position: the term if B* or the rules name it, else -1 - the position of the
         first slot-term equal to it (0 = s, 1 = p, 2 = o; slots are numbered by position), and the code
-        of what a literal or number in that position brings (0: nothing)."""
+        of what a literal or number in that position brings (0: nothing); and one int64 key per row
+        for the whole shape (None when the schema is too large to pack one)."""
         schema = self._schema
-        keys, codes = [], []
+        size = len(schema)
+        keys, ranks, named_columns = [], [], []
         for position, column in enumerate((s, p, o)):
-            named = np.isin(column, schema, assume_unique=False)
+            at = np.minimum(np.searchsorted(schema, column), size - 1)
+            named = schema[at] == column
             key = np.where(named, column, -1 - position)
+            rank = np.where(named, at, size + position)
             if position >= 1:
-                key = np.where(~named & (column == s), -1, key)
+                same = ~named & (column == s)
+                key = np.where(same, -1, key)
+                rank = np.where(same, size, rank)
             if position == 2:
-                key = np.where(~named & (column == p) & (column != s), -2, key)
+                same = ~named & (column == p) & (column != s)
+                key = np.where(same, -2, key)
+                rank = np.where(same, size + 1, rank)
             keys.append(key)
-            codes.append(self._codes(column, named))
-        return keys, codes
+            ranks.append(rank)
+            named_columns.append(named)
+        codes = self._codes((s, p, o), named_columns)
+        base = size + 3
+        combined = None
+        if base < 8192 and len(self._signatures) < 256:
+            combined = ((ranks[0] * base + ranks[1]) * base + ranks[2]) << 24
+            combined |= (codes[0] << 16) | (codes[1] << 8) | codes[2]
+        return keys, codes, combined
 
-    def _codes(self, column: np.ndarray, named: np.ndarray) -> np.ndarray:
-        """The literal code of each slot-term of a column (found once per distinct literal)."""
-        free = ~named
-        if not free.any():
-            return np.zeros(len(column), dtype=np.int64)
-        values, inverse = np.unique(column[free], return_inverse=True)
-        keys, cache = self.terms.keys, self._literal_codes
+    def _codes(self, columns, named_columns) -> list[np.ndarray]:
+        """The literal code of each slot-term of the columns (found once per distinct term of a step)."""
+        free_parts = [column[~named] for column, named in zip(columns, named_columns)]
+        everything = np.concatenate(free_parts)
+        out = [np.zeros(len(column), dtype=np.int64) for column in columns]
+        if not len(everything):
+            return out
+        values, inverse = np.unique(everything, return_inverse=True)
+        keys, numbers, cache = self.terms.keys, self.terms.numbers, self._literal_codes
         found = []
         for term in values.tolist():
             code = cache.get(term)
             if code is None:
                 key = keys[term]
-                code = 0 if key[0] != '"' and self.terms.numbers[term] is None else self._literal_code(term, key)
+                code = 0 if key[0] != '"' and numbers[term] is None else self._literal_code(term, key)
                 if code:
                     if len(cache) > 200_000:
                         cache.clear()
                     cache[term] = code
             found.append(code)
-        codes = np.zeros(len(column), dtype=np.int64)
-        codes[free] = np.array(found, dtype=np.int64)[inverse.reshape(-1)]
-        return codes
+        if not any(found):
+            return out
+        all_codes = np.array(found, dtype=np.int64)[inverse.reshape(-1)]
+        at = 0
+        for column, named, part in zip(out, named_columns, free_parts):
+            column[~named] = all_codes[at:at + len(part)]
+            at += len(part)
+        return out
 
     def _literal_code(self, term: int, key: str) -> int:
         signature = tuple(literal_facts(key)) if self._literal_predicates and key[0] == '"' else ()
@@ -388,14 +546,27 @@ class ShapeMaterializer:
             position = slot_position.get(term)
             return term if position is None else -1 - position
 
+        shape_slots = tuple(sorted(set(slot_position.values())))
         triples, rest = [], []
         for (predicate, args), tag in derived.items():
             if predicate in self._literal_ids:
                 continue  # a literal's facts: held as B*'s are, per literal (they never expire)
             compiled = tuple(arg(a) for a in args)
-            (triples if predicate == self._triple else rest).append(
-                (compiled if predicate == self._triple else (predicate, compiled), tag))
-        self._templates[shape] = template = (tuple(triples), tuple(rest))
+            if predicate != self._triple:
+                rest.append(((predicate, compiled), tag))
+                continue
+            used = tuple(sorted({-1 - a for a in compiled if a < 0}))
+            unique_over = None if used == shape_slots else used  # fewer slots: rows repeat, taken once
+            static = None
+            s_arg, p_arg, o_arg = compiled
+            if p_arg >= 0 and (p_arg != self._type or o_arg >= 0):
+                static = {("p", p_arg)}
+                if s_arg != o_arg:
+                    static.add(("n", p_arg))
+                if p_arg == self._type:
+                    static.add(("c", o_arg))
+            triples.append((compiled, tag, unique_over, static))
+        self._templates[shape] = template = (tuple(triples), tuple(rest), shape_slots)
         return template
 
     def _concrete(self, triple: Triple) -> list:
@@ -411,13 +582,13 @@ class ShapeMaterializer:
         if fact[0] == self._triple:
             triple = fact[1]
             columns = tuple(np.array([term], dtype=np.int64) for term in triple)
-            keys, codes = self._shape_columns(*columns)
+            keys, codes, _ = self._shape_columns(*columns)
             shape = tuple(int(k[0]) for k in keys) + tuple(int(c[0]) for c in codes)
             template = self._template(shape)
             if template is None:
                 return self._concrete(triple)
             out = []
-            for args, tag in template[0]:
+            for args, tag, _, _ in template[0]:
                 out.append(((self._triple, tuple(triple[-1 - a] if a < 0 else a for a in args)), tag))
             for (predicate, args), tag in template[1]:
                 out.append(((predicate, tuple(triple[-1 - a] if a < 0 else a for a in args)), tag))
@@ -441,13 +612,7 @@ class ShapeMaterializer:
 
     # storing --------------------------------------------------------------------------------------------
 
-    def _put(self, fact, h: int, out: dict, others: list) -> None:
-        if fact[0] == self._triple:
-            out[h].append(tuple(np.array([term], dtype=np.int64) for term in fact[1]))
-        else:
-            others.append((fact, h))
-
-    def _add_triples(self, h: int, s, p, o, report: ShapeReport, fresh: bool) -> None:
+    def _add_triples(self, h: int, s, p, o, report: ShapeReport, fresh: bool, present: set | None = None) -> None:
         """Triples that hold until h into their pane (and, new this step, into what joins read)."""
         if h < self.now or not len(s):
             return
@@ -455,6 +620,11 @@ class ShapeMaterializer:
         if pane is None:
             pane = self.panes[h] = _Pane()
         pane.add(s, p, o)
+        self._note_present(pane, present if present is not None else _present_of(s, p, o, self._type))
+        if h == NEVER_EXPIRES:
+            self._ring.stale = True  # (held with B*, before the panes)
+        else:
+            self._ring.append(h, s, p, o)
         report.derived += len(s)
         if self.track:
             held, added = self._held, report.added
@@ -475,6 +645,7 @@ class ShapeMaterializer:
         if pane is None:
             pane = self.panes[h] = _Pane()
         pane.add_other(fact)
+        self._note_present(pane, {("r", fact[0])})
         report.derived += 1
         head = self._false.get(fact[0])
         if head is not None:
@@ -493,22 +664,23 @@ class ShapeMaterializer:
 
     # reading ------------------------------------------------------------------------------------------
 
-    def triple_parts(self) -> tuple[list, bool]:
-        """The (s, p, o) columns of what holds now: B*'s and each pane's; and whether no triple can be
-        in them twice (else a reader takes each once)."""
-        parts = [self._base_columns] + [pane.columns() for h, pane in sorted(self.panes.items())
-                                        if self.now is None or h >= self.now]
-        parts = [part for part in parts if len(part[0])]
-        return parts, len(parts) <= 1
+    def distinct(self) -> bool:
+        """Can no triple be in `triple_columns` twice (else a reader takes each once)?"""
+        return not any(pane.parts for h, pane in self.panes.items() if self.now is None or h >= self.now)
 
     def triple_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(s, p, o) of the triples that hold now (a triple may be there more than once)."""
-        parts, _ = self.triple_parts()
-        if not parts:
-            return _EMPTY, _EMPTY, _EMPTY
-        if len(parts) == 1:
-            return parts[0]
-        return tuple(np.concatenate(column) for column in zip(*parts))
+        """(s, p, o) of the triples that hold now (a triple may be there more than once): views of one
+        buffer (`_Ring`), valid until the next `advance_to`."""
+        ring = self._ring
+        if ring.stale:
+            live = sorted((h, pane.columns()) for h, pane in self.panes.items()
+                          if (self.now is None or h >= self.now) and pane.parts)
+            lasting = [columns for h, columns in live if h == NEVER_EXPIRES]
+            prefix = self._base_columns
+            if lasting:
+                prefix = tuple(np.concatenate([prefix[k], lasting[0][k]]) for k in range(3))
+            ring.rebuild(prefix, [(h, columns) for h, columns in live if h != NEVER_EXPIRES])
+        return ring.columns()
 
     def holding(self) -> list[Triple]:
         s, p, o = self.triple_columns()
@@ -669,19 +841,6 @@ class Joins:
 
     # which rules --------------------------------------------------------------------------------------
 
-    def _summary(self):
-        predicates, nonreflexive, classes, relations = set(), set(), set(), set()
-        now = self.owner.now
-        for h, pane in self.owner.panes.items():
-            if now is not None and h < now:
-                continue
-            a, b, c, d = pane.summary(self._type)
-            predicates |= a
-            nonreflexive |= b
-            classes |= c
-            relations |= d
-        return frozenset(predicates), frozenset(nonreflexive), frozenset(classes), frozenset(relations)
-
     def decide(self, summary) -> tuple:
         """(active rules: (number, readable positions), spec: what of the panes they read)."""
         found = self._decided.get(summary)
@@ -783,7 +942,7 @@ class Joins:
         """The annotated fixpoint of the active rules from what arrived (from everything held, when the
         active rules changed), until the rules that can fire stay the same."""
         while True:
-            active, spec = self.decide(self._summary())
+            active, spec = self.decide(self.owner.summary())
             if not active:
                 self.active, self._spec, self._store, self._delta = (), None, None, []
                 return
@@ -794,7 +953,7 @@ class Joins:
                 self._delta = self._held_facts()
             delta, self._delta = self._delta, []
             self._fixpoint(delta, report)
-            again, _ = self.decide(self._summary())
+            again, _ = self.decide(self.owner.summary())
             if again == self.active:
                 return
 
