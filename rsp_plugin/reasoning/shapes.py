@@ -87,12 +87,13 @@ class _Pane:
     """The window triples and entailments that expire at one time point (columns, appended a step at a
     time), the other facts with that expiry, and what each addition brought to the summary."""
 
-    __slots__ = ("parts", "others", "_columns", "present")
+    __slots__ = ("parts", "others", "_columns", "_terms", "present")
 
     def __init__(self):
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.others: list[tuple] = []
         self._columns = None
+        self._terms = None
         #: per addition, the summary entries it holds (("p", predicate), ("n", predicate of a triple
         #: whose subject is not its object), ("c", class), ("r", relation)): counted by the owner
         self.present: list[set] = []
@@ -100,10 +101,19 @@ class _Pane:
     def add(self, s, p, o) -> None:
         if len(s):
             self.parts.append((s, p, o))
-            self._columns = None
+            self._columns = self._terms = None
 
     def add_other(self, fact) -> None:
         self.others.append(fact)
+        self._terms = None
+
+    def terms(self) -> np.ndarray:
+        """The distinct ids it holds (found once: forgetting walks the panes many times over)."""
+        if self._terms is None:
+            s, p, o = self.columns()
+            others = [term for _, args in self.others for term in args]
+            self._terms = np.unique(np.concatenate([s, p, o, np.array(others, dtype=np.int64)]))
+        return self._terms
 
     def columns(self):
         if self._columns is None:
@@ -403,8 +413,9 @@ class ShapeMaterializer:
                     for fact, tag in self._concrete(triple):
                         h = horizon if tag == SEED else NEVER_EXPIRES
                         if fact[0] == self._triple:
-                            out[h].append(tuple(np.array([t], dtype=np.int64) for t in fact[1]))
-                            present[h] |= _present_of(*out[h][-1], self._type)
+                            made = tuple(np.array([t], dtype=np.int64) for t in fact[1])
+                            out[h].append(((-1, -2, -3), made))
+                            present[h] |= _present_of(*made, self._type)
                         else:
                             others.append((fact, h))
                 continue
@@ -421,7 +432,7 @@ class ShapeMaterializer:
                         if len(unique_over) > 1 else np.unique(columns[unique_over[0]]).reshape(-1, 1)
                     at = {k: values[:, i] for i, k in enumerate(unique_over)}
                     made = tuple(at[-1 - a] if a < 0 else np.full(len(values), a, dtype=np.int64) for a in args)
-                out[h].append(made)
+                out[h].append((args, made))
                 if static is not None:
                     present[h] |= static
                 else:
@@ -433,7 +444,7 @@ class ShapeMaterializer:
                     for row in values:
                         others.append(((predicate, tuple(row[-1 - a] if a < 0 else a for a in args)), h))
         for h, parts in out.items():
-            fs, fp, fo = (np.concatenate(c) for c in zip(*parts)) if len(parts) > 1 else parts[0]
+            fs, fp, fo = _merged(parts)
             self._add_triples(h, fs, fp, fo, report, fresh=True, present=present[h])
         for fact, h in others:
             self._add_other(fact, h, report)
@@ -623,7 +634,7 @@ class ShapeMaterializer:
         self._note_present(pane, present if present is not None else _present_of(s, p, o, self._type))
         if h == NEVER_EXPIRES:
             self._ring.stale = True  # (held with B*, before the panes)
-        else:
+        elif not self.track:  # (a tracking materializer's reader applies what changed: no buffer)
             self._ring.append(h, s, p, o)
         report.derived += len(s)
         if self.track:
@@ -683,6 +694,9 @@ class ShapeMaterializer:
         return ring.columns()
 
     def holding(self) -> list[Triple]:
+        if self.track:
+            s, p, o = self._base_columns
+            return list(zip(s.tolist(), p.tolist(), o.tolist())) + list(self._held)
         s, p, o = self.triple_columns()
         return list(dict.fromkeys(zip(s.tolist(), p.tolist(), o.tolist())))
 
@@ -723,11 +737,38 @@ class ShapeMaterializer:
 
     def live_terms(self):
         """The ids the materialization holds (B* and the slots are pinned or held here too)."""
-        parts = [np.concatenate([pane.columns()[k] for pane in self.panes.values()] or [_EMPTY]).tolist()
-                 for k in range(3)]
-        others = (term for pane in self.panes.values() for _, args in pane.others for term in args)
-        return chain(*parts, others, (term for _, args in self.base.facts() for term in args), self._slots,
-                     self.joins.live_terms())
+        held = np.concatenate([pane.terms() for pane in self.panes.values()] or [_EMPTY]).tolist()
+        return chain(held, (term for _, args in self.base.facts() for term in args), self._slots,
+                     self._schema_set, self.joins.live_terms())
+
+
+def _merged(parts: list) -> tuple:
+    """The rows of a step's template facts, one set of columns: facts of one pattern (the same constants
+    in the same places, `sensor a Observation` from two shapes) taken once each."""
+    by_pattern: dict[tuple, list] = defaultdict(list)
+    for args, made in parts:
+        by_pattern[tuple(a if a >= 0 else None for a in args)].append(made)
+    out = []
+    for pattern, group in by_pattern.items():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        columns = [np.concatenate(c) for c in zip(*group)]
+        free = [k for k, a in enumerate(pattern) if a is None]
+        if len(free) == 1:
+            values = np.unique(columns[free[0]])
+            out.append(tuple(values if k == free[0] else np.full(len(values), pattern[k], dtype=np.int64)
+                             for k in range(3)))
+        elif free:
+            values = np.unique(np.stack([columns[k] for k in free], axis=1), axis=0)
+            at = {k: values[:, i] for i, k in enumerate(free)}
+            out.append(tuple(at[k] if k in at else np.full(len(values), pattern[k], dtype=np.int64)
+                             for k in range(3)))
+        else:
+            out.append(tuple(np.array([a], dtype=np.int64) for a in pattern))
+    if len(out) == 1:
+        return out[0]
+    return tuple(np.concatenate(c) for c in zip(*out))
 
 
 def _background_closure(rules: list[PositiveRule], closure: Closure, facts) -> FactBase:
