@@ -39,6 +39,7 @@ def _compare(seed: int, profile: str, track: bool, gaps: bool = False):
         report = shapes.advance_to(point, arriving)
         held = set(reference.holding())
         assert set(shapes.holding()) == held, f"time point {point}"
+        assert set(zip(*(column.tolist() for column in shapes.triple_columns()))) == held, point
         for triple in held:
             assert shapes.expires(triple) == reference.expires(triple), (point, triple)
         assert _events(report.inconsistencies) == _events(step.inconsistencies), point

@@ -632,9 +632,9 @@ class ShapeMaterializer:
             pane = self.panes[h] = _Pane()
         pane.add(s, p, o)
         self._note_present(pane, present if present is not None else _present_of(s, p, o, self._type))
-        if h == NEVER_EXPIRES:
-            self._ring.stale = True  # (held with B*, before the panes)
-        elif not self.track:  # (a tracking materializer's reader applies what changed: no buffer)
+        if h == NEVER_EXPIRES or self.track:  # (held with B*, before the panes; a tracking materializer's
+            self._ring.stale = True           # reader applies what changed: it keeps no buffer up to date)
+        else:
             self._ring.append(h, s, p, o)
         report.derived += len(s)
         if self.track:
