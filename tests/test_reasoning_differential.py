@@ -245,7 +245,7 @@ def test_owl_rl_with_eq_ref_equals_owlrl_reflexive_sameas_included(seed):
 
 
 @pytest.mark.parametrize("profile", ["rdfs", "owl-rl"])
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(6))
 def test_template_materialization_equals_owlrl_at_every_time_point(seed, profile):
     assert mismatches(seed, profile, templates=True) == {}
 
