@@ -59,3 +59,33 @@ def test_rdfs_templates_equal_per_fact(seed):
 @pytest.mark.parametrize("seed", range(16))
 def test_owl_rl_templates_equal_per_fact(seed):
     _compare(seed, "owl-rl", track=seed % 2 == 1, gaps=seed % 3 == 0)
+
+
+@pytest.mark.parametrize("profile", ["rdfs", "owl-rl"])
+def test_a_columnar_template_materializer_restored_mid_stream_goes_on(profile):
+    """A checkpoint holds the background given and the panes; rules, B*, templates and joins are made again."""
+    from rsp_plugin.runtime.state import dumps, loads
+
+    key = b"the tests' key: 16 bytes or more"
+    background, stream, window = generated_case(5, profile)
+    made = []
+    for _ in range(2):
+        terms = Dictionary()
+        made.append(ShapeMaterializer(profile, window=window, background=intern_triples(background, terms),
+                                      terms=terms))
+    whole, cut = made
+    last = max(stream) + window + 2
+
+    def keyed(m, triples):
+        return {tuple(m.terms.key(term) for term in triple) for triple in triples}
+
+    def keyed_events(m, events):
+        return {(event.rule, frozenset(keyed(m, event.triples))) for event in events}
+
+    for point in range(last + 1):
+        if point == last // 2:
+            cut = loads(dumps(cut, key=key), key=key)
+        expected = whole.advance_to(point, intern_triples(stream.get(point, []), whole.terms))
+        got = cut.advance_to(point, intern_triples(stream.get(point, []), cut.terms))
+        assert keyed(cut, cut.holding()) == keyed(whole, whole.holding()), point
+        assert keyed_events(cut, got.inconsistencies) == keyed_events(whole, expected.inconsistencies), point
