@@ -200,12 +200,18 @@ def comparable(triples: set, profile: str, eq_ref: bool = False) -> set:
     return kept
 
 
-def mismatches(seed: int, profile: str, trivial: bool = False) -> dict:
-    """{time point: (missing, extra, owlrl inconsistent, ours inconsistent)} where they differ."""
+def mismatches(seed: int, profile: str, trivial: bool = False, templates: bool = False) -> dict:
+    """{time point: (missing, extra, owlrl inconsistent, ours inconsistent)} where they differ
+    (`templates`: of the template materializer, `reasoning/shapes.py`, instead of the reference)."""
     background, stream, window = generated_case(seed, profile)
     terms = Dictionary()
-    m = Materializer(profile, window=window, background=intern_triples(background, terms), terms=terms,
-                     trivial=trivial)
+    if templates:
+        from rsp_plugin.reasoning.shapes import ShapeMaterializer
+
+        m = ShapeMaterializer(profile, window=window, background=intern_triples(background, terms), terms=terms)
+    else:
+        m = Materializer(profile, window=window, background=intern_triples(background, terms), terms=terms,
+                         trivial=trivial)
     closures = {}
     found = {}
     for t in range(TIME_POINTS):
@@ -236,6 +242,12 @@ def test_owl_rl_materialization_equals_owlrl_at_every_time_point(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_owl_rl_with_eq_ref_equals_owlrl_reflexive_sameas_included(seed):
     assert mismatches(seed, "owl-rl", trivial=True) == {}
+
+
+@pytest.mark.parametrize("profile", ["rdfs", "owl-rl"])
+@pytest.mark.parametrize("seed", range(6))
+def test_template_materialization_equals_owlrl_at_every_time_point(seed, profile):
+    assert mismatches(seed, profile, templates=True) == {}
 
 
 def test_the_generated_cases_exercise_the_rules():

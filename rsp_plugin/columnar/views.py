@@ -4,9 +4,12 @@
 A window [RANGE r STEP s] with t0 is read at boundaries tau = t0 + k*s; with one
 tick g = gcd(r, s), an element seen at t arrives at time point floor((t - t0) / g)
 + 1 and holds r/g - 1 more points: exactly the boundaries that hold it. At each
-boundary the elements that entered the window go to the `BatchMaterializer` a time
+boundary the elements that entered the window go to the materializer a time
 point at a time (columns, no tuples), then the boundary's own time point expires
-what no longer holds; the content is the materializer's triple table.
+what no longer holds; the content is the materializer's triples. Under a static
+TBox (no RULES) the materializer is the one the per-fact view uses too, by
+templates per triple shape (`rsp_plugin.reasoning.shapes`: a step costs its
+delta); with RULES, the `BatchMaterializer`'s fixpoint.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from math import gcd
 
 import numpy as np
 
+from ..reasoning.shapes import ShapeMaterializer, supports
 from .columns import ColumnTimeWindow, triple_columns
 from .materialize import BatchMaterializer
 
@@ -28,11 +32,14 @@ class BatchMaterializedView:
         spec = window.spec
         self.tick = gcd(spec.range, spec.step)
         horizon = spec.range // self.tick - 1
-        self.materializer = BatchMaterializer(profile, window=horizon, background=list(background), terms=terms,
-                                              rules=rules)
+        if supports(profile, rules):
+            self.materializer = ShapeMaterializer(profile, window=horizon, background=list(background), terms=terms)
+        else:
+            self.materializer = BatchMaterializer(profile, window=horizon, background=list(background), terms=terms,
+                                                  rules=rules)
         self.now: int | None = None
         self.inconsistencies: list = []
-        self.content = triple_columns(*self.materializer.triple_columns())
+        self.content = self._content()
 
     def accepts(self, timestamp: int) -> bool:
         boundary = self.window.boundary
@@ -55,7 +62,13 @@ class BatchMaterializedView:
             for start, end in zip(starts.tolist(), ends.tolist()):
                 self._advance(int(points[start]), (s[start:end], p[start:end], o[start:end]))
         self._advance((window.boundary - window.t0) // self.tick, None)
-        self.content = triple_columns(*self.materializer.triple_columns())
+        self.content = self._content()
+
+    def _content(self):
+        content = triple_columns(*self.materializer.triple_columns())
+        if isinstance(self.materializer, ShapeMaterializer):  # panes may repeat a triple: readers take it once
+            content.distinct = self.materializer.distinct()
+        return content
 
     def _advance(self, point: int, columns) -> None:
         if self.now is not None and point <= self.now:

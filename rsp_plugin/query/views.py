@@ -2,7 +2,8 @@
 
     PlainView          the window's content (`windows.py`)
     MaterializedView   the window's RDFS / OWL 2 RL materialization with the background
-                       (maintained by `rsp_plugin.reasoning.Materializer`, never recomputed),
+                       (maintained by templates per triple shape, `rsp_plugin.reasoning.shapes`, or with
+                       RULES or explanations by `rsp_plugin.reasoning.Materializer`; never recomputed),
                        and the triples a query's RULES program derives (with or without ENTAILMENT)
     RulesView          + the triples a LARS program derives at each time point alone (a RULES
                        program under answer-stream semantics)
@@ -83,6 +84,7 @@ class MaterializedView:
                  background: Iterable[Triple] = (), rules=None, explain: bool = False,
                  where: tuple[str, int, int] = ("<query>", 1, 1)):
         from ..reasoning import Materializer  # the reasoning layer (another module of the project)
+        from ..reasoning.shapes import ShapeMaterializer, supports
 
         self.window = window
         if isinstance(window, TimeWindow):
@@ -92,9 +94,13 @@ class MaterializedView:
         else:
             self.tick = None
             horizon = window.spec.size - 1
-        self.materializer = Materializer(
-            profile, window=horizon, background=list(background), terms=terms, rules=rules, explain=explain
-        )
+        if supports(profile, rules, explain=explain):  # a template per triple shape (reasoning/shapes.py)
+            self.materializer = ShapeMaterializer(profile, window=horizon, background=list(background), terms=terms,
+                                                  track=True)
+        else:  # the reference: a user's rules, explanations
+            self.materializer = Materializer(
+                profile, window=horizon, background=list(background), terms=terms, rules=rules, explain=explain
+            )
         self.content = _DerivedContent(window.content)
         self.now: int | None = None
         self.inconsistencies: list = []

@@ -140,8 +140,8 @@ SCHEMA: dict[str, dict | str] = {
     "rsp_plugin.query.views:MaterializedView": dict(
         _as_rdf=maybe(ours("query.views:_RuleNumbers")), content=ours("query.views:_DerivedContent"),
         inconsistencies=LIST,
-        materializer=ours("reasoning.materializer:Materializer"), now=maybe(int), tick=INT,
-        window=ours("query.windows:TimeWindow")),
+        materializer=ours("reasoning.materializer:Materializer", "reasoning.shapes:ShapeMaterializer"), now=maybe(int),
+        tick=INT, window=ours("query.windows:TimeWindow")),
     "rsp_plugin.query.views:_RuleNumbers": dict(
         terms=DICTIONARY, materializer=ours("reasoning.materializer:Materializer"), held=DICT),
     "rsp_plugin.query.views:RulesView": dict(
@@ -162,7 +162,8 @@ SCHEMA: dict[str, dict | str] = {
                                                  values=DICT),
     "rsp_plugin.columnar.views:BatchMaterializedView": dict(
         content=ours("columnar.columns:ColumnContent"), inconsistencies=LIST,
-        materializer=ours("columnar.materialize:BatchMaterializer"), now=maybe(int), tick=INT,
+        materializer=ours("columnar.materialize:BatchMaterializer", "reasoning.shapes:ShapeMaterializer"),
+        now=maybe(int), tick=INT,
         window=ours("columnar.columns:ColumnTimeWindow")),
     "rsp_plugin.columnar.materialize:BatchMaterializer": dict(
         _all_triples=ANY, _false=DICT, _literal_predicates=DICT, _parts=DICT, _seen_literals=SET,
@@ -175,6 +176,9 @@ SCHEMA: dict[str, dict | str] = {
         engine=ours("lars.engine:IncrementalEngine"), profile=maybe(str), program=ours("lars.program:Program"),
         terms=DICTIONARY, window=maybe(int)),
     "rsp_plugin.reasoning.materializer:_FalseHead": dict(patterns=TUPLE, rule=STR),
+    "rsp_plugin.reasoning.shapes:ShapeMaterializer": dict(
+        given=LIST, now=maybe(int), panes=LIST, profile=STR, started=BOOL, terms=DICTIONARY, track=BOOL,
+        window=maybe(int)),
     # LARS programs and their engine -------------------------------------------------------------------------
     "rsp_plugin.lars.program:Origin": CUSTOM,
     "rsp_plugin.lars.program:Rule": CUSTOM,
