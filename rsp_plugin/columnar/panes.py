@@ -61,7 +61,7 @@ PANE = "__pane"
 #: after this many reports in a row evaluated whole because of shared join values, stop keeping panes
 GIVE_UP = 16
 _MERGING = {"Aggregate_Count", "Aggregate_Sum", "Aggregate_Avg", "Aggregate_Min", "Aggregate_Max"}
-_NUMERIC = ("Aggregate_Sum", "Aggregate_Avg", "Aggregate_Min", "Aggregate_Max")
+_PART = {"Aggregate_Sum": "sum", "Aggregate_Avg": "sum", "Aggregate_Min": "min", "Aggregate_Max": "max"}
 _TAU_DEPENDENT = {"Builtin_NOW"}
 _INT_KIND = 0  # (columnar.query's INT: a canonical xsd:integer that fits 62 bits)
 _LIMIT = 1 << 62
@@ -81,6 +81,9 @@ class PaneShape:
         self.join_variables = join_variables
         #: the variables SUM / AVG / MIN / MAX read, each once
         self.numeric = numeric
+        #: per such variable, the partials its aggregates need: "sum", "min", "max"
+        self.parts = {name: sorted({_PART[aggregate] for aggregate, variable in self.aggregates if variable == name
+                                    and aggregate in _PART}) for name in numeric}
 
 
 def pane_shape(plan: CompiledPlan) -> PaneShape | str:
@@ -171,6 +174,9 @@ class PaneAggregates:
         self.ledger = ledger
         self.seen = 0
         self.store: dict[str, np.ndarray] | None = None
+        #: the groups' values (tuples of ids) by group number (`__gid` in `store`), and the way back
+        self.group_keys: list[tuple] = []
+        self.group_ids: dict[tuple, int] = {}
         self.odd: set[int] = set()
         self.conflicts: dict[int, int] = {}
         #: join variable -> (pane, value) pairs of the panes kept, sorted by pane
@@ -250,9 +256,9 @@ class PaneAggregates:
             pane, s, p, o = pane[keep], s[keep], p[keep], o[keep]
         batch = backend.over_panes(pane, s, p, o)
         changed_array = np.array(changed, dtype=np.int64)
+        if self.shape.join_variables and not self._keep_join_values(batch, changed_array):
+            batch.pane_everywhere = True  # (the batch's panes may share a join value: joined on the pane too)
         self._keep_partials(batch, changed_array)
-        if self.shape.join_variables:
-            self._keep_join_values(batch, changed_array)
 
     def _keep_partials(self, batch, changed: np.ndarray) -> None:
         """The partials of the changed panes replace theirs in `store`."""
@@ -269,23 +275,29 @@ class PaneAggregates:
                 work = work.with_columns(pl.Series(f"__odd_{name}", kinds != _INT_KIND),
                                          pl.Series(f"__int_{name}", integers))
             expressions = [pl.len().alias("__rows")]
-            for name in shape.numeric:
+            for name, parts in shape.parts.items():
                 integer = pl.col(f"__int_{name}")
-                expressions += [pl.col(f"__odd_{name}").any().alias(f"__odd_{name}"),
-                                integer.sum().alias(f"__sum_{name}"), integer.abs().max().alias(f"__top_{name}"),
-                                integer.min().alias(f"__min_{name}"), integer.max().alias(f"__max_{name}")]
+                expressions.append(pl.col(f"__odd_{name}").any().alias(f"__odd_{name}"))
+                if "sum" in parts:
+                    expressions += [integer.sum().alias(f"__sum_{name}"), integer.abs().max().alias(f"__top_{name}")]
+                if "min" in parts:
+                    expressions.append(integer.min().alias(f"__min_{name}"))
+                if "max" in parts:
+                    expressions.append(integer.max().alias(f"__max_{name}"))
             summary = work.group_by([PANE, *shape.group_variables]).agg(expressions).sort(PANE)
-            made = {PANE: summary[PANE].to_numpy(), "__rows": summary["__rows"].to_numpy().astype(np.int64)}
-            for index, name in enumerate(shape.group_variables):
-                made[f"__group{index}"] = summary[name].to_numpy()
+            made = {PANE: summary[PANE].to_numpy(), "__rows": summary["__rows"].to_numpy().astype(np.int64),
+                    "__gid": self._group_numbers([summary[name].to_numpy() for name in shape.group_variables],
+                                                 len(summary))}
             wrong = np.zeros(len(summary), dtype=bool)
-            for name in shape.numeric:
+            for name, parts in shape.parts.items():
                 wrong |= summary[f"__odd_{name}"].to_numpy()
-                top = summary[f"__top_{name}"].to_numpy().astype(np.float64)
-                wrong |= top * made["__rows"].astype(np.float64) >= float(_LIMIT) / 2
-                for part in ("sum", "min", "max"):
+                if "sum" in parts:
+                    bound = summary[f"__top_{name}"].to_numpy().astype(np.float64) * made["__rows"]
+                    wrong |= bound >= float(_LIMIT) / 2
+                    made[f"__bound_{name}"] = bound  # (|sum| <= bound)
+                    made[f"__fsum_{name}"] = summary[f"__sum_{name}"].to_numpy().astype(np.float64)
+                for part in parts:
                     made[f"__{part}_{name}"] = summary[f"__{part}_{name}"].to_numpy().astype(np.int64)
-                made[f"__top_{name}"] = top
             odd = set(np.unique(made[PANE][wrong]).tolist())
         self.odd = {pane for pane in self.odd if pane not in set(changed.tolist())} | odd
         store = self.store
@@ -302,9 +314,46 @@ class PaneAggregates:
             merged = {name: column[kept] for name, column in store.items()}
         self.store = merged
 
-    def _keep_join_values(self, batch, changed: np.ndarray) -> None:
+    def _group_numbers(self, columns: list[np.ndarray], count: int) -> np.ndarray:
+        """The group number of each row of the group variables' columns (new groups numbered in turn)."""
+        if not columns:
+            if not self.group_keys:
+                self.group_keys.append(())
+                self.group_ids[()] = 0
+            return np.zeros(count, dtype=np.int64)
+        if len(columns) == 1:
+            found, inverse = np.unique(columns[0], return_inverse=True)
+            keys = [(value,) for value in found.tolist()]
+        else:
+            found, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+            keys = [tuple(row) for row in found.tolist()]
+        numbers = []
+        ids, known = self.group_ids, self.group_keys
+        for key in keys:
+            number = ids.get(key)
+            if number is None:
+                number = ids[key] = len(known)
+                known.append(key)
+            numbers.append(number)
+        return np.array(numbers, dtype=np.int64)[inverse.reshape(-1)]
+
+    def _renumber_groups(self) -> None:
+        """Forget the groups no kept pane has (numbers made again, in their order)."""
+        store = self.store
+        if store is None or not len(store[PANE]):
+            self.group_keys, self.group_ids = [], {}
+            self.store = None
+            return
+        alive, inverse = np.unique(store["__gid"], return_inverse=True)
+        self.group_keys = [self.group_keys[number] for number in alive.tolist()]
+        self.group_ids = {key: number for number, key in enumerate(self.group_keys)}
+        store["__gid"] = inverse.reshape(-1).astype(np.int64)
+
+    def _keep_join_values(self, batch, changed: np.ndarray) -> bool:
         """Per join variable, the values of the changed panes (from every pattern that holds it), and
-        which panes share one with an earlier pane less than a window away."""
+        which panes share one with an earlier pane less than a window away. True when no two
+        changed panes share a join value (the cheap test held: a join of the batch need not match
+        panes, a solution's rows are in one pane anyway)."""
         terms = batch.terms
         fresh: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in self.shape.join_variables}
         for _, pattern in self.plan.conjunction.atoms:
@@ -321,7 +370,7 @@ class PaneAggregates:
                 else:
                     resolved.append(("v", value))
             else:
-                table = batch._pattern_table(None, resolved)
+                table = batch._pattern_table(None, resolved, carry=True)
                 if len(table):
                     panes = table[PANE].to_numpy()
                     for name in holds:
@@ -361,9 +410,10 @@ class PaneAggregates:
             self.key_top[name] = max(int(values.max()), top)
         if exact:
             self.conflicts = self._exact_conflicts()
-        else:
-            for pane in changed.tolist():
-                self.conflicts.pop(pane, None)
+            return False
+        for pane in changed.tolist():
+            self.conflicts.pop(pane, None)
+        return True
 
     def _exact_conflicts(self) -> dict[int, int]:
         """Per pane, the latest earlier pane less than `span` panes before it that shares a join
@@ -396,35 +446,38 @@ class PaneAggregates:
         if stop <= start:
             return backend.context.group(plan.aggregation, (all_slots(plan), []))
         shape = self.shape
-        width = len(shape.group_variables)
-        if width == 0:
-            uniques, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(stop - start, dtype=np.int64)
-        elif width == 1:
-            found, inverse = np.unique(store["__group0"][start:stop], return_inverse=True)
-            uniques = found.reshape(len(found), 1)
-        else:
-            stacked = np.stack([store[f"__group{index}"][start:stop] for index in range(width)], axis=1)
-            uniques, inverse = np.unique(stacked, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        groups = len(uniques)
-        rows = np.bincount(inverse, weights=store["__rows"][start:stop], minlength=groups).astype(np.int64)
-        merged: dict[str, tuple] = {}
-        for name in shape.numeric:
-            sums = store[f"__sum_{name}"][start:stop]
-            bound = np.bincount(inverse, weights=store[f"__top_{name}"][start:stop] * store["__rows"][start:stop],
-                                minlength=groups)
-            totals = np.bincount(inverse, weights=sums.astype(np.float64), minlength=groups)
-            exact = [int(total) if bound[g] < _EXACT_FLOAT else int(sum(sums[inverse == g].tolist()))
-                     for g, total in enumerate(totals.tolist())]
-            least = np.full(groups, _BIG, dtype=np.int64)
-            np.minimum.at(least, inverse, store[f"__min_{name}"][start:stop])
-            greatest = np.full(groups, -_BIG, dtype=np.int64)
-            np.maximum.at(greatest, inverse, store[f"__max_{name}"][start:stop])
-            merged[name] = (exact, least.tolist(), greatest.tolist())
+        if len(self.group_keys) > max(64, 4 * len(panes)):
+            self._renumber_groups()
+            store = self.store
+        numbers = store["__gid"][start:stop]
+        size = len(self.group_keys)
+        rows = np.bincount(numbers, weights=store["__rows"][start:stop], minlength=size).astype(np.int64)
+        present = np.flatnonzero(rows)
+        merged: dict[str, dict] = {}
+        for name, parts in shape.parts.items():
+            found = {}
+            if "sum" in parts:
+                bound = np.bincount(numbers, weights=store[f"__bound_{name}"][start:stop], minlength=size)
+                totals = np.bincount(numbers, weights=store[f"__fsum_{name}"][start:stop], minlength=size)[present]
+                if float(bound.max()) < _EXACT_FLOAT:  # (every partial sum of the groups' is exact as a double)
+                    found["sum"] = totals.astype(np.int64).tolist()
+                else:
+                    sums = store[f"__sum_{name}"][start:stop]
+                    found["sum"] = [int(sum(sums[numbers == number].tolist())) for number in present.tolist()]
+            if "min" in parts:
+                least = np.full(size, _BIG, dtype=np.int64)
+                np.minimum.at(least, numbers, store[f"__min_{name}"][start:stop])
+                found["min"] = least[present].tolist()
+            if "max" in parts:
+                greatest = np.full(size, -_BIG, dtype=np.int64)
+                np.maximum.at(greatest, numbers, store[f"__max_{name}"][start:stop])
+                found["max"] = greatest[present].tolist()
+            merged[name] = found
+        groups = len(present)
+        keys = [self.group_keys[number] for number in present.tolist()]
         intern = backend.terms.intern
         out = []
-        counts = rows.tolist()
-        keys = uniques.tolist()
+        counts = rows[present].tolist()
         within_budget = backend.budget.check
         for g in range(groups):
             within_budget(len(out))
@@ -437,13 +490,13 @@ class PaneAggregates:
                 if name == "Aggregate_Sample":  # (of a group variable)
                     values.append(keys[g][shape.group_variables.index(variable)])
                     continue
-                exact, least, greatest = merged[variable]
+                found = merged[variable]
                 if name == "Aggregate_Min":
-                    values.append(intern(f'"{least[g]}"^^<{_XSD_INTEGER}>'))
+                    values.append(intern(f'"{found["min"][g]}"^^<{_XSD_INTEGER}>'))
                 elif name == "Aggregate_Max":
-                    values.append(intern(f'"{greatest[g]}"^^<{_XSD_INTEGER}>'))
+                    values.append(intern(f'"{found["max"][g]}"^^<{_XSD_INTEGER}>'))
                 else:
-                    values.append(backend.integer_result(name, exact[g], count))
+                    values.append(backend.integer_result(name, found["sum"][g], count))
             out.append(tuple(values))
         return group_slots(plan.aggregation), out
 

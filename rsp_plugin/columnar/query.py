@@ -199,8 +199,10 @@ class ColumnarBackend(Backend):
         #: graph -> its (s, p, o) columns and whether they are a set (`_content_columns`)
         self._contents: dict = {}
         #: the pane of each row of the default graph's columns, when the backend runs over a batch of
-        #: panes (`over_panes`): every pattern table keeps it, so that joins stay within a pane
+        #: panes (`over_panes`): the first pattern's table keeps it, every one when `pane_everywhere`
+        #: (then joins match panes too)
         self._pane_column: np.ndarray | None = None
+        self.pane_everywhere = True
 
     @property
     def _per_fact(self) -> FactBackend | None:
@@ -212,12 +214,15 @@ class ColumnarBackend(Backend):
 
     def over_panes(self, pane: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> "ColumnarBackend":
         """The same plan over rows of several panes (`pane`: each row's), by polars whatever their
-        size: its solutions carry a `__pane` column, each solution's rows from one pane (a row
-        repeated within a pane counts once, as in a window)."""
-        batch = ColumnarBackend(self.plan, Snapshot([row_columns(pane, s, p, o, distinct=False)]), self.context,
+        size: its solutions carry a `__pane` column. Each solution's rows are from one pane when
+        the caller sets `pane_everywhere` (the join matches panes) or knows that no join value is
+        in two of the panes. The rows are taken as a set (a window that holds a triple twice is not
+        merged from panes)."""
+        batch = ColumnarBackend(self.plan, Snapshot([row_columns(pane, s, p, o, distinct=True)]), self.context,
                                 self.state)
         batch._small = None
         batch._pane_column = pane
+        batch.pane_everywhere = False
         return batch
 
     def _small_snapshot(self):
@@ -265,7 +270,7 @@ class ColumnarBackend(Backend):
                     resolved.append(("c", found))
                 else:
                     resolved.append(("v", value))
-            table = self._pattern_table(graph, resolved)
+            table = self._pattern_table(graph, resolved, carry=self.pane_everywhere or not tables)
             if not len(table):
                 return all_slots(self.plan), None, []
             tables.append(table)
@@ -377,9 +382,10 @@ class ColumnarBackend(Backend):
                                                             columns[:, 2].copy()))
         return found[2]
 
-    def _pattern_table(self, graph, pattern) -> pl.DataFrame:
+    def _pattern_table(self, graph, pattern, carry: bool = True) -> pl.DataFrame:
         """The rows of the graph matching a triple pattern, one column per variable: cut by numpy
-        masks, made a frame once (a polars call costs more than the mask over 100k rows)."""
+        masks, made a frame once (a polars call costs more than the mask over 100k rows). `carry`:
+        with the pane of each row (`over_panes`)."""
         (s, p, o), distinct = self._content_columns(graph)
         columns = {"s": s, "p": p, "o": o}
         mask = None
@@ -397,7 +403,7 @@ class ColumnarBackend(Backend):
             test = columns[first] == columns[second]
             mask = test if mask is None else mask & test
         carried = {}
-        if self._pane_column is not None and graph is None:
+        if self._pane_column is not None and graph is None and carry:
             carried[PANE] = self._pane_column
         if mask is not None:
             rows = np.flatnonzero(mask)
