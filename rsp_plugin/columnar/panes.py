@@ -169,6 +169,8 @@ class PaneAggregates:
         self._reset(None)
         self.in_a_row = 0
         self.enabled = True
+        #: how many reports were merged from panes (the others were evaluated whole)
+        self.merged = 0
 
     def _reset(self, ledger) -> None:
         self.ledger = ledger
@@ -220,6 +222,7 @@ class PaneAggregates:
                 self.enabled = False
             return None
         self.in_a_row = 0
+        self.merged += 1
         return self._merge(backend, first, last)
 
     def _forget_before(self, first: int) -> None:

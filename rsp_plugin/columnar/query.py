@@ -551,7 +551,9 @@ class ColumnarBackend(Backend):
             return []
         kind, integer = pl.col(f"__kind_{variable}"), pl.col(f"__int_{variable}")
         ids = column
-        if aggregate.distinct:  # per distinct value (id): its first occurrence
+        if aggregate.distinct and name in ("Aggregate_Sum", "Aggregate_Avg"):  # per distinct value (id): its
+            # first occurrence (MIN / MAX DISTINCT are MIN / MAX: not filtered, as polars 2.1 may pick a value
+            # outside the column from a filtered list sorted by another filtered list)
             first = column.is_first_distinct()
             kind, integer, ids = (c.filter(first) for c in (kind, integer, column))
         out = [kind.max().alias(f"{tag}_kind"), ids.count().alias(f"{tag}_n")]
