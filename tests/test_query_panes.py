@@ -183,7 +183,7 @@ def test_average_terms_are_the_per_fact_paths():
     """AVG of integers written directly (`ColumnarBackend.integer_result`) is `sparql_values`' division."""
     from rsp_plugin.columnar.query import ColumnarState
     from rsp_plugin.core.rdfterms import TermCache
-    from rsp_plugin.core.terms import Dictionary
+    from rsp_plugin.core.terms import Dictionary, number_of_key
     from rsp_plugin.query.backend import EvaluationContext
     from rsp_plugin.query.content import Snapshot
     from rsp_plugin.query.plan import compile_plan
@@ -198,4 +198,7 @@ def test_average_terms_are_the_per_fact_paths():
         total, count = draw.randrange(-10 ** draw.randint(1, 30), 10 ** draw.randint(1, 30)), draw.randint(1, 10 ** 6)
         made = backend.integer_result("Aggregate_Avg", total, count)
         assert terms.keys[made] == arithmetic("/", number(total, 0), number(count, 0)).key
-        assert terms.keys[backend.integer_result("Aggregate_Sum", total, count)] == number(total, 0).key
+        summed = backend.integer_result("Aggregate_Sum", total, count)
+        assert terms.keys[summed] == number(total, 0).key
+        for found in (made, summed):  # (the value given with the term is the one its key says)
+            assert terms.numbers[found] == number_of_key(terms.keys[found])

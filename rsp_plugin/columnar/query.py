@@ -601,10 +601,11 @@ class ColumnarBackend(Backend):
         found = self.state.results.get(key)
         if found is None:
             if name == "Aggregate_Avg":  # (sparql_values.arithmetic's integer division, its term written directly)
-                written = f'"{decimal_lexical(Decimal(total) / Decimal(count))}"^^<{_XSD_DECIMAL}>'
+                lexical = decimal_lexical(Decimal(total) / Decimal(count))
+                found = self.terms.intern_valued(f'"{lexical}"^^<{_XSD_DECIMAL}>', Decimal(lexical))
             else:
-                written = f'"{int(total)}"^^<{_XSD_INTEGER}>'
-            found = self.state.results[key] = self.terms.intern(written)
+                found = self.terms.intern_valued(f'"{int(total)}"^^<{_XSD_INTEGER}>', int(total))
+            self.state.results[key] = found
             if len(self.state.results) > _RESULTS_KEPT:  # (sums and averages rarely repeat: keep the latest)
                 self.state.results = dict(list(self.state.results.items())[_RESULTS_KEPT // 2:])
         return found
