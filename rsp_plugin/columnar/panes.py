@@ -43,7 +43,9 @@ COUNT(DISTINCT), SUM / AVG DISTINCT, SAMPLE (but of a group variable, which
 rdflib adds to project it) and GROUP_CONCAT do not merge: such a
 plan is evaluated whole every report (`pane_shape` says why). A query whose
 windows keep sharing join values across panes stops keeping panes after
-`GIVE_UP` reports in a row that could not use them.
+`GIVE_UP` reports in a row that could not use them; so does one whose pane batch
+passed the report's bounds (`query.bounds`) or failed: its reports are evaluated
+whole, within their bounds, from then on.
 """
 
 from __future__ import annotations
@@ -53,7 +55,6 @@ import polars as pl
 
 from ..core.xsd import RANK_TYPE
 from ..query.backend import all_slots, group_slots
-from ..query.bounds import EvaluationCut
 from ..query.plan import CompiledPlan, walk
 
 #: the column of a pane batch's rows that says each row's pane (joined like a variable)
@@ -211,9 +212,9 @@ class PaneAggregates:
         self._forget_before(first)
         try:
             self._refresh(backend, content, ledger, first)
-        except EvaluationCut:  # past the report's bounds: the whole evaluation says so, bounded
-            self.enabled = False
-            return None
+        except Exception:  # noqa: BLE001 - past the report's bounds (EvaluationCut) or a failure: what was kept
+            self.enabled = False  # may miss a batch, so panes are not kept any more; the whole evaluation
+            return None  # says what is wrong, within its bounds
         if any(first <= pane <= last for pane in self.odd):
             return None
         if any(first <= pane <= last and since >= first for pane, since in self.conflicts.items()):
