@@ -202,3 +202,29 @@ def test_average_terms_are_the_per_fact_paths():
         assert terms.keys[summed] == number(total, 0).key
         for found in (made, summed):  # (the value given with the term is the one its key says)
             assert terms.numbers[found] == number_of_key(terms.keys[found])
+
+
+def test_a_checkpoint_mid_stream_keeps_the_reports():
+    """Panes are work, not state: an engine stored and read back mid-stream (`runtime.state`) makes
+    its panes again and the reports of one never stopped."""
+    from rsp_plugin.runtime import state
+
+    stream = Stream(9, 100, 3000)
+    window = "[RANGE 10000ms STEP 1000ms]"
+    queries = QUERIES[:1]
+
+    def run(stop_at=None):
+        engine, seen = _engine(True, window, queries)
+        for number, (stamp, triple) in enumerate(stream.elements):
+            if number == stop_at:
+                engine = state.loads(state.dumps(engine, key=b"k" * 32), key=b"k" * 32)
+                engine.queries[f"{EX}q0"].subscribe(lambda result: seen.append(result.to_json()))
+            if engine.watermark is None or stamp > engine.watermark:
+                engine.advance_to(stamp)
+            engine.push(STREAM, [triple], timestamp=stamp)
+        engine.finish()
+        return seen, _merged(engine)[0]
+
+    whole, _ = run()
+    restored, merged = run(stop_at=len(stream.elements) // 2)
+    assert restored == whole and merged > 10
