@@ -51,8 +51,8 @@ class _Chunk:
 
     __slots__ = ("t", "s", "p", "o", "_hashes", "_terms")
 
-    def __init__(self, t, s, p, o, terms=None):
-        if len(t) > 1 and not bool(np.all(t[:-1] <= t[1:])):
+    def __init__(self, t, s, p, o, terms=None, ordered: bool = False):
+        if not ordered and len(t) > 1 and not bool(np.all(t[:-1] <= t[1:])):
             order = np.argsort(t, kind="stable")
             t, s, p, o = t[order], s[order], p[order], o[order]
         self.t, self.s, self.p, self.o = t, s, p, o
@@ -85,7 +85,7 @@ class _Chunk:
             return self
         if cut >= len(self.t):
             return None
-        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:], self._terms)
+        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:], self._terms, ordered=True)
 
     def repeats(self, hashes: np.ndarray) -> bool:
         """Might one of these (sorted) hashes be a row of this chunk?"""
@@ -388,7 +388,7 @@ class ColumnTimeWindow(TimeWindow):
             if stop > start:
                 parts.append((chunk.t[start:stop], chunk.s[start:stop], chunk.p[start:stop], chunk.o[start:stop]))
             if stop < len(chunk.t):
-                waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:]))
+                waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:], ordered=True))
         self._fresh = waiting
         if not parts:
             self.entered = _EMPTY_COLUMNS
