@@ -267,7 +267,7 @@ class PaneAggregates:
     def _keep_partials(self, batch, changed: np.ndarray) -> None:
         """The partials of the changed panes replace theirs in `store`."""
         shape = self.shape
-        slots, frame, _ = batch._solutions_plan()
+        _, frame, _ = batch._solutions_plan()
         if isinstance(frame, pl.LazyFrame):
             frame = frame.collect()
         made: dict[str, np.ndarray] = {}
