@@ -9,6 +9,7 @@ per-row work; per distinct term some Python is fine, per row it is not.
 | `blocks.py` | `.tnt` / N-Triples / N-Quads / `.stream` files read a block of lines at a time |
 | `columns.py` | windows whose content is id columns (time and count windows) |
 | `query.py` | the columnar backend of a query's compiled plan (BGP, FILTER, aggregates, ...): id columns joined by polars |
+| `panes.py` | aggregates kept per pane (gcd of RANGE and STEP) and merged per report, where merging is exact |
 | `materialize.py` | RDFS / OWL 2 RL with expiration times, a delta table per micro-batch |
 | `reason.py` | `rsp-plugin reason`'s replay: blocks in, the output written from the engine's changes |
 | `replay.py` | `rsp-plugin query`'s replay of a `.tnt` file, a block at a time |

@@ -25,6 +25,7 @@ hash collision only costs a needless deduplication).
 from __future__ import annotations
 
 from itertools import chain
+from math import gcd
 
 import numpy as np
 
@@ -50,8 +51,8 @@ class _Chunk:
 
     __slots__ = ("t", "s", "p", "o", "_hashes", "_terms")
 
-    def __init__(self, t, s, p, o, terms=None):
-        if len(t) > 1 and not bool(np.all(t[:-1] <= t[1:])):
+    def __init__(self, t, s, p, o, terms=None, ordered: bool = False):
+        if not ordered and len(t) > 1 and not bool(np.all(t[:-1] <= t[1:])):
             order = np.argsort(t, kind="stable")
             t, s, p, o = t[order], s[order], p[order], o[order]
         self.t, self.s, self.p, self.o = t, s, p, o
@@ -84,7 +85,7 @@ class _Chunk:
             return self
         if cut >= len(self.t):
             return None
-        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:], self._terms)
+        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:], self._terms, ordered=True)
 
     def repeats(self, hashes: np.ndarray) -> bool:
         """Might one of these (sorted) hashes be a row of this chunk?"""
@@ -99,6 +100,83 @@ _EMPTY = np.empty(0, dtype=np.int64)
 _EMPTY_COLUMNS = (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
 
 
+class PaneLedger:
+    """Which panes of a column window changed, and when: what a reader that keeps work per pane asks.
+
+    A pane is a slice of `width` = gcd(RANGE, STEP) ms of the window's timeline, pane k holding
+    origin + k*width <= t < origin + (k+1)*width; every window of the grid is a whole number of
+    panes. Each batch that enters the window (in time or late) stamps the panes it touches with a
+    new serial: a reader that kept something about pane k at serial n knows it still holds while
+    `versions[k] == n` (a pane no batch touched has no entry and holds nothing).
+
+    >>> ledger = PaneLedger(1000, 0, 2)
+    >>> ledger.touched(np.array([10, 20, 2500])); ledger.versions, ledger.serial
+    ({0: 1, 2: 1}, 1)
+    >>> ledger.touched(np.array([2999])); ledger.versions, ledger.changed_since(1)
+    ({0: 1, 2: 2}, [2])
+    """
+
+    __slots__ = ("width", "origin", "span", "versions", "serial", "lowest", "_highest", "_in_order")
+
+    def __init__(self, width: int, origin: int, span: int):
+        self.width = width
+        self.origin = origin
+        #: how many panes a whole window (RANGE) holds
+        self.span = span
+        #: pane -> the serial of the last batch that touched it
+        self.versions: dict[int, int] = {}
+        self.serial = 0
+        #: no pane before this one is in `versions` (None: none is)
+        self.lowest: int | None = None
+        self._highest: int | None = None
+        #: were the panes entered in increasing order (then the oldest are the dict's first keys)?
+        self._in_order = True
+
+    def touched(self, t: np.ndarray) -> None:
+        """A batch with these timestamps entered: its panes get a new serial."""
+        if not len(t):
+            return
+        self.serial += 1
+        serial = self.serial
+        versions = self.versions
+        first, last = int(t.min()), int(t.max())
+        low, high = (first - self.origin) // self.width, (last - self.origin) // self.width
+        if self.lowest is None or low < self.lowest:
+            self.lowest = low
+        if self._highest is not None and low < self._highest and any(
+                pane not in versions for pane in range(low, min(high + 1, self._highest))):
+            self._in_order = False  # (a pane older than one held is new: keys out of order)
+        if self._highest is None or high > self._highest:
+            self._highest = high
+        if low == high:
+            versions[low] = serial
+            return
+        for pane in np.unique((t - self.origin) // self.width).tolist():
+            versions[pane] = serial
+
+    def changed_since(self, serial: int) -> list[int]:
+        """The panes touched after `serial`."""
+        return [pane for pane, version in self.versions.items() if version > serial]
+
+    def forget_before(self, pane: int) -> None:
+        """Panes before `pane` left every window still to come."""
+        if self.lowest is None or self.lowest >= pane:
+            return
+        versions = self.versions
+        if self._in_order:
+            while versions:
+                key = next(iter(versions))
+                if key >= pane:
+                    break
+                del versions[key]
+        else:
+            self.versions = versions = {key: value for key, value in sorted(versions.items()) if key >= pane}
+            self._in_order = True
+        self.lowest = next(iter(versions)) if versions else None
+        if not versions:
+            self._highest = None
+
+
 class ColumnContent:
     """The triples of a column window at its boundary: columns, and an index when one is asked for.
 
@@ -106,14 +184,43 @@ class ColumnContent:
     union with other contents) reads it as a `TripleIndex`, built on first use.
     """
 
-    def __init__(self, chunks: list, low: int, high: int, distinct: bool):
+    def __init__(self, chunks: list, low: int, high: int, distinct: bool, panes: PaneLedger | None = None):
         self._chunks = chunks
         self.low = low
         self.high = high
         #: no triple can be in it twice
         self.distinct = distinct
+        #: the window's panes (`PaneLedger`), when the content is a time window's (None: a set of triples)
+        self.panes = panes
+        #: the ledger's serial when the content was cut: its chunks hold every batch up to it
+        self.serial = panes.serial if panes is not None else 0
         self._columns = None
         self._index: TripleIndex | None = None
+
+    def row_count(self) -> int:
+        """How many rows `columns()` has, counted without gathering them."""
+        if self._columns is not None:
+            return len(self._columns[0])
+        count = 0
+        for chunk in self._chunks:
+            count += int(np.searchsorted(chunk.t, self.high, side="left")) - int(
+                np.searchsorted(chunk.t, self.low, side="left"))
+        return count
+
+    def rows_between(self, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(t, s, p, o) of the rows its chunks hold with low <= t < high, also those past its own
+        bounds (waiting for a later boundary): what a reader that works ahead per pane takes."""
+        parts = []
+        for chunk in self._chunks:
+            start = int(np.searchsorted(chunk.t, low, side="left"))
+            stop = int(np.searchsorted(chunk.t, high, side="left"))
+            if stop > start:
+                parts.append((chunk.t[start:stop], chunk.s[start:stop], chunk.p[start:stop], chunk.o[start:stop]))
+        if not parts:
+            return _EMPTY_COLUMNS
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(np.concatenate(column) for column in zip(*parts))
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(t, s, p, o) of the rows in the window (a triple seen twice: twice, unless `distinct`)."""
@@ -195,6 +302,10 @@ class ColumnTimeWindow(TimeWindow):
         #: chunks not yet handed to a reader of what enters (`entered`), and what entered last time
         self._fresh: list[_Chunk] = []
         self.entered = _EMPTY_COLUMNS
+        spec = self.grid
+        #: which panes (gcd(RANGE, STEP)) changed, for readers that keep work per pane
+        width = gcd(spec.range, spec.step) or 1
+        self.panes = PaneLedger(width, spec.t0, max(1, spec.range // width)) if not spec.end else None
 
     def __repr__(self) -> str:
         rows = sum(len(chunk) for chunk in self._chunks)
@@ -230,6 +341,8 @@ class ColumnTimeWindow(TimeWindow):
                 self._repeats_until = latest
         self._chunks.append(chunk)
         self._fresh.append(chunk)
+        if self.panes is not None:
+            self.panes.touched(chunk.t)
 
     def _flush(self) -> None:
         if self._waiting:
@@ -260,7 +373,9 @@ class ColumnTimeWindow(TimeWindow):
         if left or len(self.entered[0]):
             self.version += 1
         self.boundary = boundary
-        self.content = ColumnContent(list(kept), low, high, distinct)
+        if self.panes is not None:
+            self.panes.forget_before((low - self.panes.origin) // self.panes.width)
+        self.content = ColumnContent(list(kept), low, high, distinct, self.panes)
         return []
 
     def _enter(self, low: int, high: int) -> None:
@@ -273,7 +388,7 @@ class ColumnTimeWindow(TimeWindow):
             if stop > start:
                 parts.append((chunk.t[start:stop], chunk.s[start:stop], chunk.p[start:stop], chunk.o[start:stop]))
             if stop < len(chunk.t):
-                waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:]))
+                waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:], ordered=True))
         self._fresh = waiting
         if not parts:
             self.entered = _EMPTY_COLUMNS
@@ -319,10 +434,17 @@ def triple_columns(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> ColumnContent
     return ColumnContent([_Rows(np.zeros(len(s), dtype=np.int64), s, p, o)], 0, 1, True)
 
 
+def row_columns(t: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, *, distinct: bool) -> ColumnContent:
+    """Rows given as columns (t in any order), read as a content whose `columns()` are these."""
+    content = ColumnContent([], 0, 0, distinct)
+    content._columns = (t, s, p, o)
+    return content
+
+
 class _Rows:
     __slots__ = ("t", "s", "p", "o")
 
     def __init__(self, t, s, p, o):
         self.t, self.s, self.p, self.o = t, s, p, o
 
-__all__ = ["ColumnTimeWindow", "ColumnContent", "triple_columns", "triple_hashes"]
+__all__ = ["ColumnTimeWindow", "ColumnContent", "PaneLedger", "row_columns", "triple_columns", "triple_hashes"]

@@ -34,22 +34,28 @@ Per row, no Python: per distinct value or per group, some.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 import polars as pl
 
-from ..core.xsd import RANK_TYPE
+from ..core.xsd import RANK_TYPE, decimal_lexical
 from ..query.algebra import aggregate_values
 from ..query.backend import Backend, EvaluationContext, Solutions, all_slots, group_slots
 from ..query.content import Snapshot, UnionContent
 from ..query.fastpath import FactBackend
 from ..query.plan import CompiledPlan, expression_variables, walk
-from ..query.sparql_values import SparqlError, arithmetic, term
+from ..query.sparql_values import SparqlError, term
 from ..query.sparql_values import number as number_term
-from .columns import ColumnContent
+from .columns import ColumnContent, row_columns
+from .panes import PANE, PaneAggregates, pane_shape
 
 #: value kinds of a term, for aggregates: a canonical xsd:integer that fits in 62 bits, anything else
 INT, OTHER = 0, 3
 _XSD_INTEGER = RANK_TYPE[0]
+_XSD_DECIMAL = RANK_TYPE[1]
+#: aggregate results kept by value (`integer_result`): the oldest half dropped past this many
+_RESULTS_KEPT = 1 << 16
 #: functions whose value depends on the evaluation, not only on the row: never kept across evaluations
 _TIME_DEPENDENT = {"Builtin_NOW", "Builtin_RAND", "Builtin_UUID", "Builtin_STRUUID", "Builtin_BNODE"}
 _EMPTY = np.empty(0, dtype=np.int64)
@@ -93,10 +99,23 @@ class ColumnarState:
         self.expressions: dict[tuple, list] = {}
         #: `values` as sorted numpy columns (ids, kinds, integers), made again after it changed
         self._value_arrays: tuple | None = None
+        #: id(plan) -> its aggregates kept per pane (`panes.PaneAggregates`), or None when its plan
+        #: has none (work kept across reports: not state, made again after a restore)
+        self.panes: dict[int, object] = {}
 
     def backend(self, plan: CompiledPlan, snapshot, context: EvaluationContext) -> "ColumnarBackend":
         """One evaluation of `plan` over `snapshot`'s columns, keeping what it learns here."""
         return ColumnarBackend(plan, snapshot, context, self)
+
+    def pane_aggregates(self, plan: CompiledPlan):
+        """The plan's aggregates kept per pane across reports (`panes.PaneAggregates`), or None when
+        its shape does not allow it (`panes.pane_shape` says why)."""
+        key = id(plan)
+        if key not in self.panes:
+            shape = pane_shape(plan)
+            self.panes[key] = PaneAggregates(plan, shape) if not isinstance(shape, str) else None
+        found = self.panes[key]
+        return found if found is not None and found.plan is plan else None
 
     def value_arrays(self) -> tuple:
         """(ids, kinds, integer values) of the terms in `values`, sorted by id (0: no integer), and
@@ -155,7 +174,7 @@ class ColumnarState:
     def __getstate__(self):
         state = dict(self.__dict__)
         state.update(generation=-1, filters={}, values={}, tables={}, results={}, aggregates={}, expressions={},
-                     _value_arrays=None)
+                     _value_arrays=None, panes={})
         return state
 
 
@@ -176,11 +195,35 @@ class ColumnarBackend(Backend):
         self.budget = context.budget
         self.state = state or ColumnarState(context.terms)
         self.state.check()
-        indexed = self._small_snapshot()
-        #: the per-fact backend over the snapshot indexed, when it is small (else None)
-        self._per_fact = FactBackend(plan, indexed, context) if indexed is not None else None
+        self._small: FactBackend | None | bool = False  # (not asked yet)
         #: graph -> its (s, p, o) columns and whether they are a set (`_content_columns`)
         self._contents: dict = {}
+        #: the pane of each row of the default graph's columns, when the backend runs over a batch of
+        #: panes (`over_panes`): the first pattern's table keeps it, every one when `pane_everywhere`
+        #: (then joins match panes too)
+        self._pane_column: np.ndarray | None = None
+        self.pane_everywhere = True
+
+    @property
+    def _per_fact(self) -> FactBackend | None:
+        """The per-fact backend over the snapshot indexed, when it is small (else None); asked once."""
+        if self._small is False:
+            indexed = self._small_snapshot()
+            self._small = FactBackend(self.plan, indexed, self.context) if indexed is not None else None
+        return self._small
+
+    def over_panes(self, pane: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> "ColumnarBackend":
+        """The same plan over rows of several panes (`pane`: each row's), by polars whatever their
+        size: its solutions carry a `__pane` column. Each solution's rows are from one pane when
+        the caller sets `pane_everywhere` (the join matches panes) or knows that no join value is
+        in two of the panes. The rows are taken as a set (a window that holds a triple twice is not
+        merged from panes)."""
+        batch = ColumnarBackend(self.plan, Snapshot([row_columns(pane, s, p, o, distinct=True)]), self.context,
+                                self.state)
+        batch._small = None
+        batch._pane_column = pane
+        batch.pane_everywhere = False
+        return batch
 
     def _small_snapshot(self):
         """The snapshot with its column windows as indexes, when they are small (else None)."""
@@ -188,7 +231,7 @@ class ColumnarBackend(Backend):
         default = snapshot.default
         parts = default.parts if isinstance(default, UnionContent) else [default]
         columns = [part for part in [*parts, *snapshot.named.values()] if isinstance(part, ColumnContent)]
-        if sum(len(part.columns()[0]) for part in columns) >= SMALL:
+        if sum(part.row_count() for part in columns) >= SMALL:
             return None
 
         def indexed(part):
@@ -227,7 +270,7 @@ class ColumnarBackend(Backend):
                     resolved.append(("c", found))
                 else:
                     resolved.append(("v", value))
-            table = self._pattern_table(graph, resolved)
+            table = self._pattern_table(graph, resolved, carry=self.pane_everywhere or not tables)
             if not len(table):
                 return all_slots(self.plan), None, []
             tables.append(table)
@@ -339,9 +382,10 @@ class ColumnarBackend(Backend):
                                                             columns[:, 2].copy()))
         return found[2]
 
-    def _pattern_table(self, graph, pattern) -> pl.DataFrame:
+    def _pattern_table(self, graph, pattern, carry: bool = True) -> pl.DataFrame:
         """The rows of the graph matching a triple pattern, one column per variable: cut by numpy
-        masks, made a frame once (a polars call costs more than the mask over 100k rows)."""
+        masks, made a frame once (a polars call costs more than the mask over 100k rows). `carry`:
+        with the pane of each row (`over_panes`)."""
         (s, p, o), distinct = self._content_columns(graph)
         columns = {"s": s, "p": p, "o": o}
         mask = None
@@ -358,13 +402,17 @@ class ColumnarBackend(Backend):
         for first, second in same:
             test = columns[first] == columns[second]
             mask = test if mask is None else mask & test
+        carried = {}
+        if self._pane_column is not None and graph is None and carry:
+            carried[PANE] = self._pane_column
         if mask is not None:
             rows = np.flatnonzero(mask)
-            table = pl.DataFrame({name: columns[position][rows] for name, position in names.items()},
-                                 schema={name: pl.Int64 for name in names})
+            table = pl.DataFrame({**{name: columns[position][rows] for name, position in names.items()},
+                                  **{name: column[rows] for name, column in carried.items()}},
+                                 schema={name: pl.Int64 for name in [*names, *carried]})
         else:
-            table = pl.DataFrame({name: columns[position] for name, position in names.items()},
-                                 schema={name: pl.Int64 for name in names})
+            table = pl.DataFrame({**{name: columns[position] for name, position in names.items()}, **carried},
+                                 schema={name: pl.Int64 for name in [*names, *carried]})
         if not distinct and len(table):
             table = table.unique()
         return table
@@ -407,8 +455,14 @@ class ColumnarBackend(Backend):
     # aggregates -------------------------------------------------------------------------------
 
     def aggregate(self) -> Solutions:
-        """The groups, by polars over the solutions' frame (a lazy one: its joins and the grouping in
-        one plan)."""
+        """The groups: merged from partial aggregates kept per pane when the plan and the window allow
+        it (`panes.py`), else by polars over the solutions' frame (a lazy one: its joins and the
+        grouping in one plan)."""
+        panes = self.state.pane_aggregates(self.plan)
+        if panes is not None:
+            found = panes.aggregate(self)
+            if found is not None:
+                return found
         if self._per_fact is not None:
             return self._per_fact.aggregate()
         slots, frame, tables = self._solutions_plan()
@@ -497,7 +551,9 @@ class ColumnarBackend(Backend):
             return []
         kind, integer = pl.col(f"__kind_{variable}"), pl.col(f"__int_{variable}")
         ids = column
-        if aggregate.distinct:  # per distinct value (id): its first occurrence
+        if aggregate.distinct and name in ("Aggregate_Sum", "Aggregate_Avg"):  # per distinct value (id): its
+            # first occurrence (MIN / MAX DISTINCT are MIN / MAX: not filtered, as polars 2.1 may pick a value
+            # outside the column from a filtered list sorted by another filtered list)
             first = column.is_first_distinct()
             kind, integer, ids = (c.filter(first) for c in (kind, integer, column))
         out = [kind.max().alias(f"{tag}_kind"), ids.count().alias(f"{tag}_n")]
@@ -536,21 +592,33 @@ class ColumnarBackend(Backend):
             total = record[f"{tag}_isum"]
         else:  # (possibly past 64 bits: summed exactly in Python)
             return self._by_terms(aggregate, self._group_values(aggregate, record, by, frame))
+        return self.integer_result(name, total, count)
+
+    def integer_result(self, name: str, total: int, count: int) -> int:
+        """The id of SUM (`total`) or AVG (`total` / `count`) of `count` xsd:integers, made as the
+        per-fact path makes it (AVG an xsd:decimal), once per value."""
         key = ("sum" if name == "Aggregate_Sum" else "avg", total, count)
         found = self.state.results.get(key)
         if found is None:
-            made = number_term(total, 0)
-            if name == "Aggregate_Avg":
-                made = arithmetic("/", made, number_term(count, 0))
-            found = self.state.results[key] = self.terms.intern(made.key)
+            if name == "Aggregate_Avg":  # (sparql_values.arithmetic's integer division, its term written directly)
+                lexical = decimal_lexical(Decimal(total) / Decimal(count))
+                found = self.terms.intern_valued(f'"{lexical}"^^<{_XSD_DECIMAL}>', Decimal(lexical))
+            else:
+                found = self.terms.intern_valued(f'"{int(total)}"^^<{_XSD_INTEGER}>', int(total))
+            self.state.results[key] = found
+            if len(self.state.results) > _RESULTS_KEPT:  # (sums and averages rarely repeat: keep the latest)
+                self.state.results = dict(list(self.state.results.items())[_RESULTS_KEPT // 2:])
         return found
 
-    def _count(self, count: int) -> int:
+    def count_result(self, count: int) -> int:
+        """The id of the xsd:integer `count` (COUNT's value), once per value."""
         key = ("count", count)
         found = self.state.results.get(key)
         if found is None:
             found = self.state.results[key] = self.terms.intern(number_term(count, 0).key)
         return found
+
+    _count = count_result
 
     def _by_terms(self, aggregate, ids: list) -> int | None:
         """The per-fact path's aggregate over the group's values (ids: distinct already if DISTINCT)."""

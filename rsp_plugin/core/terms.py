@@ -314,6 +314,21 @@ class Dictionary:
             self._numbers[new] = number
         return new
 
+    def intern_valued(self, key: str, number) -> int:
+        """`intern` of a numeric literal whose value the caller has (an aggregate's result): not parsed
+        again. `number` must be what `number_of_key(key)` gives."""
+        found = self._ids.get(key)
+        if found is not None:
+            self._touched.add(found)
+            return found
+        new = self._next
+        self._next = new + 1
+        self.made += 1
+        self._ids[key] = new
+        self._keys[new] = key
+        self._numbers[new] = number
+        return new
+
     def intern_keys(self, keys, *, names: bool = False) -> list[int]:
         """The ids of many written terms, the new ones created in bulk (in order of first appearance).
 

@@ -151,13 +151,17 @@ SCHEMA: dict[str, dict | str] = {
     # columnar (batch) windows and evaluation ----------------------------------------------------------------
     "rsp_plugin.columnar.columns:ColumnTimeWindow": dict(
         _TIME_WINDOW, _chunks=LIST, _fresh=LIST, _repeats_until=maybe(int), _waiting=LIST,
-        content=ours("columnar.columns:ColumnContent"), entered=TUPLE),
+        content=ours("columnar.columns:ColumnContent"), entered=TUPLE, panes=maybe(ours("columnar.columns:PaneLedger"))),
     "rsp_plugin.columnar.columns:ColumnContent": dict(_chunks=LIST, _columns=maybe(tuple),
                                                    _index=maybe(ours("query.content:TripleIndex")), distinct=BOOL,
-                                                   high=maybe(int), low=maybe(int)),
+                                                   high=maybe(int), low=maybe(int),
+                                                   panes=maybe(ours("columnar.columns:PaneLedger")), serial=INT),
+    "rsp_plugin.columnar.columns:PaneLedger": dict(width=INT, origin=INT, span=INT, versions=DICT, serial=INT,
+                                                lowest=maybe(int), _highest=maybe(int), _in_order=BOOL),
     "rsp_plugin.columnar.columns:_Chunk": dict(s=ANY, p=ANY, o=ANY, t=ANY, _hashes=ANY, _terms=ANY),
     "rsp_plugin.columnar.columns:_Rows": dict(s=ANY, p=ANY, o=ANY, t=ANY),
     "rsp_plugin.columnar.query:ColumnarState": dict(_value_arrays=(None,), aggregates=DICT, expressions=DICT, filters=DICT,
+                                                 panes=DICT,
                                                  generation=INT, results=DICT, tables=DICT, terms=DICTIONARY,
                                                  values=DICT),
     "rsp_plugin.columnar.views:BatchMaterializedView": dict(

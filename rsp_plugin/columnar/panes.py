@@ -1,0 +1,508 @@
+"""Aggregates kept per pane: a report of a sliding window costs its new panes and a merge, not its window.
+
+A window `[RANGE r STEP s]` is a run of panes of g = gcd(r, s) ms (Flink's and
+Scotty's slicing; `columns.PaneLedger` says which panes changed). For a plan
+that is a basic graph pattern with FILTERs, GROUP BY and COUNT / SUM / AVG /
+MIN / MAX, `PaneAggregates` keeps one partial aggregate per (pane, group) --
+rows, integer sum, largest magnitude, least and greatest value -- computed once
+when a pane is complete or changed (a batch of panes per polars plan: the
+columnar backend's own joins, filters and value tables, `ColumnarBackend.over_panes`),
+and a report merges the partials of its panes (numpy over panes x groups rows).
+
+When merging is exact (the pane-locality rule). The window's solutions are the
+union of its panes' solutions, each counted once, when
+
+1. the window's content is a set with no triple in two panes: the content is
+   `distinct` (`ColumnContent.distinct`: no triple can be there twice);
+2. every solution's triples lie in one pane. A solution maps each pattern to a
+   triple; two patterns that share a variable map to triples holding the same
+   value there. So if, for every variable shared by two patterns (a join
+   variable), no value of it occurs in two panes of the window (among the rows
+   that match a pattern holding it, at its position), the two triples are in one
+   pane; when the patterns form one connected join graph, all are. A plan of one
+   pattern needs nothing. A plan whose patterns are not connected (a cross
+   product, a pattern without variables beside others) is never merged. The
+   values are checked per pane as the pane is computed: cheaply when the values
+   of a pane all come after those of the panes before it (fresh IRIs interned in
+   arrival order: an observation's subject), exactly (sorted by value) otherwise;
+   a report whose window holds two panes sharing a join value is evaluated whole;
+3. each partial reproduces SPARQL's aggregate exactly: COUNT of rows (COUNT(*)
+   or of a variable the pattern binds, not DISTINCT), and SUM / AVG / MIN / MAX
+   (MIN / MAX DISTINCT too) only while every value in the pane is an xsd:integer
+   in canonical form that fits 62 bits (the columnar backend's integer kind):
+   sums are exact integers, AVG = SUM / COUNT as the per-fact path divides
+   (xsd:decimal), MIN / MAX the one term of that value. A pane holding a decimal,
+   a double, a non-number or a sum that may pass 62 bits makes a window that
+   holds it be evaluated whole (mixed types, promotions and errors are then the
+   per-fact path's); so is a window whose content is not distinct, not aligned to
+   panes, or read with static graphs or named windows;
+4. the filters read only the row: no NOW() (the pane is computed once, for every
+   report), nor a triple's timestamp (the columnar backend is not used then).
+
+COUNT(DISTINCT), SUM / AVG DISTINCT, SAMPLE (but of a group variable, which
+rdflib adds to project it) and GROUP_CONCAT do not merge: such a
+plan is evaluated whole every report (`pane_shape` says why). A query whose
+windows keep sharing join values across panes stops keeping panes after
+`GIVE_UP` reports in a row that could not use them; so does one whose pane batch
+passed the report's bounds (`query.bounds`) or failed: its reports are evaluated
+whole, within their bounds, from then on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from ..core.xsd import RANK_TYPE
+from ..query.backend import all_slots, group_slots
+from ..query.plan import CompiledPlan, walk
+
+#: the column of a pane batch's rows that says each row's pane (joined like a variable)
+PANE = "__pane"
+#: after this many reports in a row evaluated whole because of shared join values, stop keeping panes
+GIVE_UP = 16
+_MERGING = {"Aggregate_Count", "Aggregate_Sum", "Aggregate_Avg", "Aggregate_Min", "Aggregate_Max"}
+_PART = {"Aggregate_Sum": "sum", "Aggregate_Avg": "sum", "Aggregate_Min": "min", "Aggregate_Max": "max"}
+_TAU_DEPENDENT = {"Builtin_NOW"}
+_INT_KIND = 0  # (columnar.query's INT: a canonical xsd:integer that fits 62 bits)
+_LIMIT = 1 << 62
+_EXACT_FLOAT = float(1 << 52)
+_XSD_INTEGER = RANK_TYPE[0]
+_BIG = np.iinfo(np.int64).max
+
+
+class PaneShape:
+    """What a plan's aggregation keeps per pane: the aggregated variables, the join variables."""
+
+    def __init__(self, plan: CompiledPlan, join_variables: list[str], numeric: list[str]):
+        self.group_variables = list(plan.aggregation.group_variables)
+        #: (name, variable or "*") of each aggregate, read once (an rdflib node's attributes are slow)
+        self.aggregates = [(aggregate.name, str(aggregate.vars)) for aggregate in plan.aggregation.aggregates]
+        #: variables of two patterns or more (their values decide pane-locality)
+        self.join_variables = join_variables
+        #: the variables SUM / AVG / MIN / MAX read, each once
+        self.numeric = numeric
+        #: per such variable, the partials its aggregates need: "sum", "min", "max"
+        self.parts = {name: sorted({_PART[aggregate] for aggregate, variable in self.aggregates if variable == name
+                                    and aggregate in _PART}) for name in numeric}
+
+
+def pane_shape(plan: CompiledPlan) -> PaneShape | str:
+    """The plan's `PaneShape`, or why its aggregation cannot be kept per pane (the rule: module doc).
+
+    >>> from rdflib.plugins.sparql import prepareQuery
+    >>> from rsp_plugin.query.plan import compile_plan
+    >>> def shape(body):
+    ...     found = pane_shape(compile_plan(prepareQuery("PREFIX : <http://ex/> " + body)))
+    ...     return found if isinstance(found, str) else found.join_variables
+    >>> shape("SELECT ?s (AVG(?v) AS ?a) WHERE { ?o a :Obs ; :sensor ?s ; :value ?v } GROUP BY ?s")
+    ['o']
+    >>> shape("SELECT (COUNT(DISTINCT ?v) AS ?n) WHERE { ?o :value ?v }")
+    'COUNT(DISTINCT) does not merge'
+    >>> shape("SELECT (COUNT(*) AS ?n) WHERE { ?a :p ?b . ?c :q ?d }")
+    'the patterns are not one connected join'
+    >>> shape("SELECT (SUM(?v) AS ?n) WHERE { ?a :p ?v FILTER(?v < NOW()) }")
+    'a filter reads NOW()'
+    """
+    aggregation = plan.aggregation
+    if plan.form != "SELECT" or aggregation is None:
+        return "no aggregation"
+    conjunction = plan.conjunction
+    if not conjunction.atoms:
+        return "no triple pattern"
+    if any(graph is not None for graph, _ in conjunction.atoms):
+        return "a pattern in a named graph"
+    for _, conjunct in conjunction.conjuncts:
+        if any(getattr(node, "name", None) in _TAU_DEPENDENT for node in walk(conjunct)):
+            return "a filter reads NOW()"
+    variables = conjunction.variables
+    if not set(aggregation.group_variables) <= variables:
+        return "a group variable no pattern binds"
+    numeric: list[str] = []
+    for aggregate in aggregation.aggregates:
+        name, distinct = aggregate.name, bool(aggregate.distinct)
+        if name == "Aggregate_Sample" and str(aggregate.vars) in aggregation.group_variables:
+            continue  # (rdflib's SAMPLE of a group variable, to project it: the group's value)
+        if name not in _MERGING:
+            return f"{name[len('Aggregate_'):].upper()} does not merge"
+        if aggregate.vars != "*" and str(aggregate.vars) not in variables:
+            return "an aggregate of a variable no pattern binds"
+        if name == "Aggregate_Count":
+            if distinct:
+                return "COUNT(DISTINCT) does not merge"
+            continue
+        if aggregate.vars == "*":
+            return f"{name} of *"
+        if distinct and name in ("Aggregate_Sum", "Aggregate_Avg"):
+            return f"{name[len('Aggregate_'):].upper()}(DISTINCT) does not merge"
+        if str(aggregate.vars) not in numeric:
+            numeric.append(str(aggregate.vars))
+    pattern_variables = [{value for kind, value in pattern if kind == "v"} for _, pattern in conjunction.atoms]
+    if len(pattern_variables) > 1:
+        reached, frontier = {0}, [0]  # the join graph: patterns, linked when they share a variable
+        while frontier:
+            here = frontier.pop()
+            for other, names in enumerate(pattern_variables):
+                if other not in reached and names & pattern_variables[here]:
+                    reached.add(other)
+                    frontier.append(other)
+        if len(reached) != len(pattern_variables):
+            return "the patterns are not one connected join"
+    counted: dict[str, int] = {}
+    for names in pattern_variables:
+        for name in names:
+            counted[name] = counted.get(name, 0) + 1
+    joins = sorted(name for name, count in counted.items() if count > 1)
+    return PaneShape(plan, joins, numeric)
+
+
+class PaneAggregates:
+    """One query's partial aggregates per (pane, group), kept across reports (module doc: the rule).
+
+    `store`: numpy columns sorted by pane, one row per (pane, group): the pane, the group's
+    values (ids), the rows, and per aggregated variable its integer sum, largest magnitude, least
+    and greatest value. Per pane: whether it holds a value partials cannot merge (`odd`), and the
+    latest earlier pane it shares a join value with (`conflicts`)."""
+
+    def __init__(self, plan: CompiledPlan, shape: PaneShape):
+        self.plan = plan
+        self.shape = shape
+        self._reset(None)
+        self.in_a_row = 0
+        self.enabled = True
+        #: how many reports were merged from panes (the others were evaluated whole)
+        self.merged = 0
+
+    def _reset(self, ledger) -> None:
+        self.ledger = ledger
+        self.seen = 0
+        self.store: dict[str, np.ndarray] | None = None
+        #: the groups' values (tuples of ids) by group number (`__gid` in `store`), and the way back
+        self.group_keys: list[tuple] = []
+        self.group_ids: dict[tuple, int] = {}
+        self.odd: set[int] = set()
+        self.conflicts: dict[int, int] = {}
+        #: join variable -> (pane, value) pairs of the panes kept, sorted by pane
+        self.keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        #: join variable -> the greatest value of the panes kept (the cheap test's bound)
+        self.key_top: dict[str, int] = {}
+
+    # a report ----------------------------------------------------------------------------------------
+
+    def aggregate(self, backend):
+        """The plan's groups over the backend's snapshot merged from panes, or None when this report
+        must be evaluated whole (the window or its values do not allow merging)."""
+        if not self.enabled:
+            return None
+        snapshot = backend.snapshot
+        content = snapshot.default
+        ledger = getattr(content, "panes", None)
+        if ledger is None or snapshot.named or not getattr(content, "distinct", False):
+            return None
+        width, origin = ledger.width, ledger.origin
+        low, high = content.low, content.high
+        if (low - origin) % width or (high - origin) % width or high <= low:
+            return None
+        first, last = (low - origin) // width, (high - origin) // width - 1
+        if ledger is not self.ledger:
+            self._reset(ledger)
+        if content.serial < self.seen or (ledger.serial != content.serial and any(
+                pane <= last and version > content.serial for pane, version in ledger.versions.items())):
+            return None  # (the content is older than what was kept, or a batch came into it since)
+        self._forget_before(first)
+        try:
+            self._refresh(backend, content, ledger, first)
+        except Exception:  # noqa: BLE001 - past the report's bounds (EvaluationCut) or a failure: what was kept
+            self.enabled = False  # may miss a batch, so panes are not kept any more; the whole evaluation
+            return None  # says what is wrong, within its bounds
+        if any(first <= pane <= last for pane in self.odd):
+            return None
+        if any(first <= pane <= last and since >= first for pane, since in self.conflicts.items()):
+            self.in_a_row += 1
+            if self.in_a_row >= GIVE_UP:
+                self.enabled = False
+            return None
+        self.in_a_row = 0
+        self.merged += 1
+        return self._merge(backend, first, last)
+
+    def _forget_before(self, first: int) -> None:
+        store = self.store
+        if store is not None and len(store[PANE]) and store[PANE][0] < first:
+            cut = int(np.searchsorted(store[PANE], first, side="left"))
+            self.store = {name: column[cut:] for name, column in store.items()}
+        if self.odd and min(self.odd) < first:
+            self.odd = {pane for pane in self.odd if pane >= first}
+        if self.conflicts and min(self.conflicts) < first:
+            self.conflicts = {pane: since for pane, since in self.conflicts.items() if pane >= first}
+        for name, (panes, values) in list(self.keys.items()):
+            if len(panes) and panes[0] < first:
+                cut = int(np.searchsorted(panes, first, side="left"))
+                self.keys[name] = (panes[cut:], values[cut:])
+
+    # panes that changed --------------------------------------------------------------------------------
+
+    def _refresh(self, backend, content, ledger, first: int) -> None:
+        """Compute the panes (from `first` on) that batches touched since the last report, in one plan."""
+        if ledger.serial == self.seen:
+            return
+        serial = content.serial
+        changed = sorted(pane for pane, version in ledger.versions.items()
+                         if self.seen < version <= serial and pane >= first)
+        self.seen = serial
+        if not changed:
+            return
+        width, origin = ledger.width, ledger.origin
+        t, s, p, o = content.rows_between(origin + changed[0] * width, origin + (changed[-1] + 1) * width)
+        pane = (t - origin) // width
+        if len(changed) < changed[-1] - changed[0] + 1:
+            keep = np.isin(pane, np.array(changed, dtype=np.int64))
+            pane, s, p, o = pane[keep], s[keep], p[keep], o[keep]
+        batch = backend.over_panes(pane, s, p, o)
+        changed_array = np.array(changed, dtype=np.int64)
+        if self.shape.join_variables and not self._keep_join_values(batch, changed_array):
+            batch.pane_everywhere = True  # (the batch's panes may share a join value: joined on the pane too)
+        self._keep_partials(batch, changed_array)
+
+    def _keep_partials(self, batch, changed: np.ndarray) -> None:
+        """The partials of the changed panes replace theirs in `store`."""
+        shape = self.shape
+        _, frame, _ = batch._solutions_plan()
+        if isinstance(frame, pl.LazyFrame):
+            frame = frame.collect()
+        made: dict[str, np.ndarray] = {}
+        odd: set[int] = set()
+        if frame is not None and len(frame):
+            work = frame
+            for name in shape.numeric:
+                kinds, integers = batch._value_columns(frame[name].to_numpy())
+                work = work.with_columns(pl.Series(f"__odd_{name}", kinds != _INT_KIND),
+                                         pl.Series(f"__int_{name}", integers))
+            expressions = [pl.len().alias("__rows")]
+            for name, parts in shape.parts.items():
+                integer = pl.col(f"__int_{name}")
+                expressions.append(pl.col(f"__odd_{name}").any().alias(f"__odd_{name}"))
+                if "sum" in parts:
+                    expressions += [integer.sum().alias(f"__sum_{name}"), integer.abs().max().alias(f"__top_{name}")]
+                if "min" in parts:
+                    expressions.append(integer.min().alias(f"__min_{name}"))
+                if "max" in parts:
+                    expressions.append(integer.max().alias(f"__max_{name}"))
+            summary = work.group_by([PANE, *shape.group_variables]).agg(expressions).sort(PANE)
+            made = {PANE: summary[PANE].to_numpy(), "__rows": summary["__rows"].to_numpy().astype(np.int64),
+                    "__gid": self._group_numbers([summary[name].to_numpy() for name in shape.group_variables],
+                                                 len(summary))}
+            wrong = np.zeros(len(summary), dtype=bool)
+            for name, parts in shape.parts.items():
+                wrong |= summary[f"__odd_{name}"].to_numpy()
+                if "sum" in parts:
+                    bound = summary[f"__top_{name}"].to_numpy().astype(np.float64) * made["__rows"]
+                    wrong |= bound >= float(_LIMIT) / 2
+                    made[f"__bound_{name}"] = bound  # (|sum| <= bound)
+                    made[f"__fsum_{name}"] = summary[f"__sum_{name}"].to_numpy().astype(np.float64)
+                for part in parts:
+                    made[f"__{part}_{name}"] = summary[f"__{part}_{name}"].to_numpy().astype(np.int64)
+            odd = set(np.unique(made[PANE][wrong]).tolist())
+        self.odd = {pane for pane in self.odd if pane not in set(changed.tolist())} | odd
+        store = self.store
+        if store is None or not len(store[PANE]):
+            self.store = made if made else None
+            return
+        kept = ~np.isin(store[PANE], changed)
+        if made:
+            merged = {name: np.concatenate([store[name][kept], made[name]]) for name in store}
+            order = np.argsort(merged[PANE], kind="stable")
+            if len(order) > 1 and not bool(np.all(order[1:] > order[:-1])):
+                merged = {name: column[order] for name, column in merged.items()}
+        else:
+            merged = {name: column[kept] for name, column in store.items()}
+        self.store = merged
+
+    def _group_numbers(self, columns: list[np.ndarray], count: int) -> np.ndarray:
+        """The group number of each row of the group variables' columns (new groups numbered in turn)."""
+        if not columns:
+            if not self.group_keys:
+                self.group_keys.append(())
+                self.group_ids[()] = 0
+            return np.zeros(count, dtype=np.int64)
+        if len(columns) == 1:
+            found, inverse = np.unique(columns[0], return_inverse=True)
+            keys = [(value,) for value in found.tolist()]
+        else:
+            found, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+            keys = [tuple(row) for row in found.tolist()]
+        numbers = []
+        ids, known = self.group_ids, self.group_keys
+        for key in keys:
+            number = ids.get(key)
+            if number is None:
+                number = ids[key] = len(known)
+                known.append(key)
+            numbers.append(number)
+        return np.array(numbers, dtype=np.int64)[inverse.reshape(-1)]
+
+    def _renumber_groups(self) -> None:
+        """Forget the groups no kept pane has (numbers made again, in their order)."""
+        store = self.store
+        if store is None or not len(store[PANE]):
+            self.group_keys, self.group_ids = [], {}
+            self.store = None
+            return
+        alive, inverse = np.unique(store["__gid"], return_inverse=True)
+        self.group_keys = [self.group_keys[number] for number in alive.tolist()]
+        self.group_ids = {key: number for number, key in enumerate(self.group_keys)}
+        store["__gid"] = inverse.reshape(-1).astype(np.int64)
+
+    def _keep_join_values(self, batch, changed: np.ndarray) -> bool:
+        """Per join variable, the values of the changed panes (from every pattern that holds it), and
+        which panes share one with an earlier pane less than a window away. True when no two
+        changed panes share a join value (the cheap test held: a join of the batch need not match
+        panes, a solution's rows are in one pane anyway)."""
+        terms = batch.terms
+        fresh: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in self.shape.join_variables}
+        for _, pattern in self.plan.conjunction.atoms:
+            holds = [value for kind, value in pattern if kind == "v" and value in fresh]
+            if not holds:
+                continue
+            resolved = []
+            for kind, value in pattern:
+                if kind == "c":
+                    found = terms.find(value)
+                    if found is None:
+                        break
+                    resolved.append(("c", found))
+                else:
+                    resolved.append(("v", value))
+            else:
+                table = batch._pattern_table(None, resolved, carry=True)
+                if len(table):
+                    panes = table[PANE].to_numpy()
+                    for name in holds:
+                        fresh[name].append((panes, table[name].to_numpy()))
+        exact = False
+        for name, parts in fresh.items():
+            if parts:
+                panes = np.concatenate([part[0] for part in parts])
+                values = np.concatenate([part[1] for part in parts])
+                order = np.lexsort((values, panes))
+                panes, values = panes[order], values[order]
+            else:
+                panes = values = np.empty(0, dtype=np.int64)
+            old_panes, old_values = self.keys.get(name, (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
+            kept = ~np.isin(old_panes, changed)
+            old_panes, old_values = old_panes[kept], old_values[kept]
+            after = not len(old_panes) or not len(panes) or panes[0] > old_panes[-1]
+            if after:
+                all_panes, all_values = np.concatenate([old_panes, panes]), np.concatenate([old_values, values])
+            else:  # (a late batch changed a pane before others kept)
+                all_panes, all_values = np.concatenate([old_panes, panes]), np.concatenate([old_values, values])
+                order = np.argsort(all_panes, kind="stable")
+                all_panes, all_values = all_panes[order], all_values[order]
+            self.keys[name] = (all_panes, all_values)
+            top = self.key_top.get(name, -1)
+            if not len(panes):
+                continue  # (fewer values cannot make a pane share one)
+            if after:  # the cheap test: each pane's least value above every value kept before it
+                starts = np.flatnonzero(np.concatenate(([True], panes[1:] != panes[:-1])))
+                greatest = np.maximum.reduceat(values, starts)
+                before = np.concatenate(([top], np.maximum.accumulate(greatest)[:-1]))
+                before = np.maximum(before, top)
+                if bool(np.all(values[starts] > before)):
+                    self.key_top[name] = max(int(greatest.max()), top)
+                    continue
+            exact = True
+            self.key_top[name] = max(int(values.max()), top)
+        if exact:
+            self.conflicts = self._exact_conflicts()
+            return False
+        for pane in changed.tolist():
+            self.conflicts.pop(pane, None)
+        return True
+
+    def _exact_conflicts(self) -> dict[int, int]:
+        """Per pane, the latest earlier pane less than `span` panes before it that shares a join
+        value with it (sorted by value: consecutive occurrences of a value in two panes)."""
+        conflicts: dict[int, int] = {}
+        for panes, values in self.keys.values():
+            if len(panes) < 2:
+                continue
+            order = np.lexsort((panes, values))
+            panes_sorted, values_sorted = panes[order], values[order]
+            pair = (values_sorted[1:] == values_sorted[:-1]) & (panes_sorted[1:] != panes_sorted[:-1])
+            later, earlier = panes_sorted[1:][pair], panes_sorted[:-1][pair]
+            near = later - earlier < self.ledger.span
+            for pane, since in zip(later[near].tolist(), earlier[near].tolist()):
+                if since > conflicts.get(pane, since - 1):
+                    conflicts[pane] = since
+        return conflicts
+
+    # merging ---------------------------------------------------------------------------------------
+
+    def _merge(self, backend, first: int, last: int):
+        """The groups of the panes first..last from their partials."""
+        plan = self.plan
+        store = self.store
+        if store is None:
+            return backend.context.group(plan.aggregation, (all_slots(plan), []))
+        panes = store[PANE]
+        start = int(np.searchsorted(panes, first, side="left"))
+        stop = int(np.searchsorted(panes, last, side="right"))
+        if stop <= start:
+            return backend.context.group(plan.aggregation, (all_slots(plan), []))
+        shape = self.shape
+        if len(self.group_keys) > max(64, 4 * len(panes)):
+            self._renumber_groups()
+            store = self.store
+        numbers = store["__gid"][start:stop]
+        size = len(self.group_keys)
+        rows = np.bincount(numbers, weights=store["__rows"][start:stop], minlength=size).astype(np.int64)
+        present = np.flatnonzero(rows)
+        merged: dict[str, dict] = {}
+        for name, parts in shape.parts.items():
+            found = {}
+            if "sum" in parts:
+                bound = np.bincount(numbers, weights=store[f"__bound_{name}"][start:stop], minlength=size)
+                totals = np.bincount(numbers, weights=store[f"__fsum_{name}"][start:stop], minlength=size)[present]
+                if float(bound.max()) < _EXACT_FLOAT:  # (every partial sum of the groups' is exact as a double)
+                    found["sum"] = totals.astype(np.int64).tolist()
+                else:
+                    sums = store[f"__sum_{name}"][start:stop]
+                    found["sum"] = [int(sum(sums[numbers == number].tolist())) for number in present.tolist()]
+            if "min" in parts:
+                least = np.full(size, _BIG, dtype=np.int64)
+                np.minimum.at(least, numbers, store[f"__min_{name}"][start:stop])
+                found["min"] = least[present].tolist()
+            if "max" in parts:
+                greatest = np.full(size, -_BIG, dtype=np.int64)
+                np.maximum.at(greatest, numbers, store[f"__max_{name}"][start:stop])
+                found["max"] = greatest[present].tolist()
+            merged[name] = found
+        groups = len(present)
+        keys = [self.group_keys[number] for number in present.tolist()]
+        intern = backend.terms.intern
+        out = []
+        counts = rows[present].tolist()
+        within_budget = backend.budget.check
+        for g in range(groups):
+            within_budget(len(out))
+            values = list(keys[g])
+            count = counts[g]
+            for name, variable in shape.aggregates:
+                if name == "Aggregate_Count":
+                    values.append(backend.count_result(count))
+                    continue
+                if name == "Aggregate_Sample":  # (of a group variable)
+                    values.append(keys[g][shape.group_variables.index(variable)])
+                    continue
+                found = merged[variable]
+                if name == "Aggregate_Min":
+                    values.append(intern(f'"{found["min"][g]}"^^<{_XSD_INTEGER}>'))
+                elif name == "Aggregate_Max":
+                    values.append(intern(f'"{found["max"][g]}"^^<{_XSD_INTEGER}>'))
+                else:
+                    values.append(backend.integer_result(name, found["sum"][g], count))
+            out.append(tuple(values))
+        return group_slots(plan.aggregation), out
+
+
+__all__ = ["GIVE_UP", "PANE", "PaneAggregates", "PaneShape", "pane_shape"]
