@@ -220,7 +220,8 @@ def test_the_window_now_and_the_explanation_hook(client):
     text = client.get("/queries/s/window", headers={"accept": "application/n-triples"}).text
     assert sorted(text.splitlines()) == sorted(set(expected))
     assert client.get("/queries/s/window?limit=3").json()["truncated"]
-    assert client.get("/queries/s/explain?t=5000").status_code == 501
+    off = client.get("/queries/s/explain?t=5000")
+    assert off.status_code == 501 and "--explain" in off.json()["reason"]
 
     def explainer(engine, query, t, item):
         return {"query": query, "t": t, "because": sorted(item.values())}

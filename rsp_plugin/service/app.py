@@ -282,7 +282,8 @@ def create_app(settings: ServiceSettings | None = None, *, explainer=None) -> St
         explanation = await run(live.explain, name, t, item)
         if explanation is None:
             return JSONResponse({"query": name, "t": t, "item": item, "explanation": None,
-                                 "reason": "this engine gives no explanations (yet)"}, status_code=501)
+                                 "reason": "explanations are off: start the service with --explain "
+                                           "(rsp-plugin serve --explain) to keep them"}, status_code=501)
         return JSONResponse({"query": name, "t": t, "item": item, "explanation": explanation})
 
     async def observer_list(request: Request):

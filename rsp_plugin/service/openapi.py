@@ -158,7 +158,7 @@ def openapi_document() -> dict:
             "/queries/{name}/explain": {"parameters": [_QUERY], "get": _op(
                 "why a result or derived fact holds at t (when the engine can tell)",
                 {"200": _JSON | {"description": "the explanation"},
-                 "501": _JSON | {"description": "this engine gives no explanations"}},
+                 "501": _JSON | {"description": "explanations are off (serve --explain keeps them)"}},
                 parameters=[{"name": "t", "in": "query", "required": True, "schema": {"type": "integer"}},
                             {"name": "item", "in": "query", "schema": {"type": "string"},
                              "description": "the row (JSON object of N-Triples terms) or triple"}])},
