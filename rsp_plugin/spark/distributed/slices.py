@@ -1,0 +1,312 @@
+"""Time slices: the embedded engine (the compiled plan's columnar backend) on the executors, one slice per task.
+
+A report's answer depends only on the triples of its windows, [tau - R, tau)
+for the longest RANGE R, and on the background. So when a micro-batch comes in
+time order (a replayed file, a sensor feed), each partition of it is a slice of
+time [f, l] (its first and last timestamps), and the instants tau with
+f < tau - R and tau <= l are answered by the partition alone: nothing of
+another partition can be in their windows. Each task runs the embedded engine
+(`RSPEngine`: column windows, panes, the columnar backend of the plan,
+`BatchMaterializedView` under ENTAILMENT, the background's closure made once per
+Python worker) over its partition's Arrow batches, and sends back:
+
+    answer  the raw answer (before RSTREAM / ISTREAM / DSTREAM) of each instant inside its slice
+    edge    its triples within E = R + delay of either end (a sliding window's triple reaches the
+            reports of several slices: only those near an edge are sent twice)
+    stats   what `admission.Admission` needs (`lane_stats`), and a row per dead letter
+
+one Spark job per micro-batch, Arrow in and out, the triples crossing from the
+JVM to Python once, the answers (few rows) back. The driver checks the batch is
+what it assumed (in time order, nothing set aside by the gap bound or t0), then
+answers every other instant by one more engine, its own, over the edges and the
+carry (the triples a later report reaches, kept from batch to batch as a Parquet
+file under the checkpoint): a window that is inside no partition holds only
+triples within E of a partition's edge (`edge_mask`). What goes through it is
+the local engine's own code: its answers are `--engine local`'s.
+
+When the check fails (time out of order, the gap bound, several sources) the
+batch goes the general way (`driver.DistributedDriver`: admission on the driver,
+the facts' instant intervals, Spark plans), and so does the rest of the run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+#: what each task sends back (`slice_function`)
+SLICE_SCHEMA = "kind STRING, part INT, k BIGINT, ts BIGINT, s STRING, p STRING, o STRING, text STRING"
+
+
+def reach(plan) -> int:
+    """R: how far back (ms) a report's windows read, the longest RANGE."""
+    return max(window.range for window in plan.windows)
+
+
+def edge_width(plan, delay_ms: int = 0) -> int:
+    """E: the span at each end of a slice whose triples another slice's reports (or a later batch's) may read."""
+    return reach(plan) + max(0, delay_ms)
+
+
+def slices_apply(plan, lanes: list[str]) -> str | None:
+    """Why the time-slice path cannot run this plan (None: it can). Said for the docs and the tests."""
+    if len(lanes) != 1:
+        return "several sources (their partitions are not slices of one timeline)"
+    if not plan.windows:
+        return "no window"
+    return None
+
+
+# the engine that answers a slice ------------------------------------------------------------------------
+
+_BACKGROUND: dict[str, object] = {}
+
+
+def _background_graph(text: str):
+    """The background's N-Triples lines as an rdflib Graph, parsed once per Python worker."""
+    import hashlib
+
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    found = _BACKGROUND.get(key)
+    if found is None:
+        from rdflib import Graph
+
+        found = Graph().parse(data=text, format="nt") if text else Graph()
+        if len(_BACKGROUND) > 8:
+            _BACKGROUND.clear()
+        _BACKGROUND[key] = found
+    return found
+
+
+def slice_engine(plan, background_text: str):
+    """An `RSPEngine` with `plan`'s query registered as the local engine registers it (its t0, its
+    background and graphs as the driver read them, no gap bound: the driver decided what is taken),
+    reporting raw answers (RSTREAM: R2S is the driver's); (engine, the list its reports go to)."""
+    from ...query.model import R2S, ReportPolicy
+    from ...query.results import ResultStream
+    from ...runtime.engine import RSPEngine
+
+    engine = RSPEngine(t0=plan.grid.t0, max_gap=None, max_eval_ms=plan.max_eval_ms,
+                       max_solutions=plan.max_solutions)
+    for iri in plan.streams:
+        engine.register_stream(iri)
+    if plan.entailment is not None:
+        if background_text:
+            engine.add_background(_background_graph(background_text))
+    elif isinstance(plan.static.get(None), list):
+        engine.add_background(_background_graph("\n".join(plan.static[None])))
+    query = plan.query()
+    for iri in (*query.graphs, *query.named_graphs):  # (their triples are the driver's: no file read here)
+        lines = plan.static.get(iri) if iri in query.named_graphs else None
+        engine.add_graph(iri, _background_graph("\n".join(lines)) if isinstance(lines, list) else [])
+    registered = engine.register_query(plan.text, name=plan.name, filename=plan.filename, base=plan.base,
+                                       report=ReportPolicy.ON_WINDOW_CLOSE, dialect=plan.dialect)
+    registered.stream = ResultStream(R2S.RSTREAM)
+    results: list = []
+    registered.subscribe(results.append)
+    return engine, results
+
+
+def answer_payload(answer, keys) -> str:
+    """A raw answer as JSON text of written terms (the driver interns them in its own dictionary)."""
+    out: dict = {"f": answer.form}
+    if answer.error is not None:
+        out["e"] = answer.error
+        if answer.cut is not None:
+            out["c"] = answer.cut
+    elif answer.form == "SELECT":
+        out["v"] = list(answer.variables)
+        out["r"] = [[None if value is None else keys[value] for value in row] for row in answer.rows]
+        out["o"] = answer.ordered
+    elif answer.form == "CONSTRUCT":
+        out["t"] = [[keys[s], keys[p], keys[o]] for s, p, o in answer.triples]
+    else:
+        out["b"] = bool(answer.boolean)
+    return json.dumps(out, separators=(",", ":"))
+
+
+def payload_answer(text: str, terms):
+    """`answer_payload` read back: an `Answer` with ids of `terms`."""
+    from ...query.results import Answer
+
+    data = json.loads(text)
+    form = data["f"]
+    if "e" in data:
+        return Answer(form, error=data["e"], cut=data.get("c"))
+    intern = terms.intern
+    if form == "SELECT":
+        rows = [tuple(None if value is None else intern(value) for value in row) for row in data["r"]]
+        return Answer("SELECT", tuple(data["v"]), rows, ordered=bool(data["o"]))
+    if form == "CONSTRUCT":
+        return Answer("CONSTRUCT", triples=[tuple(intern(value) for value in triple) for triple in data["t"]])
+    return Answer("ASK", boolean=bool(data["b"]))
+
+
+def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: int, wanted=None) -> dict:
+    """Run a fresh engine over one stream's triples (id-less: written terms, arrow or lists) in time
+    order, its watermark moved to `until`: {instant index k: answer payload} for every report it made
+    (`wanted(k)`: only those)."""
+    import numpy as np
+
+    from ...columnar.encode import encode
+    from ...columnar.replay import feed
+
+    engine, results = slice_engine(plan, background_text)
+    count = len(times)
+    if count:
+        terms = engine.terms
+        ids = [encode(column, terms) for column in (s, p, o)]
+        feed(engine, [iri], np.zeros(count, dtype=np.int64), np.asarray(times, dtype=np.int64), *ids)
+    if engine.watermark is None or until > engine.watermark:
+        engine.advance_to(until, collect=False)
+    keys = engine.terms.keys
+    grid = plan.grid
+    out = {}
+    for result in results:
+        k = grid.last_at_or_before(result.t)
+        if grid.instant(k) != result.t or (wanted is not None and not wanted(k)):
+            continue
+        out[k] = answer_payload(result.answer, keys)
+    return out
+
+
+def edge_mask(times, width: int):
+    """The rows within `width` ms of either end of a slice in time order (its first and last timestamps)."""
+    first, last = int(times[0]), int(times[-1])
+    return (times < first + width) | (times >= last - width)
+
+
+# the executors' function -----------------------------------------------------------------------------------
+
+
+def slice_function(plan, iri: str, background, delay_ms: int = 0):
+    """mapInArrow over a micro-batch's rows (`s, p, o, ts, rejected, lane`): per partition, its stats and
+    dead letters; when its rows come in time order from one source, the answers of the instants inside
+    it and its edges (`SLICE_SCHEMA`). `background`: a Spark broadcast of the background's N-Triples
+    text (None: none)."""
+    width = edge_width(plan, delay_ms)
+    span = reach(plan)
+    gap, t0 = plan.gap, plan.grid.t0
+
+    def run(batches):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from pyspark import TaskContext
+
+        from .admission import lane_stats
+
+        context = TaskContext.get()
+        part = context.partitionId() if context is not None else 0
+        out: dict[str, list] = {name: [] for name in ("kind", "part", "k", "ts", "s", "p", "o", "text")}
+
+        def emit(kind, k=None, ts=None, s=None, p=None, o=None, text=None):
+            for name, value in (("kind", kind), ("part", part), ("k", k), ("ts", ts), ("s", s), ("p", p),
+                                ("o", o), ("text", text)):
+                out[name].append(value)
+
+        good = []
+        for batch in batches:
+            rejected = batch.column("rejected")
+            if rejected.null_count < batch.num_rows:
+                mask = pc.is_valid(rejected)
+                for text in pc.filter(rejected, mask).to_pylist():
+                    emit("dead", text=text)
+                batch = batch.filter(pc.invert(mask))
+            if batch.num_rows:
+                good.append(batch)
+        table = pa.Table.from_batches(good) if good else None
+        schema = pa.schema([("kind", pa.string()), ("part", pa.int32()), ("k", pa.int64()), ("ts", pa.int64()),
+                            ("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("text", pa.string())])
+        pieces = [pa.RecordBatch.from_pydict(out, schema=schema)] if out["kind"] else []
+        if table is not None:
+            lanes = table.column("lane").to_numpy()
+            times = table.column("ts").to_numpy()
+            distinct = np.unique(lanes).tolist()
+            for lane in distinct:
+                stats = lane_stats(part, int(lane), times[lanes == lane], gap, t0)
+                pieces.append(_rows(schema, part, "stats", text=[json.dumps(stats)]))
+            ordered = len(distinct) == 1 and bool((np.diff(times) >= 0).all())
+            if ordered:
+                first, last = int(times[0]), int(times[-1])
+                grid = plan.grid
+
+                def inside(k: int) -> bool:
+                    tau = grid.instant(k)
+                    return tau - span > first and tau <= last
+
+                answers = answers_over(plan, background.value if background is not None else "",
+                                       iri, times, table.column("s"), table.column("p"),
+                                       table.column("o"), last, inside)
+                if answers:
+                    ks = sorted(answers)
+                    pieces.append(_rows(schema, part, "answer", k=ks, text=[answers[k] for k in ks]))
+                chosen = np.flatnonzero(edge_mask(times, width))
+                edges = table.take(pa.array(chosen))
+                pieces.append(pa.RecordBatch.from_arrays(
+                    [pa.array(["edge"] * len(chosen), pa.string()), pa.array(np.full(len(chosen), part, np.int32)),
+                     pa.nulls(len(chosen), pa.int64()), edges.column("ts").combine_chunks(),
+                     edges.column("s").combine_chunks(), edges.column("p").combine_chunks(),
+                     edges.column("o").combine_chunks(), pa.nulls(len(chosen), pa.string())], schema=schema))
+            else:
+                pieces.append(_rows(schema, part, "skipped", text=["not one source in time order"]))
+        for piece in pieces:
+            if piece.num_rows:
+                yield piece
+
+    return run
+
+
+def _rows(schema, part: int, kind: str, *, k=None, text=None):
+    import pyarrow as pa
+
+    count = len(text)
+    return pa.RecordBatch.from_arrays(
+        [pa.array([kind] * count, pa.string()), pa.array([part] * count, pa.int32()),
+         pa.array(k if k is not None else [None] * count, pa.int64()), pa.nulls(count, pa.int64()),
+         pa.nulls(count, pa.string()), pa.nulls(count, pa.string()), pa.nulls(count, pa.string()),
+         pa.array(text, pa.string())], schema=schema)
+
+
+# the carry: the triples later reports reach ------------------------------------------------------------------
+
+CARRY_COLUMNS = ("ts", "s", "p", "o")
+
+
+def carry_path(root: str | Path, batch_id: int) -> Path:
+    return Path(root) / f"carry-{batch_id}.parquet"
+
+
+def write_carry(path: Path, table) -> None:
+    """The carry as a plain Parquet file (no code), written whole under a temporary name, then renamed."""
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    pq.write_table(table, partial)
+    partial.replace(path)
+
+
+def read_carry(path: Path):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=list(CARRY_COLUMNS))
+
+
+def empty_carry():
+    import pyarrow as pa
+
+    return pa.table({"ts": pa.array([], pa.int64()), "s": pa.array([], pa.string()),
+                     "p": pa.array([], pa.string()), "o": pa.array([], pa.string())})
+
+
+def carry_files(root: str | Path) -> list[Path]:
+    folder = Path(root)
+    if not folder.is_dir():
+        return []
+    return sorted(path for path in folder.iterdir() if path.name.startswith("carry-"))
+
+
+__all__ = ["SLICE_SCHEMA", "answers_over", "edge_mask", "edge_width", "payload_answer", "reach", "slice_engine",
+           "slice_function", "slices_apply"]
+
