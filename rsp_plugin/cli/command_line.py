@@ -308,6 +308,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
                             "the modes on 1 and 2 cores")
+    bench.add_argument("--marginal", action="store_true",
+                       help="spark: seconds per extra million triples (runs at N and 2N), distributed mode next to "
+                            "one pinned embedded core, workloads plain and rdfs; and the fixed cost of a small run")
     bench.set_defaults(run=_bench, options=BenchOptions, command_parser=bench)
     return parser
 

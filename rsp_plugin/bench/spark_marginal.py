@@ -1,0 +1,244 @@
+"""`rsp-plugin bench spark --marginal`: seconds per extra million triples, distributed mode next to one embedded core.
+
+The workload of /work/shared/benchmarks.md ("Spark"): the SOSA stream of
+`bench shapes` (observations of 3 triples, 20 sensors) at 1,000 triples per
+second of event time, AVG(?v) per sensor over [RANGE 10s STEP 5s], plain and
+under RDFS with the 6-class ontology as background; default options (the
+`rsp_plugin.spark.run` defaults: a replay read as one micro-batch, partitions
+one per task slot).
+
+Each side runs at N and 2N triples (`--triples N`, default 500,000) and the
+figure is the marginal cost, (t(2N) - t(N)) / N per million triples: start-up
+(the JVM, the session, imports, the query's compilation) cancels out.
+
+    embedded     `rsp-plugin query ... -q` as a whole process pinned to one CPU (wall seconds)
+    distributed  `rsp_plugin.spark.run(..., mode="distributed")` on local[2], in a child process that
+                 started the session and warmed it up first (wall seconds of `run(...).wait()`)
+
+throughput ratio = embedded s/M / distributed s/M (the target: >= 1.5). Both
+answers are compared, instant by instant. Then the fixed cost: a 100-triple
+stream through `rsp-plugin query ... --engine spark --mode distributed` as a
+whole process (JVM start included; target <= 15 s), and with `--project N`
+what N one-core executors would make of the 2N run, from Spark's own stage
+metrics (`spark_modes.project_stages`: which stage bounds it).
+
+Medians of `--repeat` runs (default 3): the Spark runs first (one session),
+then the embedded ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .shapes import EX, ONTOLOGY, ONTOLOGY_IRI, STREAM, continuous_query, write_stream
+
+RATE = 1_000
+PROFILES = ("plain", "rdfs")
+DEFAULT_TRIPLES = 500_000
+QUICK_TRIPLES = 30_000
+
+
+def run(options) -> int:
+    profiles = list(options.workloads) or list(PROFILES)
+    unknown = [name for name in profiles if name not in PROFILES]
+    if unknown:
+        print(f"rsp-plugin: unknown workload(s) for bench spark --marginal: {', '.join(unknown)} "
+              f"(expected: {', '.join(PROFILES)})", file=sys.stderr)
+        return 2
+    size = options.triples or (QUICK_TRIPLES if options.quick else DEFAULT_TRIPLES)
+    repeat = max(1, options.repeat or 3)
+    range_s, step_s = (options.range_steps or [(10, 5)])[0]
+    master = (options.masters or ["local[2]"])[0]
+    with tempfile.TemporaryDirectory(prefix="rsp-bench-marginal-") as scratch:
+        folder = Path(scratch)
+        streams = {count: folder / f"stream-{count}.tnt" for count in (size, 2 * size, 100)}
+        for count, path in streams.items():
+            write_stream(path, count, RATE)
+        ontology = folder / "ontology.ttl"
+        ontology.write_text(ONTOLOGY)
+        queries = {}
+        for profile in profiles:
+            queries[profile] = folder / f"{profile}.rq"
+            queries[profile].write_text(continuous_query(profile, range_s, step_s))
+        print(f"Distributed mode ({master}) against the embedded engine pinned to one CPU: the SOSA stream at "
+              f"{RATE:,} triples/s of event time, AVG per sensor over [RANGE {range_s}s STEP {step_s}s], "
+              f"N = {size:,} and 2N triples; median of {repeat}")
+        config = {"master": master, "queries": {p: str(q) for p, q in queries.items()}, "ontology": str(ontology),
+                  "streams": {str(k): str(v) for k, v in streams.items()}, "sizes": [size, 2 * size],
+                  "repeat": repeat, "project": options.project, "folder": str(folder)}
+        spark = _spark_child(config)
+        embedded: dict = {}
+        for profile in profiles:
+            for count in (size, 2 * size):
+                embedded[(profile, count)] = [_embedded(queries[profile], streams[count], ontology, folder)
+                                              for _ in range(repeat)]
+        rows = spark.get("rows", [])
+        print()
+        header = (f"{'workload':<9} {'side':<12} {'N s':>7} {'2N s':>7} {'s / M':>7} {'triples/s':>11} "
+                  f"{'ratio':>6}  same answers")
+        print(header)
+        print("-" * len(header))
+        for profile in profiles:
+            local_n = statistics.median(seconds for seconds, _ in embedded[(profile, size)])
+            local_2n = statistics.median(seconds for seconds, _ in embedded[(profile, 2 * size)])
+            local_m = max(1e-9, (local_2n - local_n) / size * 1e6)
+            print(f"{profile:<9} {'embedded':<12} {local_n:>7.2f} {local_2n:>7.2f} {local_m:>7.2f} "
+                  f"{1e6 / local_m:>11,.0f} {'':>6}")
+            found = {row["size"]: row for row in rows if row["profile"] == profile}
+            if size not in found or 2 * size not in found:
+                print(f"{profile:<9} {'distributed':<12} not run (see stderr)")
+                continue
+            spark_n, spark_2n = found[size]["seconds"], found[2 * size]["seconds"]
+            spark_m = max(1e-9, (spark_2n - spark_n) / size * 1e6)
+            same = all(found[count]["answers"] == embedded[(profile, count)][0][1] for count in (size, 2 * size))
+            print(f"{profile:<9} {'distributed':<12} {spark_n:>7.2f} {spark_2n:>7.2f} {spark_m:>7.2f} "
+                  f"{1e6 / spark_m:>11,.0f} {local_m / spark_m:>6.2f}  {'yes' if same else 'NO'}"
+                  f"   (runs: {_runs(found[size])} / {_runs(found[2 * size])})")
+        fixed = [_fixed_cost(queries[profiles[0]], streams[100], ontology, folder, master) for _ in range(repeat)]
+        print(f"\nfixed cost: {profiles[0]} over a 100-triple stream through --engine spark --mode distributed "
+              f"--master {master}, the whole process: {statistics.median(fixed):.1f} s (median of {repeat}: "
+              f"{', '.join(f'{s:.1f}' for s in fixed)})")
+        projection = spark.get("projection")
+        if projection:
+            print()
+            print(projection, end="")
+    return 0
+
+
+def _runs(row: dict) -> str:
+    return ", ".join(f"{seconds:.2f}" for seconds in row["runs"])
+
+
+def _pinned_one_cpu():
+    available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(available) > 1:
+        os.sched_setaffinity(0, available[-1:])
+
+
+def _embedded(query: Path, stream: Path, ontology: Path, folder: Path) -> tuple[float, dict]:
+    """`rsp-plugin query` on one CPU: (wall seconds of the whole process, its answers by instant)."""
+    out = folder / "embedded.jsonl"
+    command = [sys.executable, "-m", "rsp_plugin.cli", "query", str(query), "--stream", f"{STREAM}={stream}",
+               "--background", f"{ONTOLOGY_IRI}={ontology}", "-q"]
+    started = time.perf_counter()
+    with open(out, "w") as handle:
+        subprocess.run(command, stdout=handle, stderr=subprocess.DEVNULL, check=True, env=_environment(),
+                       preexec_fn=_pinned_one_cpu)
+    seconds = time.perf_counter() - started
+    return seconds, by_instant(json.loads(line) for line in out.read_text().splitlines() if line.strip())
+
+
+def _fixed_cost(query: Path, stream: Path, ontology: Path, folder: Path, master: str) -> float:
+    command = [sys.executable, "-m", "rsp_plugin.cli", "query", str(query), "--stream", f"{STREAM}={stream}",
+               "--background", f"{ONTOLOGY_IRI}={ontology}", "--engine", "spark", "--mode", "distributed",
+               "--master", master, "-q"]
+    started = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=_environment(),
+                   cwd=folder)
+    return time.perf_counter() - started
+
+
+def _environment() -> dict:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    return env
+
+
+def by_instant(lines) -> dict:
+    """Per instant its bindings, sorted: what is compared."""
+    out: dict = {}
+    for line in lines:
+        out[str(line["t"])] = sorted(json.dumps(b, sort_keys=True) for b in line.get("bindings", []))
+    return out
+
+
+# the Spark side: one child process, one session -----------------------------------------------------------
+
+
+def _spark_child(config: dict) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(config, handle)
+    errors = tempfile.TemporaryFile("w+")
+    try:
+        process = subprocess.run([sys.executable, "-m", "rsp_plugin.bench.spark_marginal", handle.name],
+                                 stdout=subprocess.PIPE, stderr=errors, text=True, env=_environment())
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    found = {}
+    for line in process.stdout.splitlines():
+        if line.startswith("@@result "):
+            found = json.loads(line[9:])
+    if process.returncode:
+        errors.seek(0)
+        lines = [line.strip() for line in errors.read().splitlines() if line.strip()]
+        cause = next((line for line in reversed(lines) if "Error" in line or "Exception" in line),
+                     lines[-1] if lines else "no message")
+        print(f"rsp-plugin: the Spark run stopped (exit {process.returncode}): {cause[:300]}", file=sys.stderr)
+    errors.close()
+    return found
+
+
+def _child(config_path: str) -> None:
+    from ..runtime.engine import RSPEngine
+    from ..spark import run as spark_run, spark_session
+    from .spark_modes import _stage_metrics, project_stages
+
+    config = json.loads(Path(config_path).read_text())
+    project = config.get("project")
+    spark = spark_session(config["master"],
+                          conf={"spark.ui.enabled": "true", "spark.ui.port": "0"} if project else None)
+
+    def engine_for(profile: str):
+        engine = RSPEngine()
+        engine.register_stream(STREAM)
+        engine.add_graph(ONTOLOGY_IRI, config["ontology"])
+        engine.register_query(Path(config["queries"][profile]).read_text(), filename=config["queries"][profile])
+        return engine
+
+    def once(profile: str, stream: str) -> tuple[float, list]:
+        results: list = []
+        started = time.perf_counter()
+        spark_run(spark, engine_for(profile), {STREAM: stream}, results.append, mode="distributed",
+                  progress=False).wait()
+        return time.perf_counter() - started, results
+
+    for profile in config["queries"]:  # the session, the workers and their imports warm
+        once(profile, config["streams"]["100"])
+        once(profile, config["streams"][str(config["sizes"][0])])
+    rows = []
+    projection = None
+    for profile in config["queries"]:
+        for size in config["sizes"]:
+            runs = []
+            answers = None
+            before = _stage_metrics(spark) if project and size == config["sizes"][-1] else None
+            for _ in range(config["repeat"]):
+                seconds, results = once(profile, config["streams"][str(size)])
+                runs.append(seconds)
+                answers = by_instant(result.to_json() for result in results)
+            rows.append({"profile": profile, "size": size, "seconds": statistics.median(runs), "runs": runs,
+                         "answers": answers})
+            if before is not None and profile == list(config["queries"])[-1]:
+                seen = {stage["id"] for stage in before}
+                stages = [stage for stage in _stage_metrics(spark) if stage["id"] not in seen]
+                projection = project_stages(stages, sum(runs), size * len(runs), project,
+                                            f"distributed {profile} on {config['master']} ({len(runs)} runs of "
+                                            f"{size:,} triples)")
+    sys.stdout.write("@@result " + json.dumps({"rows": rows, "projection": projection}) + "\n")
+    sys.stdout.flush()
+    spark.stop()
+
+
+__all__ = ["run", "by_instant", "EX"]
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1])
