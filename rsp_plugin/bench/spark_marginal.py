@@ -15,8 +15,12 @@ figure is the marginal cost, (t(2N) - t(N)) / N per million triples: start-up
     distributed  `rsp_plugin.spark.run(..., mode="distributed")` on local[2], in a child process that
                  started the session and warmed it up first (wall seconds of `run(...).wait()`)
 
-throughput ratio = embedded s/M / distributed s/M (the target: >= 1.5). Both
-answers are compared, instant by instant. Then the fixed cost: a 100-triple
+throughput ratio = embedded s/M / distributed s/M (the target: >= 1.5). On a
+shared machine wall time follows the other processes' load, so CPU seconds are
+measured too (the embedded process's; Spark's whole process tree: JVM, Python
+workers, driver): CPU s/M, and the ratio a free machine would give at best,
+embedded CPU s/M / (Spark CPU s/M / 2 cores). Both answers are compared,
+instant by instant. Then the fixed cost: a 100-triple
 stream through `rsp-plugin query ... --engine spark --mode distributed` as a
 whole process (JVM start included; target <= 15 s), and with `--project N`
 what N one-core executors would make of the 2N run, from Spark's own stage
@@ -82,25 +86,27 @@ def run(options) -> int:
         rows = spark.get("rows", [])
         print()
         header = (f"{'workload':<9} {'side':<12} {'N s':>7} {'2N s':>7} {'s / M':>7} {'triples/s':>11} "
-                  f"{'ratio':>6}  same answers")
+                  f"{'ratio':>6} {'CPU s/M':>8} {'CPU ratio':>9}  same answers")
         print(header)
         print("-" * len(header))
         for profile in profiles:
-            local_n = statistics.median(seconds for seconds, _ in embedded[(profile, size)])
-            local_2n = statistics.median(seconds for seconds, _ in embedded[(profile, 2 * size)])
-            local_m = max(1e-9, (local_2n - local_n) / size * 1e6)
-            print(f"{profile:<9} {'embedded':<12} {local_n:>7.2f} {local_2n:>7.2f} {local_m:>7.2f} "
-                  f"{1e6 / local_m:>11,.0f} {'':>6}")
+            local_wall = [statistics.median(run[0][0] for run in embedded[(profile, count)]) for count in (size, 2 * size)]
+            local_cpu = [statistics.median(run[0][1] for run in embedded[(profile, count)]) for count in (size, 2 * size)]
+            local_m, local_cpu_m = _marginal(*local_wall, size), _marginal(*local_cpu, size)
+            print(f"{profile:<9} {'embedded':<12} {local_wall[0]:>7.2f} {local_wall[1]:>7.2f} {_shown(local_m):>7} "
+                  f"{_rate(local_m):>11} {'':>6} {_shown(local_cpu_m):>8}")
             found = {row["size"]: row for row in rows if row["profile"] == profile}
             if size not in found or 2 * size not in found:
                 print(f"{profile:<9} {'distributed':<12} not run (see stderr)")
                 continue
-            spark_n, spark_2n = found[size]["seconds"], found[2 * size]["seconds"]
-            spark_m = max(1e-9, (spark_2n - spark_n) / size * 1e6)
+            spark_m = _marginal(found[size]["seconds"], found[2 * size]["seconds"], size)
+            spark_cpu_m = _marginal(found[size]["cpu"], found[2 * size]["cpu"], size)
             same = all(found[count]["answers"] == embedded[(profile, count)][0][1] for count in (size, 2 * size))
-            print(f"{profile:<9} {'distributed':<12} {spark_n:>7.2f} {spark_2n:>7.2f} {spark_m:>7.2f} "
-                  f"{1e6 / spark_m:>11,.0f} {local_m / spark_m:>6.2f}  {'yes' if same else 'NO'}"
-                  f"   (runs: {_runs(found[size])} / {_runs(found[2 * size])})")
+            ratio = _ratio(local_m, spark_m)
+            cpu_ratio = _ratio(local_cpu_m, None if spark_cpu_m is None else spark_cpu_m / 2)
+            print(f"{profile:<9} {'distributed':<12} {found[size]['seconds']:>7.2f} {found[2 * size]['seconds']:>7.2f} "
+                  f"{_shown(spark_m):>7} {_rate(spark_m):>11} {ratio:>6} {_shown(spark_cpu_m):>8} {cpu_ratio:>9}  "
+                  f"{'yes' if same else 'NO'}   (runs: {_runs(found[size])} / {_runs(found[2 * size])})")
         fixed = [_fixed_cost(queries[profiles[0]], streams[100], ontology, folder, master) for _ in range(repeat)]
         print(f"\nfixed cost: {profiles[0]} over a 100-triple stream through --engine spark --mode distributed "
               f"--master {master}, the whole process: {statistics.median(fixed):.1f} s (median of {repeat}: "
@@ -110,6 +116,24 @@ def run(options) -> int:
             print()
             print(projection, end="")
     return 0
+
+
+def _marginal(at_n: float, at_2n: float, size: int) -> float | None:
+    """Seconds per extra million triples; None when the second run was not the slower (noise)."""
+    extra = at_2n - at_n
+    return extra / size * 1e6 if extra > 0 else None
+
+
+def _shown(value: float | None) -> str:
+    return "noise" if value is None else f"{value:.2f}"
+
+
+def _rate(per_million: float | None) -> str:
+    return "-" if per_million is None else f"{1e6 / per_million:,.0f}"
+
+
+def _ratio(local: float | None, spark: float | None) -> str:
+    return "-" if local is None or spark is None else f"{local / spark:.2f}"
 
 
 def _runs(row: dict) -> str:
@@ -127,12 +151,17 @@ def _embedded(query: Path, stream: Path, ontology: Path, folder: Path) -> tuple[
     out = folder / "embedded.jsonl"
     command = [sys.executable, "-m", "rsp_plugin.cli", "query", str(query), "--stream", f"{STREAM}={stream}",
                "--background", f"{ONTOLOGY_IRI}={ontology}", "-q"]
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with open(out, "w") as handle:
         subprocess.run(command, stdout=handle, stderr=subprocess.DEVNULL, check=True, env=_environment(),
                        preexec_fn=_pinned_one_cpu)
     seconds = time.perf_counter() - started
-    return seconds, by_instant(json.loads(line) for line in out.read_text().splitlines() if line.strip())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return (seconds, cpu), by_instant(json.loads(line) for line in out.read_text().splitlines() if line.strip())
 
 
 def _fixed_cost(query: Path, stream: Path, ontology: Path, folder: Path, master: str) -> float:
@@ -169,7 +198,8 @@ def _spark_child(config: dict) -> dict:
     errors = tempfile.TemporaryFile("w+")
     try:
         process = subprocess.run([sys.executable, "-m", "rsp_plugin.bench.spark_marginal", handle.name],
-                                 stdout=subprocess.PIPE, stderr=errors, text=True, env=_environment())
+                                 stdout=subprocess.PIPE, stderr=errors, text=True, env=_environment(),
+                                 start_new_session=True)  # (its process tree is one session: its CPU is counted)
     finally:
         Path(handle.name).unlink(missing_ok=True)
     found = {}
@@ -189,7 +219,7 @@ def _spark_child(config: dict) -> dict:
 def _child(config_path: str) -> None:
     from ..runtime.engine import RSPEngine
     from ..spark import run as spark_run, spark_session
-    from .spark_modes import _stage_metrics, project_stages
+    from .spark_modes import _session_cpu, _stage_metrics, project_stages
 
     config = json.loads(Path(config_path).read_text())
     project = config.get("project")
@@ -203,12 +233,13 @@ def _child(config_path: str) -> None:
         engine.register_query(Path(config["queries"][profile]).read_text(), filename=config["queries"][profile])
         return engine
 
-    def once(profile: str, stream: str) -> tuple[float, list]:
+    def once(profile: str, stream: str) -> tuple[float, float, list]:
         results: list = []
+        cpu = _session_cpu()
         started = time.perf_counter()
         spark_run(spark, engine_for(profile), {STREAM: stream}, results.append, mode="distributed",
                   progress=False).wait()
-        return time.perf_counter() - started, results
+        return time.perf_counter() - started, _session_cpu() - cpu, results
 
     for profile in config["queries"]:  # the session, the workers and their imports warm
         once(profile, config["streams"]["100"])
@@ -217,15 +248,16 @@ def _child(config_path: str) -> None:
     projection = None
     for profile in config["queries"]:
         for size in config["sizes"]:
-            runs = []
+            runs, cpus = [], []
             answers = None
             before = _stage_metrics(spark) if project and size == config["sizes"][-1] else None
             for _ in range(config["repeat"]):
-                seconds, results = once(profile, config["streams"][str(size)])
+                seconds, cpu, results = once(profile, config["streams"][str(size)])
                 runs.append(seconds)
+                cpus.append(cpu)
                 answers = by_instant(result.to_json() for result in results)
             rows.append({"profile": profile, "size": size, "seconds": statistics.median(runs), "runs": runs,
-                         "answers": answers})
+                         "cpu": statistics.median(cpus), "answers": answers})
             if before is not None and profile == list(config["queries"])[-1]:
                 seen = {stage["id"] for stage in before}
                 stages = [stage for stage in _stage_metrics(spark) if stage["id"] not in seen]

@@ -80,7 +80,7 @@ class DistributedDriver(BatchEnds):
 
     def __init__(self, spark, plan: DistributedPlan, sink: Sink, *, lanes: list[str], store: FactStore,
                  states=None, dead_letters: DeadLetters | None = None, progress: Progress | None = None,
-                 delay_ms: int = 0):
+                 delay_ms: int = 0, pieces: bool = False):
         from pyspark.sql import functions as F
 
         self.spark = spark
@@ -94,6 +94,8 @@ class DistributedDriver(BatchEnds):
         self.dead_letters = dead_letters or DeadLetters()
         self.progress = progress
         self.delay_ms = delay_ms
+        #: the batches are the `rdf` source's pieces of files (parsed by the time slices, or made rows)
+        self.pieces = pieces
         self.reports: list[BatchReport] = []
         self.stage = QueryStage(plan)
         self.finisher = Finisher(plan)
@@ -153,7 +155,7 @@ class DistributedDriver(BatchEnds):
             self._slice_background = self.background if plan.entailment is not None else None
             # (the background goes to the executors once, as a broadcast: not with every task's function)
             self._slice_function = slice_function(replace(plan, background=[]), lanes[0], self._slice_background,
-                                                  delay_ms)
+                                                  delay_ms, pieces)
         for path in carry_files(store.root):  # (a run stopped after writing a carry it did not commit)
             if path.name != self.state.carry:
                 path.unlink(missing_ok=True)
@@ -202,6 +204,11 @@ class DistributedDriver(BatchEnds):
         state = self.state
         plan = self.plan
         admission = state.admission
+        if self.pieces:  # (the pieces parsed into the source's rows, as the general way reads them)
+            from ..source import SCHEMA
+            from .slices import pieces_as_rows
+
+            batch_df = batch_df.mapInArrow(pieces_as_rows(admission.lanes[0]), SCHEMA).withColumn("lane", F.lit(0))
         # (the stream's name is its lane's: `admission.lanes`, not a column kept per row)
         frame = batch_df.selectExpr("s", "p", "o", "ts", "rejected", "lane", "monotonically_increasing_id() AS row")
         held = None
@@ -349,8 +356,8 @@ class DistributedDriver(BatchEnds):
         state = self.state
         admission = state.admission
         clock = self._step("slices")
-        table = (batch_df.select("s", "p", "o", "ts", "rejected", "lane")
-                 .mapInArrow(self._slice_function, SLICE_SCHEMA).toArrow())
+        frame = batch_df if self.pieces else batch_df.select("s", "p", "o", "ts", "rejected", "lane")
+        table = frame.mapInArrow(self._slice_function, SLICE_SCHEMA).toArrow()
         self._time("slices", clock)
         kinds = table.column("kind")
         if pc.any(pc.equal(kinds, "skipped")).as_py():

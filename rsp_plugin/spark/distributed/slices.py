@@ -142,20 +142,20 @@ def payload_answer(text: str, terms):
     return Answer("ASK", boolean=bool(data["b"]))
 
 
-def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: int, wanted=None) -> dict:
-    """Run a fresh engine over one stream's triples (id-less: written terms, arrow or lists) in time
-    order, its watermark moved to `until`: {instant index k: answer payload} for every report it made
-    (`wanted(k)`: only those)."""
+def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: int, wanted=None, made=None) -> dict:
+    """Run a fresh engine (or `made`: a `slice_engine` whose dictionary the ids are of) over one stream's
+    triples in time order, its watermark moved to `until`: {instant index k: answer payload} for every
+    report it made (`wanted(k)`: only those). Terms as written (arrow or lists), or ids (numpy)."""
     import numpy as np
 
     from ...columnar.encode import encode
     from ...columnar.replay import feed
 
-    engine, results = slice_engine(plan, background_text)
+    engine, results = made if made is not None else slice_engine(plan, background_text)
     count = len(times)
     if count:
         terms = engine.terms
-        ids = [encode(column, terms) for column in (s, p, o)]
+        ids = [column if isinstance(column, np.ndarray) else encode(column, terms) for column in (s, p, o)]
         feed(engine, [iri], np.zeros(count, dtype=np.int64), np.asarray(times, dtype=np.int64), *ids)
     if engine.watermark is None or until > engine.watermark:
         engine.advance_to(until, collect=False)
@@ -179,11 +179,12 @@ def edge_mask(times, width: int):
 # the executors' function -----------------------------------------------------------------------------------
 
 
-def slice_function(plan, iri: str, background, delay_ms: int = 0):
-    """mapInArrow over a micro-batch's rows (`s, p, o, ts, rejected, lane`): per partition, its stats and
-    dead letters; when its rows come in time order from one source, the answers of the instants inside
-    it and its edges (`SLICE_SCHEMA`). `background`: a Spark broadcast of the background's N-Triples
-    text (None: none)."""
+def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool = False):
+    """mapInArrow over a micro-batch: per partition, its stats and dead letters; when its triples come in
+    time order from one source, the answers of the instants inside it and its edges (`SLICE_SCHEMA`).
+    Its rows are the `rdf` source's (`s, p, o, ts, rejected, lane`), or with `pieces` the pieces of files
+    it names (`source.PIECES_SCHEMA`), parsed here straight into the engine's ids. `background`: a Spark
+    broadcast of the background's N-Triples text (None: none)."""
     width = edge_width(plan, delay_ms)
     span = reach(plan)
     gap, t0 = plan.gap, plan.grid.t0
@@ -194,40 +195,58 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0):
         import pyarrow.compute as pc
         from pyspark import TaskContext
 
+        from ...columnar.encode import decode_arrow, encode
+        from ..source import LINE_FORMATS, piece_blocks, piece_of, read_piece
         from .admission import lane_stats
 
         context = TaskContext.get()
         part = context.partitionId() if context is not None else 0
-        out: dict[str, list] = {name: [] for name in ("kind", "part", "k", "ts", "s", "p", "o", "text")}
+        schema = pa.schema([("kind", pa.string()), ("part", pa.int32()), ("k", pa.int64()), ("ts", pa.int64()),
+                            ("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("text", pa.string())])
+        made = slice_engine(plan, background.value if background is not None else "")
+        terms = made[0].terms
+        dead: list[str] = []
+        columns: list[tuple] = []  # (lanes, times, s, p, o): ids
+        lanes_seen: set[int] = set()
 
-        def emit(kind, k=None, ts=None, s=None, p=None, o=None, text=None):
-            for name, value in (("kind", kind), ("part", part), ("k", k), ("ts", ts), ("s", s), ("p", p),
-                                ("o", o), ("text", text)):
-                out[name].append(value)
-
-        good = []
-        for batch in batches:
+        def rows_of(batch) -> None:
+            """The source's rows: dead letters aside, terms made ids."""
             rejected = batch.column("rejected")
             if rejected.null_count < batch.num_rows:
                 mask = pc.is_valid(rejected)
-                for text in pc.filter(rejected, mask).to_pylist():
-                    emit("dead", text=text)
+                dead.extend(pc.filter(rejected, mask).to_pylist())
                 batch = batch.filter(pc.invert(mask))
             if batch.num_rows:
-                good.append(batch)
-        table = pa.Table.from_batches(good) if good else None
-        schema = pa.schema([("kind", pa.string()), ("part", pa.int32()), ("k", pa.int64()), ("ts", pa.int64()),
-                            ("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("text", pa.string())])
-        pieces = [pa.RecordBatch.from_pydict(out, schema=schema)] if out["kind"] else []
-        if table is not None:
-            lanes = table.column("lane").to_numpy()
-            times = table.column("ts").to_numpy()
+                lanes = batch.column("lane").to_numpy(zero_copy_only=False).astype(np.int64)
+                columns.append((lanes, batch.column("ts").to_numpy(zero_copy_only=False).astype(np.int64),
+                                *(encode(batch.column(name), terms) for name in ("s", "p", "o"))))
+
+        for batch in batches:
+            if not pieces:
+                rows_of(batch)
+                continue
+            for row in batch.to_pylist():
+                piece = piece_of(row)
+                if piece.fmt in LINE_FORMATS:
+                    for block, times, texts in piece_blocks(piece, terms):
+                        dead.extend(texts)
+                        if len(block):
+                            columns.append((np.zeros(len(block), dtype=np.int64), np.asarray(times, np.int64),
+                                            block.s, block.p, block.o))
+                else:
+                    for parsed in read_piece(piece, iri):
+                        rows_of(parsed.append_column("lane", pa.array(np.zeros(parsed.num_rows, np.int64))))
+        pieces_out = []
+        if dead:
+            pieces_out.append(_rows(schema, part, "dead", text=dead))
+        if columns:
+            lanes, times, s, p, o = (np.concatenate(column) for column in zip(*columns))
             distinct = np.unique(lanes).tolist()
+            lanes_seen.update(distinct)
             for lane in distinct:
                 stats = lane_stats(part, int(lane), times[lanes == lane], gap, t0)
-                pieces.append(_rows(schema, part, "stats", text=[json.dumps(stats)]))
-            ordered = len(distinct) == 1 and bool((np.diff(times) >= 0).all())
-            if ordered:
+                pieces_out.append(_rows(schema, part, "stats", text=[json.dumps(stats)]))
+            if len(distinct) == 1 and bool((np.diff(times) >= 0).all()):
                 first, last = int(times[0]), int(times[-1])
                 grid = plan.grid
 
@@ -235,26 +254,38 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0):
                     tau = grid.instant(k)
                     return tau - span > first and tau <= last
 
-                answers = answers_over(plan, background.value if background is not None else "",
-                                       iri, times, table.column("s"), table.column("p"),
-                                       table.column("o"), last, inside)
+                chosen = np.flatnonzero(edge_mask(times, width))
+                edge_columns = [decode_arrow(column[chosen], terms) for column in (s, p, o)]
+                answers = answers_over(plan, "", iri, times, s, p, o, last, inside, made=made)
                 if answers:
                     ks = sorted(answers)
-                    pieces.append(_rows(schema, part, "answer", k=ks, text=[answers[k] for k in ks]))
-                chosen = np.flatnonzero(edge_mask(times, width))
-                edges = table.take(pa.array(chosen))
-                pieces.append(pa.RecordBatch.from_arrays(
-                    [pa.array(["edge"] * len(chosen), pa.string()), pa.array(np.full(len(chosen), part, np.int32)),
-                     pa.nulls(len(chosen), pa.int64()), edges.column("ts").combine_chunks(),
-                     edges.column("s").combine_chunks(), edges.column("p").combine_chunks(),
-                     edges.column("o").combine_chunks(), pa.nulls(len(chosen), pa.string())], schema=schema))
+                    pieces_out.append(_rows(schema, part, "answer", k=ks, text=[answers[k] for k in ks]))
+                count = len(chosen)
+                pieces_out.append(pa.RecordBatch.from_arrays(
+                    [pa.array(["edge"] * count, pa.string()), pa.array(np.full(count, part, np.int32)),
+                     pa.nulls(count, pa.int64()), pa.array(times[chosen], pa.int64()),
+                     *(column.cast(pa.string()) for column in edge_columns), pa.nulls(count, pa.string())],
+                    schema=schema))
             else:
-                pieces.append(_rows(schema, part, "skipped", text=["not one source in time order"]))
-        for piece in pieces:
+                pieces_out.append(_rows(schema, part, "skipped", text=["not one source in time order"]))
+        for piece in pieces_out:
             if piece.num_rows:
                 yield piece
 
     return run
+
+
+def pieces_as_rows(iri: str):
+    """mapInArrow: `emit` pieces -> the `rdf` source's rows (what the general way reads)."""
+
+    def rows(batches):
+        from ..source import piece_of, read_piece
+
+        for batch in batches:
+            for row in batch.to_pylist():
+                yield from read_piece(piece_of(row), iri)
+
+    return rows
 
 
 def _rows(schema, part: int, kind: str, *, k=None, text=None):
