@@ -149,7 +149,10 @@ def run(spark, query, sources, sink="console", *, mode: str | None = None, key: 
     pieces = mode == "distributed" and len(pairs) == 1 and isinstance(pairs[0][1], (str, Path))
     for lane, (iri, source) in enumerate(pairs):
         part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, options or {}, lane, pieces=pieces)
-        total = None if total is None or not isinstance(source, (str, Path)) else total + count_lines([source])
+        if progress is not True or total is None or not isinstance(source, (str, Path)):
+            total = None  # (the lines are counted only for the progress bar: it reads every file)
+        else:
+            total += count_lines([source])
         frame = part if frame is None else frame.unionByName(part)
     if progress is True:
         progress = Progress(total_rows=total)

@@ -119,13 +119,9 @@ class DistributedDriver(BatchEnds):
         # rows B* and the static graphs make, spread over a report's instants (else None)
         lasting = self.reasoner is not None and self.expansion is None
         self.pointwise_base = len(rows) if pointwise_windows(plan) and not lasting else None
-        self.base = None
-        if rows:
-            # B* and the static graphs as a file too: Spark then knows their size and broadcasts them
-            # into the joins (a cached DataFrame's size is unknown until it is computed: every join with
-            # it would be a sort-merge join with a shuffle of both sides)
-            path = store.write(spark.createDataFrame(rows, FACTS_SCHEMA).coalesce(1), "base")
-            self.base = store.read_paths(spark, path)
+        #: B* and the static graphs as facts, written as a file when the general way first needs them
+        self._base_rows = rows
+        self._base = None
         self._empty = spark.createDataFrame([], FACTS_SCHEMA)
         #: stored batches no report reaches any more, their files deleted at the next cleanup
         self._unreachable: list[int] = []
@@ -169,6 +165,17 @@ class DistributedDriver(BatchEnds):
         #: a carry file the next saved state no longer names (deleted once it is saved)
         self._stale_carry: str | None = None
         self.timings: dict[str, float] = {}
+
+    @property
+    def base(self):
+        """B* and the static graphs as a file too: Spark then knows their size and broadcasts them into the
+        joins (a cached DataFrame's size is unknown until it is computed: every join with it would be a
+        sort-merge join with a shuffle of both sides). Written when the general way first reads it (the
+        time slices never do: a run of them has no Spark job for it)."""
+        if self._base is None and self._base_rows:
+            path = self.store.write(self.spark.createDataFrame(self._base_rows, FACTS_SCHEMA).coalesce(1), "base")
+            self._base = self.store.read_paths(self.spark, path)
+        return self._base
 
     def __repr__(self) -> str:
         state = self.state
