@@ -146,7 +146,8 @@ def run(spark, query, sources, sink="console", *, mode: str | None = None, key: 
     total = 0
     # distributed mode over one stream of files: the executors parse the files' pieces themselves, into the
     # engine's ids (`distributed.slices`): the triples never become Spark rows
-    pieces = mode == "distributed" and len(pairs) == 1 and isinstance(pairs[0][1], (str, Path))
+    pieces = mode == "distributed" and len(pairs) == 1 and (isinstance(pairs[0][1], (str, Path))
+                                                          or _holds_pieces(pairs[0][1]))
     for lane, (iri, source) in enumerate(pairs):
         part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, options or {}, lane, pieces=pieces)
         if progress is not True or total is None or not isinstance(source, (str, Path)):
@@ -268,6 +269,12 @@ def _query_text(query) -> tuple[str, str]:
     return text, "<query>"
 
 
+def _holds_pieces(source) -> bool:
+    """Is `source` a DataFrame of the `rdf` source's pieces of files (`emit` pieces), not of its triples?"""
+    columns = getattr(source, "columns", None)
+    return columns is not None and "path" in columns and "s" not in columns
+
+
 def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict, lane: int, pieces: bool = False):
     """The source's rows with their `lane`; with `pieces`, the pieces of files the `rdf` source would parse
     (`emit` pieces: a path source only)."""
@@ -290,6 +297,11 @@ def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict,
             return frame
     else:
         frame = source
+        if _holds_pieces(frame):  # (the `rdf` source's `emit` pieces: the caller chose the executors parse)
+            if not pieces:
+                raise ValueError("a frame of the rdf source's pieces (emit=pieces) is read by distributed mode "
+                                 "over one source only")
+            return frame
     if "rejected" not in frame.columns:
         frame = frame.withColumn("rejected", F.lit(None).cast("string"))
     return frame.select(*COLUMNS).withColumn("lane", F.lit(lane))
