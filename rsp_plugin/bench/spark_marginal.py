@@ -23,8 +23,9 @@ embedded CPU s/M / (Spark CPU s/M / 2 cores). Both answers are compared,
 instant by instant. Then the fixed cost: a 100-triple
 stream through `rsp-plugin query ... --engine spark --mode distributed` as a
 whole process (JVM start included; target <= 15 s), and with `--project N`
-what N one-core executors would make of the 2N run, from Spark's own stage
-metrics (`spark_modes.project_stages`: which stage bounds it).
+what N one-core executors would make of the 2N run cut into N pieces (as a
+session on them cuts it), from Spark's own stage metrics
+(`spark_modes.project_stages`: which stage bounds it).
 
 Medians of `--repeat` runs (default 3): the Spark runs first (one session),
 then the embedded ones.
@@ -108,9 +109,11 @@ def run(options) -> int:
                   f"{_shown(spark_m):>7} {_rate(spark_m):>11} {ratio:>6} {_shown(spark_cpu_m):>8} {cpu_ratio:>9}  "
                   f"{'yes' if same else 'NO'}   (runs: {_runs(found[size])} / {_runs(found[2 * size])})")
         fixed = [_fixed_cost(queries[profiles[0]], streams[100], ontology, folder, master) for _ in range(repeat)]
+        walls, cpus = [wall for wall, _ in fixed], [cpu for _, cpu in fixed]
         print(f"\nfixed cost: {profiles[0]} over a 100-triple stream through --engine spark --mode distributed "
-              f"--master {master}, the whole process: {statistics.median(fixed):.1f} s (median of {repeat}: "
-              f"{', '.join(f'{s:.1f}' for s in fixed)})")
+              f"--master {master}, the whole process: {statistics.median(walls):.1f} s wall, "
+              f"{statistics.median(cpus):.1f} CPU s (its processes that ended; median of {repeat}: "
+              f"{', '.join(f'{w:.1f}' for w in walls)} s)")
         projection = spark.get("projection")
         if projection:
             print()
@@ -168,10 +171,15 @@ def _fixed_cost(query: Path, stream: Path, ontology: Path, folder: Path, master:
     command = [sys.executable, "-m", "rsp_plugin.cli", "query", str(query), "--stream", f"{STREAM}={stream}",
                "--background", f"{ONTOLOGY_IRI}={ontology}", "--engine", "spark", "--mode", "distributed",
                "--master", master, "-q"]
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=_environment(),
                    cwd=folder)
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def _environment() -> dict:
@@ -233,12 +241,12 @@ def _child(config_path: str) -> None:
         engine.register_query(Path(config["queries"][profile]).read_text(), filename=config["queries"][profile])
         return engine
 
-    def once(profile: str, stream: str) -> tuple[float, float, list]:
+    def once(profile: str, stream: str, pieces: int | None = None) -> tuple[float, float, list]:
         results: list = []
         cpu = _session_cpu()
         started = time.perf_counter()
         spark_run(spark, engine_for(profile), {STREAM: stream}, results.append, mode="distributed",
-                  progress=False).wait()
+                  progress=False, options={"numPartitions": pieces} if pieces else None).wait()
         return time.perf_counter() - started, _session_cpu() - cpu, results
 
     for profile in config["queries"]:  # the session, the workers and their imports warm
@@ -250,7 +258,6 @@ def _child(config_path: str) -> None:
         for size in config["sizes"]:
             runs, cpus = [], []
             answers = None
-            before = _stage_metrics(spark) if project and size == config["sizes"][-1] else None
             for _ in range(config["repeat"]):
                 seconds, cpu, results = once(profile, config["streams"][str(size)])
                 runs.append(seconds)
@@ -258,12 +265,16 @@ def _child(config_path: str) -> None:
                 answers = by_instant(result.to_json() for result in results)
             rows.append({"profile": profile, "size": size, "seconds": statistics.median(runs), "runs": runs,
                          "cpu": statistics.median(cpus), "answers": answers})
-            if before is not None and profile == list(config["queries"])[-1]:
-                seen = {stage["id"] for stage in before}
-                stages = [stage for stage in _stage_metrics(spark) if stage["id"] not in seen]
-                projection = project_stages(stages, sum(runs), size * len(runs), project,
-                                            f"distributed {profile} on {config['master']} ({len(runs)} runs of "
-                                            f"{size:,} triples)")
+    if project:
+        # the 2N stream cut into as many pieces as the projected executors have task slots (as a session on
+        # them would cut it: `numPartitions` = task slots), each stage's tasks then spread over them
+        profile, size = list(config["queries"])[-1], config["sizes"][-1]
+        before = {stage["id"] for stage in _stage_metrics(spark)}
+        runs = [once(profile, config["streams"][str(size)], pieces=project)[0] for _ in range(config["repeat"])]
+        stages = [stage for stage in _stage_metrics(spark) if stage["id"] not in before]
+        projection = project_stages(stages, sum(runs), size * len(runs), project,
+                                    f"distributed {profile} on {config['master']} ({len(runs)} runs of {size:,} "
+                                    f"triples in {project} pieces)")
     sys.stdout.write("@@result " + json.dumps({"rows": rows, "projection": projection}) + "\n")
     sys.stdout.flush()
     spark.stop()
