@@ -175,3 +175,23 @@ def test_pieces_read_as_rows_are_the_sources_rows(spark, tmp_path):
     assert [tuple(r) for r in made.collect()] == [tuple(r) for r in rows.collect()]
     dead = [r.rejected for r in made.collect() if r.rejected]
     assert len(dead) == 2 and dead[0].startswith(f"{stream}:101: ")
+
+
+def test_looking_back_from_a_piece_finds_every_line_a_window_reaching_it_reads(tmp_path):
+    from rsp_plugin.spark.source import FilePiece, look_back
+
+    stream = tmp_path / "s.tnt"
+    write_stream(stream, 30_000, 1000)  # 30 s
+    data = stream.read_bytes()
+    middle = data.index(b"\n", len(data) // 2) + 1
+    piece = FilePiece(str(stream), "tnt", middle, len(data), 0, "inline", None)
+    before = look_back(piece, 10_000, 1 << 24)
+    stamps = [int(line.split(b" ", 1)[0]) for line in data[:middle].splitlines()]
+    last = stamps[-1]
+    assert before is not None and before.end == middle
+    taken = [int(line.split(b" ", 1)[0]) for line in data[before.start:middle].splitlines()]
+    assert min(taken) >= last - 10_000 and len(taken) == sum(1 for s in stamps if s >= last - 10_000)
+    # nothing to look back on at the file's start, or past the bytes allowed
+    assert look_back(FilePiece(str(stream), "tnt", 0, middle, 0, "inline", None), 10_000, 1 << 24) is None
+    assert look_back(piece, 10_000, 1 << 10) is None
+    assert look_back(FilePiece(str(stream), "nt", middle, len(data), 0, "arrival", 5), 10_000, 1 << 24) is None

@@ -465,6 +465,45 @@ def piece_blocks(piece: FilePiece, terms) -> Iterator[tuple]:
             yield block, times, [f"{r.filename}:{r.line + shift}: {r.reason}" for r in block.rejected]
 
 
+def look_back(piece: FilePiece, span: int, most_bytes: int) -> FilePiece | None:
+    """The lines just before a `.tnt` piece, back to the first one more than `span` ms older than the last
+    of them (in a file in time order: every line that a window of `span` ms ending after the piece's
+    first line could hold), as a piece of their own; None when there is none within `most_bytes`, or the
+    file's start comes first (a window there may reach an earlier file or batch), or a line there is not
+    a timestamped one."""
+    if piece.fmt != "tnt" or piece.file_time is not None or piece.start <= 0:
+        return None
+    with open(piece.path, "rb") as handle:
+        size = 1 << 16
+        while True:
+            begin = max(0, piece.start - size)
+            handle.seek(begin)
+            data = handle.read(piece.start - begin)
+            lines = data.split(b"\n")[:-1]  # (the piece starts after a newline)
+            if begin > 0:
+                lines = lines[1:]  # (the first is cut)
+            stamps = []
+            for line in (lines[0], lines[-1]) if lines else ():
+                head = line.split(b" ", 1)[0]
+                if not head.lstrip(b"-").isdigit():
+                    return None
+                stamps.append(int(head))
+            if stamps and stamps[0] < stamps[1] - span:
+                # (the lines from the first one within the span: found in the bytes read)
+                offset = piece.start - len(data)
+                position = offset + (data.index(b"\n") + 1 if begin > 0 else 0)
+                for line in lines:
+                    head = line.split(b" ", 1)[0]
+                    if head.lstrip(b"-").isdigit() and int(head) >= stamps[1] - span:
+                        break
+                    position += len(line) + 1
+                return FilePiece(piece.path, piece.fmt, position, piece.start, 0, piece.timestamp, None,
+                                 piece.max_line_bytes)
+            if begin == 0 or size >= most_bytes:
+                return None
+            size *= 4
+
+
 def _block_batches(piece: FilePiece, stream: str) -> Iterator:
     """A line-format piece as Arrow record batches, a block of lines at a time, rows in line order
     (a dead letter where its line was)."""

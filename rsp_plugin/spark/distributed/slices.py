@@ -196,7 +196,7 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
         from pyspark import TaskContext
 
         from ...columnar.encode import decode_arrow, encode
-        from ..source import LINE_FORMATS, piece_blocks, piece_of, read_piece
+        from ..source import LINE_FORMATS, look_back, piece_blocks, piece_of, read_piece
         from .admission import lane_stats
 
         context = TaskContext.get()
@@ -208,6 +208,8 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
         dead: list[str] = []
         columns: list[tuple] = []  # (lanes, times, s, p, o): ids
         lanes_seen: set[int] = set()
+        #: rows read before the partition's own (`look_back`: the lines its first windows reach), or None
+        back: list = [None]
 
         def rows_of(batch) -> None:
             """The source's rows: dead letters aside, terms made ids."""
@@ -225,8 +227,15 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
             if not pieces:
                 rows_of(batch)
                 continue
-            for row in batch.to_pylist():
+            rows = batch.to_pylist()
+            for row in rows:
                 piece = piece_of(row)
+                if piece.fmt in LINE_FORMATS and not columns and len(rows) == 1 and back[0] is None:
+                    before = look_back(piece, span, max(1 << 20, 4 * (piece.end - piece.start)))
+                    if before is not None:  # (its dead letters are its own piece's: not reported here)
+                        got = [(np.asarray(times, np.int64), block.s, block.p, block.o)
+                               for block, times, _ in piece_blocks(before, terms) if len(block)]
+                        back[0] = ([np.concatenate(column) for column in zip(*got)] if got else None)
                 if piece.fmt in LINE_FORMATS:
                     for block, times, texts in piece_blocks(piece, terms):
                         dead.extend(texts)
@@ -246,17 +255,35 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
             for lane in distinct:
                 stats = lane_stats(part, int(lane), times[lanes == lane], gap, t0)
                 pieces_out.append(_rows(schema, part, "stats", text=[json.dumps(stats)]))
+            earlier = back[0]
+            if earlier is not None and int(earlier[0][-1]) > int(times[0]):
+                earlier = None  # (not in time order: as if there were none)
             if len(distinct) == 1 and bool((np.diff(times) >= 0).all()):
                 first, last = int(times[0]), int(times[-1])
                 grid = plan.grid
+                if earlier is None:
+                    chosen = np.flatnonzero(edge_mask(times, width))
 
-                def inside(k: int) -> bool:
-                    tau = grid.instant(k)
-                    return tau - span > first and tau <= last
+                    def inside(k: int) -> bool:
+                        tau = grid.instant(k)
+                        return tau - span > first and tau <= last
+                else:
+                    # the lines before hold every triple a window ending after the last of them reads: the
+                    # instants from there on are this partition's, and only its tail is an edge
+                    chosen = np.flatnonzero(times >= last - width)
+                    after = int(earlier[0][-1])
 
-                chosen = np.flatnonzero(edge_mask(times, width))
+                    def inside(k: int) -> bool:
+                        tau = grid.instant(k)
+                        return after < tau <= last
+
                 edge_columns = [decode_arrow(column[chosen], terms) for column in (s, p, o)]
-                answers = answers_over(plan, "", iri, times, s, p, o, last, inside, made=made)
+                if earlier is not None:
+                    times_all = np.concatenate([earlier[0], times])
+                    s_all, p_all, o_all = (np.concatenate([a, b]) for a, b in zip(earlier[1:], (s, p, o)))
+                else:
+                    times_all, s_all, p_all, o_all = times, s, p, o
+                answers = answers_over(plan, "", iri, times_all, s_all, p_all, o_all, last, inside, made=made)
                 if answers:
                     ks = sorted(answers)
                     pieces_out.append(_rows(schema, part, "answer", k=ks, text=[answers[k] for k in ks]))
