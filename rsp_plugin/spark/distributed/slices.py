@@ -15,8 +15,13 @@ Python worker) over its partition's Arrow batches, and sends back:
             reports of several slices: only those near an edge are sent twice)
     stats   what `admission.Admission` needs (`lane_stats`), and a row per dead letter
 
-one Spark job per micro-batch, Arrow in and out, the triples crossing from the
-JVM to Python once, the answers (few rows) back. The driver checks the batch is
+one Spark job per micro-batch, Arrow in and out, the answers (few rows) back.
+Over files, the rows a task gets are the pieces of files the `rdf` source cut
+(`emit` pieces): it parses its piece straight into its engine's ids (the
+triples never become Spark rows), and a piece of a `.tnt` file in time order
+first reads the lines before it that its first windows reach
+(`source.look_back`): it then answers every instant from the last of those on,
+and only its tail is an edge. The driver checks the batch is
 what it assumed (in time order, nothing set aside by the gap bound or t0), then
 answers every other instant by one more engine, its own, over the edges and the
 carry (the triples a later report reaches, kept from batch to batch as a Parquet
@@ -207,7 +212,6 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
         terms = made[0].terms
         dead: list[str] = []
         columns: list[tuple] = []  # (lanes, times, s, p, o): ids
-        lanes_seen: set[int] = set()
         #: rows read before the partition's own (`look_back`: the lines its first windows reach), or None
         back: list = [None]
 
@@ -251,7 +255,6 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
         if columns:
             lanes, times, s, p, o = (np.concatenate(column) for column in zip(*columns))
             distinct = np.unique(lanes).tolist()
-            lanes_seen.update(distinct)
             for lane in distinct:
                 stats = lane_stats(part, int(lane), times[lanes == lane], gap, t0)
                 pieces_out.append(_rows(schema, part, "stats", text=[json.dumps(stats)]))
