@@ -39,6 +39,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+#: rows pushed into a slice's engine at a time (`answers_over`)
+FEED_ROWS = 50_000
 #: what each task sends back (`slice_function`)
 SLICE_SCHEMA = "kind STRING, part INT, k BIGINT, ts BIGINT, s STRING, p STRING, o STRING, text STRING"
 
@@ -161,7 +163,13 @@ def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: in
     if count:
         terms = engine.terms
         ids = [column if isinstance(column, np.ndarray) else encode(column, terms) for column in (s, p, o)]
-        feed(engine, [iri], np.zeros(count, dtype=np.int64), np.asarray(times, dtype=np.int64), *ids)
+        times = np.asarray(times, dtype=np.int64)
+        lanes = np.zeros(min(count, FEED_ROWS), dtype=np.int64)
+        # a block at a time, as the local replay feeds it: the windows keep chunks of a block, and what
+        # leaves them is forgotten as it goes (one chunk of a whole slice would hold every term to its end)
+        for start in range(0, count, FEED_ROWS):
+            stop = min(count, start + FEED_ROWS)
+            feed(engine, [iri], lanes[:stop - start], times[start:stop], *(column[start:stop] for column in ids))
     if engine.watermark is None or until > engine.watermark:
         engine.advance_to(until, collect=False)
     keys = engine.terms.keys
