@@ -47,6 +47,8 @@ class BenchOptions:
     modes: tuple[str, ...] | None = None
     project: int | None = None
     overhead: bool = False
+    #: spark: the marginal cost per million triples, distributed against one embedded core (`spark_marginal`)
+    marginal: bool = False
     #: shapes: windows as (RANGE, STEP) in seconds
     range_steps: tuple | None = None
     #: shapes: runs of each baseline (None: --repeat)
@@ -55,7 +57,7 @@ class BenchOptions:
 
 def run_suite(options: BenchOptions) -> int:
     if options.repeat is None:  # (not given: each suite's own default; the Spark modes' one run each)
-        options = replace(options, repeat=1 if options.suite == "spark" and not options.overhead
+        options = replace(options, repeat=1 if options.suite == "spark" and not (options.overhead or options.marginal)
                           else 5 if options.suite == "startup" else 3)
     if options.explain:  # what explanations cost (rsp_plugin/bench/explain.py)
         from .explain import run
@@ -84,6 +86,10 @@ def run_suite(options: BenchOptions) -> int:
     if options.suite == "spark":
         from .spark_reason import WORKLOADS as RULE_WORKLOADS
 
+        if options.marginal:  # seconds per extra million triples, distributed next to one embedded core
+            from .spark_marginal import run
+
+            return run(options)
         if options.workloads and all(name in RULE_WORKLOADS for name in options.workloads):
             from .spark_reason import run  # temporal rules on the executors against one embedded core
 

@@ -233,12 +233,20 @@ def _projection(config: dict, machines: int, triples: int) -> None:
         print("\nprojection: no metrics came back")
         return
     row = found[0]
-    wall = row["seconds"]
-    stages = row["stages"]
+    print()
+    print(project_stages(row["stages"], row["seconds"], triples, machines,
+                         f"distributed RDFS on {master} ({triples:,} triples)"), end="")
+
+
+def project_stages(stages: list[dict], wall: float, triples: int, machines: int, title: str) -> str:
+    """The projection's table (text): per kind of stage, its wall and executor seconds, what is fixed
+    (wall past its executor time spread over the tasks that ran at once, at most 2 here), and what
+    `machines` one-core executors would make of it; the driver between stages stays as it is."""
+    lines = []
     in_stages = sum(stage["wall"] for stage in stages)
     driver = max(0.0, wall - in_stages)
-    print(f"\nprojection to {machines} executors of one core from distributed RDFS on {master} "
-          f"({triples:,} triples, {wall:.1f} s, {len(stages)} stages; Spark's stage metrics):")
+    lines.append(f"projection to {machines} executors of one core from {title}, {wall:.1f} s, {len(stages)} stages; "
+                 f"Spark's stage metrics:")
     kinds: dict[str, dict] = {}
     for stage in stages:
         kind = kinds.setdefault(stage["kind"], {"wall": 0.0, "executor": 0.0, "fixed": 0.0, "tasks": 0,
@@ -253,19 +261,22 @@ def _projection(config: dict, machines: int, triples: int) -> None:
         kind["projected"] += fixed + stage["executor"] / max(1, min(machines, stage["tasks"]))
     header = f"{'stage kind':<28} {'stages':>6} {'max tasks':>9} {'wall s':>8} {'executor s':>10} {'fixed s':>8} " \
              f"{'at ' + str(machines) + ' s':>8}"
-    print(header)
-    print("-" * len(header))
+    lines.append(header)
+    lines.append("-" * len(header))
     for name, kind in sorted(kinds.items(), key=lambda item: -item[1]["wall"]):
-        print(f"{name[:28]:<28} {kind['stages']:>6} {kind['tasks']:>9} {kind['wall']:>8.2f} {kind['executor']:>10.2f} "
-              f"{kind['fixed']:>8.2f} {kind['projected']:>8.2f}")
+        lines.append(f"{name[:28]:<28} {kind['stages']:>6} {kind['tasks']:>9} {kind['wall']:>8.2f} "
+                     f"{kind['executor']:>10.2f} {kind['fixed']:>8.2f} {kind['projected']:>8.2f}")
     projected = driver + sum(kind["projected"] for kind in kinds.values())
     fixed = sum(kind["fixed"] for kind in kinds.values())
     executor = sum(kind["executor"] for kind in kinds.values())
-    print(f"{'driver between stages':<28} {'':>6} {'':>9} {driver:>8.2f} {'':>10} {driver:>8.2f} {driver:>8.2f}")
-    print(f"total: measured {wall:.2f} s ({triples / wall:,.0f} triples/s); at {machines} executors "
-          f"{projected:.2f} s ({triples / projected:,.0f} triples/s, {wall / projected:.2f}x); "
-          f"bound by {'the driver and per-stage fixed costs' if driver + fixed > executor / machines else 'executor time'}"
-          f" (driver {driver:.1f} s + fixed {fixed:.1f} s against executor time {executor:.1f} s / {machines})")
+    bound = max(kinds.items(), key=lambda item: item[1]["projected"])[0] if kinds else "none"
+    lines.append(f"{'driver between stages':<28} {'':>6} {'':>9} {driver:>8.2f} {'':>10} {driver:>8.2f} {driver:>8.2f}")
+    lines.append(f"total: measured {wall:.2f} s ({triples / wall:,.0f} triples/s); at {machines} executors "
+                 f"{projected:.2f} s ({triples / projected:,.0f} triples/s, {wall / projected:.2f}x); bound by "
+                 f"{'the driver and per-stage fixed costs' if driver + fixed > executor / machines else 'executor time'}"
+                 f" (driver {driver:.1f} s + fixed {fixed:.1f} s against executor time {executor:.1f} s / {machines});"
+                 f" the longest stage kind at {machines}: {bound}")
+    return "\n".join(lines) + "\n"
 
 
 def _stage_metrics(spark) -> list[dict]:

@@ -181,7 +181,7 @@ def _parser() -> argparse.ArgumentParser:
                             "authenticated with (HMAC-SHA256); default $RSP_PLUGIN_CHECKPOINT_KEY, else "
                             "DIR/rsp-plugin.key, made at the first run; a state that does not authenticate is refused")
     query.add_argument("--batch-lines", type=int, metavar="N",
-                       help="--engine spark: stream lines per micro-batch (default 50000)")
+                       help="--engine spark: stream lines per micro-batch (default 50000; --mode distributed: 1000000)")
     query.add_argument("--mode", choices=["driver", "distributed"], default=None,
                        help="--engine spark: driver (default): one engine on the driver, fed by Spark; "
                             "distributed: windows, entailment, joins and aggregates as Spark plans on the "
@@ -330,6 +330,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="spark: the Spark pipeline against the local engine (driver-side mode only) instead of "
                             "the modes on 1 and 2 cores")
+    bench.add_argument("--marginal", action="store_true",
+                       help="spark: seconds per extra million triples (runs at N and 2N), distributed mode next to "
+                            "one pinned embedded core, workloads plain and rdfs; and the fixed cost of a small run")
     bench.set_defaults(run=_bench, options=BenchOptions, command_parser=bench)
     return parser
 

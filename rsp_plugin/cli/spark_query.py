@@ -32,6 +32,9 @@ from ..spark.sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
 BATCH_LINES = 50_000
+#: distributed mode's: each micro-batch is a Spark job, and its pieces' edges go to the driver (`spark.distributed.slices`),
+#: so a batch should span many windows per task slot
+BATCH_LINES_DISTRIBUTED = 1_000_000
 
 
 def cli_run(options: QueryOptions) -> int:
@@ -111,9 +114,12 @@ def start(options: QueryOptions, *, out=None) -> Started:
         if source.kind == "mqtt":
             frames.append((source.iri, _broker_frame(spark, source, lane, checkpoint, options)))
             continue
+        default = BATCH_LINES_DISTRIBUTED if mode == "distributed" else BATCH_LINES
         reader = (spark.readStream.format("rdf").option("stream", source.iri)
-                  .option("maxLinesPerTrigger", options.batch_lines or BATCH_LINES)
+                  .option("maxLinesPerTrigger", options.batch_lines or default)
                   .option("maxLineBytes", str(options.max_line_bytes)))
+        if mode == "distributed" and len(sources) == 1:  # (the executors parse the pieces: `run`)
+            reader = reader.option("emit", "pieces")
         if source.path.suffix.lower() not in (".tnt", ".trig", ".nq", ".nquads"):
             reader = reader.option("timestamp", str(source.moment))
         frames.append((source.iri, reader.load(str(source.path.resolve()))))

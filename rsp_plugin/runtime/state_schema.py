@@ -258,10 +258,10 @@ SCHEMA: dict[str, dict | str] = {
     "rsp_plugin.spark.distributed.driver:DistributedState": dict(
         fingerprint=STR, admission=ours("spark.distributed.admission:Admission"), stored=LIST, reported=maybe(int),
         last_batch=INT, previous=maybe(list), previous_boolean=BOOL, rows=INT, set_aside=INT, results=INT,
-        finished=BOOL, sink_position=SINK_POSITION, dead_position=SINK_POSITION),
+        finished=BOOL, sink_position=SINK_POSITION, dead_position=SINK_POSITION, sliced=BOOL, carry=maybe(str)),
     "rsp_plugin.spark.distributed.admission:Admission": dict(
         lanes=LIST, gate=ours("core.admission:Gate"), lane_last=LIST, lane_taken=LIST, first_seen=maybe(int),
         done=maybe(int), pushed=DICT, last_of_stream=DICT, cut=maybe(int)),
-    "rsp_plugin.spark.distributed.store:StoredBatch": dict(batch=INT, low=INT, high=INT, rows=INT, present=LIST,
+    "rsp_plugin.spark.distributed.store:StoredBatch": dict(batch=(int, str), low=INT, high=INT, rows=INT, present=LIST,
                                                            shapes=maybe(list)),
 }

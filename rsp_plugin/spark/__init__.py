@@ -149,9 +149,16 @@ def run(spark, query, sources, sink="console", *, mode: str | None = None, key: 
         plan = check_mode(engine, mode, key=key, name=name)
     frame = None
     total = 0
+    # distributed mode over one stream of files: the executors parse the files' pieces themselves, into the
+    # engine's ids (`distributed.slices`): the triples never become Spark rows
+    pieces = mode == "distributed" and len(pairs) == 1 and (isinstance(pairs[0][1], (str, Path))
+                                                          or _holds_pieces(pairs[0][1]))
     for lane, (iri, source) in enumerate(pairs):
-        part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, options or {}, lane)
-        total = None if total is None or not isinstance(source, (str, Path)) else total + count_lines([source])
+        part = _stream_frame(spark, str(iri), source, max_lines_per_trigger, options or {}, lane, pieces=pieces)
+        if progress is not True or total is None or not isinstance(source, (str, Path)):
+            total = None  # (the lines are counted only for the progress bar: it reads every file)
+        else:
+            total += count_lines([source])
         frame = part if frame is None else frame.unionByName(part)
     if progress is True:
         progress = Progress(total_rows=total)
@@ -170,7 +177,7 @@ def run(spark, query, sources, sink="console", *, mode: str | None = None, key: 
 
         return start_distributed(spark, plan, frame, lanes, target, checkpoint=checkpoint,
                                  checkpoint_key=checkpoint_key, dead_letters=dead, progress=progress,
-                                 delay_ms=delay_ms, trigger=trigger)
+                                 delay_ms=delay_ms, trigger=trigger, pieces=pieces)
     from .checkpoint import StateStore
     from .driver import MicroBatchDriver
 
@@ -267,11 +274,21 @@ def _query_text(query) -> tuple[str, str]:
     return text, "<query>"
 
 
-def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict, lane: int):
+def _holds_pieces(source) -> bool:
+    """Is `source` a DataFrame of the `rdf` source's pieces of files (`emit` pieces), not of its triples?"""
+    columns = getattr(source, "columns", None)
+    return columns is not None and "path" in columns and "s" not in columns
+
+
+def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict, lane: int, pieces: bool = False):
+    """The source's rows with their `lane`; with `pieces`, the pieces of files the `rdf` source would parse
+    (`emit` pieces: a path source only)."""
     from pyspark.sql import functions as F
 
     if isinstance(source, (str, Path)):
         reader = spark.readStream.format("rdf").option("stream", iri)
+        if pieces:
+            reader = reader.option("emit", "pieces")
         if not any(key.lower() == "numpartitions" for key in options):
             from .session import task_slots
 
@@ -281,8 +298,15 @@ def _stream_frame(spark, iri: str, source, max_lines: int | None, options: dict,
         for key, value in options.items():
             reader = reader.option(key, value)
         frame = reader.load(str(source))
+        if pieces:
+            return frame
     else:
         frame = source
+        if _holds_pieces(frame):  # (the `rdf` source's `emit` pieces: the caller chose the executors parse)
+            if not pieces:
+                raise ValueError("a frame of the rdf source's pieces (emit=pieces) is read by distributed mode "
+                                 "over one source only")
+            return frame
     if "rejected" not in frame.columns:
         frame = frame.withColumn("rejected", F.lit(None).cast("string"))
     return frame.select(*COLUMNS).withColumn("lane", F.lit(lane))

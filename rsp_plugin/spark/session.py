@@ -74,7 +74,9 @@ def spark_session(master: str | None = None, *, app_name: str = "rsp-plugin", co
     level = log_level.upper()
     if level not in LOG_LEVELS:
         raise ValueError(f"Spark log level {log_level!r}: expected one of {', '.join(LOG_LEVELS)}")
-    use_this_python()
+    submitted = under_spark_submit()
+    if not submitted:
+        use_this_python()
     from pyspark.sql import SparkSession
 
     if SparkSession.getActiveSession() is None:
@@ -84,7 +86,9 @@ def spark_session(master: str | None = None, *, app_name: str = "rsp-plugin", co
     settings = {**LOCAL_CONF, **(conf or {})}
     logged = f"-Dlog4j.configurationFile={_quoted(_LOG_CONFIG.as_uri())} -Drsp_plugin.spark.log_level={level}"
     settings["spark.driver.extraJavaOptions"] = f"{settings.get('spark.driver.extraJavaOptions', '')} {logged}".strip()
-    builder = SparkSession.builder.appName(app_name).master(master or "local[2]")
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None or not submitted:  # (under spark-submit, its --master and Python are the cluster's)
+        builder = builder.master(master or "local[2]")
     # each Python worker is one task slot: polars on one core there too, unless the user set it
     settings.setdefault("spark.executorEnv.POLARS_MAX_THREADS", one_core(dict(os.environ)))
     for key, value in settings.items():
@@ -103,6 +107,12 @@ def spark_session(master: str | None = None, *, app_name: str = "rsp-plugin", co
         spark.conf.set("spark.sql.shuffle.partitions", str(task_slots(spark)))
     register(spark)
     return spark
+
+
+def under_spark_submit() -> bool:
+    """Was this Python started by `spark-submit` (its JVM and gateway up, its --master, --archives and
+    spark.pyspark.python in force)? Then the session is made with what it was given."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
 def _quoted(text: str) -> str:

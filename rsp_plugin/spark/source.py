@@ -28,6 +28,9 @@ Options:
     numPartitions        how many parse tasks a large range is split into (default 2; the
                          streaming queries of `rsp_plugin.spark` ask for one per task slot)
     maxLineBytes         a longer line is a dead letter, never held whole (default 4 MiB, `rsp_plugin.core.limits`)
+    emit                 triples (default) | pieces: a row per piece of a file to parse (`PIECES_SCHEMA`), not
+                         its triples: for a reader that parses them itself, into ids (distributed mode's time
+                         slices, `piece_blocks`): the triples then never become rows of Spark's
 
 Bytes are cut into lines by `rsp_plugin.io.lines`, as the local readers cut them:
 a line that is not UTF-8 (or too long) is a dead letter naming its own line,
@@ -63,6 +66,9 @@ from ..core.iris import file_iri
 #: The source's columns (a DDL string, as `DataSource.schema` may return).
 SCHEMA = "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, rejected STRING"
 COLUMNS = ("stream", "s", "p", "o", "ts", "rejected")
+#: the columns of `emit` pieces: a `FilePiece` per row
+PIECES_SCHEMA = ("path STRING, fmt STRING, start BIGINT, end BIGINT, first_line BIGINT, timestamp STRING, "
+                 "file_time BIGINT, max_line_bytes BIGINT")
 
 EXTENSIONS = {".tnt": "tnt", ".nt": "nt", ".ttl": "ttl", ".trig": "trig", ".nq": "nq", ".nquads": "nq"}
 LINE_FORMATS = ("tnt", "nt")
@@ -86,6 +92,8 @@ class SourceOptions:
     max_lines: int | None = None
     partitions: int = 2
     max_line_bytes: int | None = limits.MAX_LINE_BYTES
+    #: "triples" (rows of `SCHEMA`) or "pieces" (a row per piece, `PIECES_SCHEMA`)
+    emit: str = "triples"
 
     @classmethod
     def from_options(cls, options) -> SourceOptions:
@@ -99,7 +107,11 @@ class SourceOptions:
         stamp = options.get("timestamp")
         if stamp is not None and stamp not in TIMESTAMPS and not re.fullmatch(r"-?\d+", stamp):
             raise SourceOptionError(f"timestamp {stamp!r}: expected inline, graph, filename, arrival or an integer (ms)")
+        emit = str(options.get("emit", "triples")).lower()
+        if emit not in ("triples", "pieces"):
+            raise SourceOptionError(f"emit {emit!r}: expected triples or pieces")
         return cls(
+            emit=emit,
             path=str(path),
             stream=options.get("stream") or file_iri(Path(path).resolve()),
             format=fmt,
@@ -165,7 +177,7 @@ class RDFDataSource(DataSource):
         return "rdf"
 
     def schema(self) -> str:
-        return SCHEMA
+        return PIECES_SCHEMA if str(self.options.get("emit", "")).lower() == "pieces" else SCHEMA
 
     def reader(self, schema) -> DataSourceReader:
         return RDFBatchReader(SourceOptions.from_options(self.options))
@@ -187,6 +199,9 @@ class RDFBatchReader(DataSourceReader):
         return pieces or [FilePiece("", "none", 0, 0, 0, "inline", None)]
 
     def read(self, partition: FilePiece):
+        if self.options.emit == "pieces":
+            yield piece_row(partition)
+            return
         yield from read_piece(partition, self.options.stream)
 
 
@@ -257,6 +272,9 @@ class RDFStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return pieces
 
     def read(self, partition: FilePiece):
+        if self.options.emit == "pieces":
+            yield piece_row(partition)
+            return
         yield from read_piece(partition, self.options.stream)
 
     def commit(self, end: dict) -> None:
@@ -412,17 +430,25 @@ class _Bounded:
         return count
 
 
-def _block_batches(piece: FilePiece, stream: str) -> Iterator:
-    """A line-format piece as Arrow record batches, a block of lines at a time, rows in line order
-    (a dead letter where its line was)."""
+def piece_row(piece: FilePiece) -> tuple:
+    """A piece as a row of `PIECES_SCHEMA` (`emit` pieces)."""
+    return (piece.path, piece.fmt, piece.start, piece.end, piece.first_line, piece.timestamp, piece.file_time,
+            piece.max_line_bytes)
+
+
+def piece_of(row: dict) -> FilePiece:
+    """The piece a `PIECES_SCHEMA` row names."""
+    return FilePiece(row["path"], row["fmt"], row["start"], row["end"], row["first_line"], row["timestamp"],
+                     row["file_time"], row["max_line_bytes"])
+
+
+def piece_blocks(piece: FilePiece, terms) -> Iterator[tuple]:
+    """A line-format piece parsed a block at a time into ids of `terms`: (block, times, dead letters as
+    "FILE:LINE: reason" texts in line order), as the source's rows are made from them (`_block_batches`)."""
     import numpy as np
-    import pyarrow as pa
 
     from ..columnar.blocks import read_tnt_blocks
-    from ..columnar.encode import decode_arrow
-    from ..core.terms import Dictionary
 
-    terms = Dictionary()
     fixed = piece.file_time
     shift = piece.first_line
     moment = None if piece.fmt == "tnt" else 0
@@ -433,29 +459,82 @@ def _block_batches(piece: FilePiece, stream: str) -> Iterator:
         for block in read_tnt_blocks(piece.path, terms, tick_ms=1, handle=reader, moment=moment,
                                      filename=piece.path, max_line_bytes=bound):
             good = len(block)
-            dead = block.rejected
-            if not good and not dead:
+            if not good and not block.rejected:
                 continue
-            lines = block.lines
             times = block.times if fixed is None else np.full(good, fixed, dtype=np.int64)
-            s, p, o = (decode_arrow(column, terms) for column in (block.s, block.p, block.o))
-            ts = pa.array(times, pa.int64())
-            rejected = pa.nulls(good, pa.string())
-            if dead:  # the dead letters in their lines' places among the triples
-                count = len(dead)
-                order = np.argsort(np.concatenate([lines, np.array([r.line for r in dead], dtype=np.int64)]),
-                                   kind="stable")
-                nothing = pa.nulls(count, pa.string())
-                s, p, o = (pa.concat_arrays([column, nothing]).take(order) for column in (s, p, o))
-                ts = pa.concat_arrays([ts, pa.nulls(count, pa.int64())]).take(order)
-                rejected = pa.concat_arrays([rejected, pa.array(
-                    [f"{r.filename}:{r.line + shift}: {r.reason}" for r in dead], pa.string())]).take(order)
-            rows = len(ts)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array([stream], pa.string()).take(np.zeros(rows, dtype=np.int32)), s, p, o, ts, rejected],
-                names=list(COLUMNS))
-            # ids are of this piece only: what the block named is forgotten before the next
-            terms.retain(())
+            yield block, times, [f"{r.filename}:{r.line + shift}: {r.reason}" for r in block.rejected]
+
+
+def look_back(piece: FilePiece, span: int, most_bytes: int) -> FilePiece | None:
+    """The lines just before a `.tnt` piece, back to the first one more than `span` ms older than the last
+    of them (in a file in time order: every line that a window of `span` ms ending after the piece's
+    first line could hold), as a piece of their own; None when there is none within `most_bytes`, or the
+    file's start comes first (a window there may reach an earlier file or batch), or a line there is not
+    a timestamped one."""
+    if piece.fmt != "tnt" or piece.file_time is not None or piece.start <= 0:
+        return None
+    with open(piece.path, "rb") as handle:
+        size = 1 << 16
+        while True:
+            begin = max(0, piece.start - size)
+            handle.seek(begin)
+            data = handle.read(piece.start - begin)
+            lines = data.split(b"\n")[:-1]  # (the piece starts after a newline)
+            if begin > 0:
+                lines = lines[1:]  # (the first is cut)
+            stamps = []
+            for line in (lines[0], lines[-1]) if lines else ():
+                head = line.split(b" ", 1)[0]
+                if not head.lstrip(b"-").isdigit():
+                    return None
+                stamps.append(int(head))
+            if stamps and stamps[0] < stamps[1] - span:
+                # (the lines from the first one within the span: found in the bytes read)
+                offset = piece.start - len(data)
+                position = offset + (data.index(b"\n") + 1 if begin > 0 else 0)
+                for line in lines:
+                    head = line.split(b" ", 1)[0]
+                    if head.lstrip(b"-").isdigit() and int(head) >= stamps[1] - span:
+                        break
+                    position += len(line) + 1
+                return FilePiece(piece.path, piece.fmt, position, piece.start, 0, piece.timestamp, None,
+                                 piece.max_line_bytes)
+            if begin == 0 or size >= most_bytes:
+                return None
+            size *= 4
+
+
+def _block_batches(piece: FilePiece, stream: str) -> Iterator:
+    """A line-format piece as Arrow record batches, a block of lines at a time, rows in line order
+    (a dead letter where its line was)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ..columnar.encode import decode_arrow
+    from ..core.terms import Dictionary
+
+    terms = Dictionary()
+    for block, times, texts in piece_blocks(piece, terms):
+        good = len(block)
+        dead = block.rejected
+        lines = block.lines
+        s, p, o = (decode_arrow(column, terms) for column in (block.s, block.p, block.o))
+        ts = pa.array(times, pa.int64())
+        rejected = pa.nulls(good, pa.string())
+        if dead:  # the dead letters in their lines' places among the triples
+            count = len(dead)
+            order = np.argsort(np.concatenate([lines, np.array([r.line for r in dead], dtype=np.int64)]),
+                               kind="stable")
+            nothing = pa.nulls(count, pa.string())
+            s, p, o = (pa.concat_arrays([column, nothing]).take(order) for column in (s, p, o))
+            ts = pa.concat_arrays([ts, pa.nulls(count, pa.int64())]).take(order)
+            rejected = pa.concat_arrays([rejected, pa.array(texts, pa.string())]).take(order)
+        rows = len(ts)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([stream], pa.string()).take(np.zeros(rows, dtype=np.int32)), s, p, o, ts, rejected],
+            names=list(COLUMNS))
+        # ids are of this piece only: what the block named is forgotten before the next
+        terms.retain(())
 
 
 def parse_piece(piece: FilePiece) -> Iterator[tuple]:

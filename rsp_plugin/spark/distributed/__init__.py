@@ -37,9 +37,10 @@ __all__ = ["plan_of", "NotDistributed", "DistributedPlan", "start_distributed"]
 
 def start_distributed(spark, plan: DistributedPlan, frame, lanes: list[str], sink, *, checkpoint=None,
                       checkpoint_key=None, dead_letters=None, progress=None, delay_ms: int = 0,
-                      trigger: str | dict = "availableNow"):
+                      trigger: str | dict = "availableNow", pieces: bool = False):
     """Start `plan` over `frame` (the sources' rows, a `lane` per source) in distributed mode; a
     `rsp_plugin.spark.SparkRun` (`rsp_plugin.spark.run(..., mode="distributed")` is the way in).
+    `pieces`: `frame` holds the `rdf` source's pieces of files (`emit` pieces), not their rows.
     Without a checkpoint the window's files go to a scratch directory, removed when the run ends."""
     from .. import SparkRun, _offsets, _start
     from .driver import DistributedDriver
@@ -55,7 +56,7 @@ def start_distributed(spark, plan: DistributedPlan, frame, lanes: list[str], sin
         states = None
         store = FactStore(Path(scratch) / "facts")
     driver = DistributedDriver(spark, plan, sink, lanes=lanes, store=store, states=states, dead_letters=dead_letters,
-                               progress=progress, delay_ms=delay_ms)
+                               progress=progress, delay_ms=delay_ms, pieces=pieces)
     started, replay = _start(frame.writeStream.foreachBatch(driver), _offsets(checkpoint), trigger)
     return SparkRun("distributed", started, driver, replay, scratch)
 

@@ -65,19 +65,7 @@ def batch_stats(gap: int | None, t0: int):
         out = {"part": [], "lane": [], "n": [], "first": [], "last": [], "low": [], "high": [],
                "ordered": [], "jumps": [], "dead": []}
         for lane, pieces in per_lane.items():
-            stamps = np.concatenate(pieces)
-            differences = np.diff(stamps)
-            ordered = bool((differences >= 0).all()) if len(differences) else True
-            kept = stamps[stamps >= t0]
-            jumps: list[int] = []
-            if gap is not None and ordered and len(kept) > 1:
-                at = np.nonzero(np.diff(kept) > gap)[0]
-                for index in at[:1000]:
-                    jumps.extend((int(kept[index]), int(kept[index + 1])))
-            for name, value in (("part", part), ("lane", lane), ("n", len(stamps)), ("first", int(stamps[0])),
-                                ("last", int(stamps[-1])), ("low", int(kept.min()) if len(kept) else None),
-                                ("high", int(kept.max()) if len(kept) else None), ("ordered", ordered),
-                                ("jumps", jumps), ("dead", None)):
+            for name, value in lane_stats(part, lane, np.concatenate(pieces), gap, t0).items():
                 out[name].append(value)
         for text in dead:
             for name in out:
@@ -87,6 +75,23 @@ def batch_stats(gap: int | None, t0: int):
             yield pa.RecordBatch.from_pydict(out, schema=_stats_arrow_schema())
 
     return stats
+
+
+def lane_stats(part: int, lane: int, stamps, gap: int | None, t0: int) -> dict:
+    """One partition's and lane's stats row (`STATS_SCHEMA`) from its timestamps in arrival order."""
+    import numpy as np
+
+    differences = np.diff(stamps)
+    ordered = bool((differences >= 0).all()) if len(differences) else True
+    kept = stamps[stamps >= t0]
+    jumps: list[int] = []
+    if gap is not None and ordered and len(kept) > 1:
+        at = np.nonzero(np.diff(kept) > gap)[0]
+        for index in at[:1000]:
+            jumps.extend((int(kept[index]), int(kept[index + 1])))
+    return {"part": part, "lane": lane, "n": len(stamps), "first": int(stamps[0]), "last": int(stamps[-1]),
+            "low": int(kept.min()) if len(kept) else None, "high": int(kept.max()) if len(kept) else None,
+            "ordered": ordered, "jumps": jumps, "dead": None}
 
 
 def _stats_arrow_schema():
@@ -318,4 +323,4 @@ class Admission:
         return decision
 
 
-__all__ = ["Admission", "Decision", "batch_stats", "plan_gate", "STATS_SCHEMA"]
+__all__ = ["Admission", "Decision", "batch_stats", "lane_stats", "plan_gate", "STATS_SCHEMA"]

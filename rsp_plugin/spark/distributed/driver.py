@@ -64,6 +64,10 @@ class DistributedState:
     finished: bool = False
     sink_position: object = None
     dead_position: object = None
+    #: the time-slice path (`slices`) still runs the batches (False once one went the general way)
+    sliced: bool = True
+    #: the time-slice path's carry: the file (under the fact store) of the triples later reports reach
+    carry: str | None = None
 
 
 #: the most rows the facts seen at every instant may make when spread over a report's instants (beyond,
@@ -76,7 +80,7 @@ class DistributedDriver(BatchEnds):
 
     def __init__(self, spark, plan: DistributedPlan, sink: Sink, *, lanes: list[str], store: FactStore,
                  states=None, dead_letters: DeadLetters | None = None, progress: Progress | None = None,
-                 delay_ms: int = 0):
+                 delay_ms: int = 0, pieces: bool = False):
         from pyspark.sql import functions as F
 
         self.spark = spark
@@ -90,6 +94,8 @@ class DistributedDriver(BatchEnds):
         self.dead_letters = dead_letters or DeadLetters()
         self.progress = progress
         self.delay_ms = delay_ms
+        #: the batches are the `rdf` source's pieces of files (parsed by the time slices, or made rows)
+        self.pieces = pieces
         self.reports: list[BatchReport] = []
         self.stage = QueryStage(plan)
         self.finisher = Finisher(plan)
@@ -113,13 +119,9 @@ class DistributedDriver(BatchEnds):
         # rows B* and the static graphs make, spread over a report's instants (else None)
         lasting = self.reasoner is not None and self.expansion is None
         self.pointwise_base = len(rows) if pointwise_windows(plan) and not lasting else None
-        self.base = None
-        if rows:
-            # B* and the static graphs as a file too: Spark then knows their size and broadcasts them
-            # into the joins (a cached DataFrame's size is unknown until it is computed: every join with
-            # it would be a sort-merge join with a shuffle of both sides)
-            path = store.write(spark.createDataFrame(rows, FACTS_SCHEMA).coalesce(1), "base")
-            self.base = store.read_paths(spark, path)
+        #: B* and the static graphs as facts, written as a file when the general way first needs them
+        self._base_rows = rows
+        self._base = None
         self._empty = spark.createDataFrame([], FACTS_SCHEMA)
         #: stored batches no report reaches any more, their files deleted at the next cleanup
         self._unreachable: list[int] = []
@@ -136,6 +138,23 @@ class DistributedDriver(BatchEnds):
         else:
             self.state = DistributedState(plan_fingerprint(plan), Admission(list(lanes), plan_gate(plan)))
         self.resumed = saved is not None
+        from dataclasses import replace
+
+        from .slices import carry_files, slice_function, slices_apply
+
+        #: why the time-slice path does not run this query (None: it does, while batches come in order)
+        self.slices_refused = slices_apply(plan, lanes)
+        self._slice_background = None
+        if self.slices_refused is None:
+            if plan.entailment is not None and self.background is None:
+                self.background = spark.sparkContext.broadcast("\n".join(plan.background))
+            self._slice_background = self.background if plan.entailment is not None else None
+            # (the background goes to the executors once, as a broadcast: not with every task's function)
+            self._slice_function = slice_function(replace(plan, background=[]), lanes[0], self._slice_background,
+                                                  delay_ms, pieces)
+        for path in carry_files(store.root):  # (a run stopped after writing a carry it did not commit)
+            if path.name != self.state.carry:
+                path.unlink(missing_ok=True)
         # (a run stopped between forgetting a stored batch and deleting its files left them behind)
         kept = {entry.batch for entry in self.state.stored}
         for batch in store.batches():
@@ -143,7 +162,20 @@ class DistributedDriver(BatchEnds):
                 store.drop(batch)
         self._last_end = time.perf_counter()
         self._F = F
+        #: a carry file the next saved state no longer names (deleted once it is saved)
+        self._stale_carry: str | None = None
         self.timings: dict[str, float] = {}
+
+    @property
+    def base(self):
+        """B* and the static graphs as a file too: Spark then knows their size and broadcasts them into the
+        joins (a cached DataFrame's size is unknown until it is computed: every join with it would be a
+        sort-merge join with a shuffle of both sides). Written when the general way first reads it (the
+        time slices never do: a run of them has no Spark job for it)."""
+        if self._base is None and self._base_rows:
+            path = self.store.write(self.spark.createDataFrame(self._base_rows, FACTS_SCHEMA).coalesce(1), "base")
+            self._base = self.store.read_paths(self.spark, path)
+        return self._base
 
     def __repr__(self) -> str:
         state = self.state
@@ -163,10 +195,27 @@ class DistributedDriver(BatchEnds):
             return report
         if state.finished:
             raise RuntimeError("the replay has finished; new data needs a new checkpoint location")
-        F = self._F
         started = time.perf_counter()
+        known = None
+        if self.slices_refused is None and state.sliced:
+            report, known = self._process_sliced(batch_df, batch_id, started)
+            if report is not None:
+                return report
+            self._leave_slices(batch_id)
+        return self._process_general(batch_df, batch_id, started, known)
+
+    def _process_general(self, batch_df, batch_id: int, started: float, known=None) -> BatchReport:
+        """The general way: admission on the driver, facts with instant intervals, Spark plans.
+        `known`: (stats, decision) the time-slice path found and decided already."""
+        F = self._F
+        state = self.state
         plan = self.plan
         admission = state.admission
+        if self.pieces:  # (the pieces parsed into the source's rows, as the general way reads them)
+            from ..source import SCHEMA
+            from .slices import pieces_as_rows
+
+            batch_df = batch_df.mapInArrow(pieces_as_rows(admission.lanes[0]), SCHEMA).withColumn("lane", F.lit(0))
         # (the stream's name is its lane's: `admission.lanes`, not a column kept per row)
         frame = batch_df.selectExpr("s", "p", "o", "ts", "rejected", "lane", "monotonically_increasing_id() AS row")
         held = None
@@ -183,16 +232,21 @@ class DistributedDriver(BatchEnds):
         batch_df.sparkSession.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
         frame = frame.persist()
         try:
-            clock = self._step("stats")
-            # (only the columns it reads cross to Python: the terms stay in the JVM)
-            stats = [row.asDict() for row in frame.select("lane", "ts", "rejected")
-                     .mapInArrow(batch_stats(plan.gap, plan.grid.t0), STATS_SCHEMA).collect()]
-            self._time("stats", clock)
+            if known is not None:
+                stats, decision = known
+            else:
+                clock = self._step("stats")
+                # (only the columns it reads cross to Python: the terms stay in the JVM)
+                stats = [row.asDict() for row in frame.select("lane", "ts", "rejected")
+                         .mapInArrow(batch_stats(plan.gap, plan.grid.t0), STATS_SCHEMA).collect()]
+                self._time("stats", clock)
+                decision = None
             dead = [row["dead"] for row in stats if row["dead"] is not None]
             rows = sum(row["n"] for row in stats if row["dead"] is None) + len(dead)
             good = frame.where(F.col("rejected").isNull())
-            if admission.in_order(stats):
-                decision = admission.decide_in_order(plan, stats)
+            if decision is not None or admission.in_order(stats):
+                if decision is None:
+                    decision = admission.decide_in_order(plan, stats)
                 taken = self._in_order(good, decision, stats)
             else:
                 clock = self._step("admission")
@@ -249,7 +303,10 @@ class DistributedDriver(BatchEnds):
         results = []
         if ends and admission.first_seen is not None:
             end = plan.grid.last_at_or_before(max(ends))
-            results = self._report_through(end)
+            if self.slices_refused is None and state.sliced:
+                results = self._report_sliced(end, {}, self._carry())
+            else:
+                results = self._report_through(end)
         state.finished = True
         report = BatchReport(state.last_batch)
         self._commit(state.last_batch, results, [], report, started, final=True)
@@ -257,23 +314,28 @@ class DistributedDriver(BatchEnds):
         self._settle()
         self._drop_unreachable()
         self.store.drop("base")
+        if state.carry is not None:
+            (self.store.root / state.carry).unlink(missing_ok=True)
         return results
 
     # admission ------------------------------------------------------------------------------------------
 
     def _in_order(self, good, decision: Decision, stats: list[dict]):
         plan = self.plan
-        admission = self.state.admission
         condition = f"ts >= {plan.grid.t0}"
-        early = any(row["dead"] is None and row["first"] is not None and row["first"] < plan.grid.t0
-                    for row in stats)
-        counts: dict[str, int] = {}
-        for row in stats:
-            if row["dead"] is None:
-                stream = admission.lanes[row["lane"]]
-                counts[stream] = counts.get(stream, 0) + row["n"]
-        if decision.cut is not None or early:
+        counts = _counts(self.state.admission, stats)
+        if decision.cut is not None or _early(plan, stats):
             decision.set_aside.extend(self._name_refused(good, decision, counts))
+        self._clock_moved(counts)
+        taken = good.where(condition)
+        if decision.cut is not None:  # (as data, not written into the plan: `report_bounds`)
+            cut = numbers_table(self.spark, _cut=decision.cut)
+            taken = taken.crossJoin(self._F.broadcast(cut)).where("ts < _cut").drop("_cut")
+        return taken.selectExpr("*", "CAST(NULL AS BIGINT) AS floor")
+
+    def _clock_moved(self, counts: dict[str, int]) -> None:
+        """An in-order batch taken: the streams' counts and last times, the watermark, the instants due."""
+        admission = self.state.admission
         for stream, count in counts.items():
             admission.pushed[stream] = admission.pushed.get(stream, 0) + count
         for lane, stream in enumerate(admission.lanes):
@@ -281,12 +343,153 @@ class DistributedDriver(BatchEnds):
             if taken is not None:
                 before = admission.last_of_stream.get(stream)
                 admission.last_of_stream[stream] = taken if before is None else max(before, taken)
-        admission.catch_up(plan, self.delay_ms)
-        taken = good.where(condition)
-        if decision.cut is not None:  # (as data, not written into the plan: `report_bounds`)
-            cut = numbers_table(self.spark, _cut=decision.cut)
-            taken = taken.crossJoin(self._F.broadcast(cut)).where("ts < _cut").drop("_cut")
-        return taken.selectExpr("*", "CAST(NULL AS BIGINT) AS floor")
+        admission.catch_up(self.plan, self.delay_ms)
+
+    # the time-slice path ------------------------------------------------------------------------------
+
+    def _process_sliced(self, batch_df, batch_id: int, started: float):
+        """One Spark job: each partition answers the instants inside it (`slices`); the driver checks the
+        batch was in order with nothing set aside, answers the instants at the edges, keeps the carry.
+        (its `BatchReport`, None) or, when the batch must go the general way, (None, None or the
+        (stats, decision) found already)."""
+        import json
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .slices import SLICE_SCHEMA
+
+        plan = self.plan
+        state = self.state
+        admission = state.admission
+        clock = self._step("slices")
+        frame = batch_df if self.pieces else batch_df.select("s", "p", "o", "ts", "rejected", "lane")
+        table = frame.mapInArrow(self._slice_function, SLICE_SCHEMA).toArrow()
+        self._time("slices", clock)
+        kinds = table.column("kind")
+        if pc.any(pc.equal(kinds, "skipped")).as_py():
+            return None, None
+        texts = table.column("text").to_pylist()
+        parts = table.column("part").to_pylist()
+        stats, dead, interior = [], [], {}
+        ks = table.column("k").to_pylist()
+        for kind, text, part, k in zip(kinds.to_pylist(), texts, parts, ks):
+            if kind == "stats":
+                stats.append(json.loads(text))
+            elif kind == "dead":
+                dead.append(text)
+                stats.append({"part": part, "lane": None, "n": None, "first": None, "last": None, "low": None,
+                              "high": None, "ordered": None, "jumps": [], "dead": text})
+            elif kind == "answer":
+                interior[k] = text
+        if not admission.in_order(stats):
+            return None, None
+        decision = admission.decide_in_order(plan, stats)
+        if decision.cut is not None or _early(plan, stats):
+            return None, (stats, decision)
+        self._clock_moved(_counts(admission, stats))
+        rows = sum(row["n"] for row in stats if row["dead"] is None) + len(dead)
+        edges = table.filter(pc.equal(kinds, "edge")).select(["part", "ts", "s", "p", "o"])
+        order = pc.sort_indices(edges, sort_keys=[("part", "ascending")])  # (stable: each part's rows in order)
+        edges = edges.take(order).select(["ts", "s", "p", "o"])
+        carry = self._carry()
+        timeline = pa.concat_tables([carry, edges.cast(carry.schema)]) if carry.num_rows else edges
+        clock = self._step("edges")
+        results = self._report_sliced(admission.done, interior, timeline)
+        self._keep_carry(batch_id, timeline)
+        self._time("edges", clock)
+        report = BatchReport(batch_id, rows=rows)
+        self._commit(batch_id, results, dead, report, started)
+        return report, None
+
+    def _carry(self):
+        from .slices import empty_carry, read_carry
+
+        name = self.state.carry
+        if name is None:
+            return empty_carry()
+        return read_carry(self.store.root / name)
+
+    def _keep_carry(self, batch_id: int, timeline) -> None:
+        """The triples a report after the last one made reaches, as this batch's carry file."""
+        import pyarrow.compute as pc
+
+        from .slices import carry_path, write_carry
+
+        state = self.state
+        done = state.reported
+        if done is not None and timeline.num_rows:
+            earliest = min(self.plan.grid.earliest_after(window, done) for window in self.plan.windows)
+            timeline = timeline.filter(pc.greater_equal(timeline.column("ts"), earliest))
+        previous = state.carry
+        path = carry_path(self.store.root, batch_id)
+        write_carry(path, timeline)
+        state.carry = path.name
+        if previous is not None and previous != path.name:
+            self._stale_carry = previous
+
+    def _report_sliced(self, last: int | None, interior: dict, timeline) -> list:
+        """The instants after the last one made, up to `last`: those inside a partition as it answered
+        them, the others by an engine over the edges and the carry (`timeline`), an empty window's answer
+        where neither has one."""
+        from .slices import answers_over
+
+        state = self.state
+        if last is None:
+            return []
+        first = state.admission.first_instant(self.plan)
+        if first is None:
+            return []
+        k_lo = first if state.reported is None else max(first, state.reported + 1)
+        if last < k_lo:
+            return []
+        background = self._slice_background.value if self._slice_background is not None else ""
+
+        def wanted(k: int) -> bool:
+            return k_lo <= k <= last and k not in interior
+
+        edges = answers_over(self.plan, background, self.state.admission.lanes[0],
+                             timeline.column("ts").to_numpy(), timeline.column("s"), timeline.column("p"),
+                             timeline.column("o"), self.plan.grid.instant(last), wanted)
+        results = self._answers(k_lo, last, {}, given={**edges, **{k: v for k, v in interior.items()
+                                                                  if k_lo <= k <= last}})
+        state.reported = last
+        return results
+
+    def _leave_slices(self, batch_id: int) -> None:
+        """A batch goes the general way: from now on every batch does; the carry becomes a stored batch of
+        facts (as the general way keeps them), under the name `c<batch>`."""
+        state = self.state
+        state.sliced = False
+        carry = self._carry()
+        name = state.carry
+        state.carry = None
+        if name is not None:
+            self._stale_carry = name
+        if not carry.num_rows:
+            return
+        import pyarrow as pa
+
+        F = self._F
+        frame = self.spark.createDataFrame(carry.append_column("lane", pa.array([0] * carry.num_rows, pa.int32()))
+                                           .to_pandas())
+        frame = frame.selectExpr("s", "p", "o", "ts", "CAST(NULL AS STRING) AS rejected", "lane",
+                                 "monotonically_increasing_id() AS row")
+        shapes = present = None
+        if self.expansion is not None:
+            from pyspark.sql import Observation
+
+            held = Observation(f"rsp-carry-shapes-{batch_id}-{time.time_ns()}")
+            frame = self.expansion.held(frame, held)
+            frame.count()
+            shapes = self.expansion.shapes_of(held.get)
+            present = self.expansion.present(shapes)
+        facts = window_rows(self.plan, frame.withColumn("floor", F.lit(None).cast("long")), state.admission.lanes)
+        if self.reasoner is not None and self.expansion is None:
+            facts = facts.mapInArrow(stored_closures(self.plan, self.background), FACTS_SCHEMA)
+        entry = self._keep(facts, f"c{batch_id}", shapes, present)
+        if entry is not None:
+            state.stored.append(entry)
 
     def _name_refused(self, good, decision: Decision, counts: dict[str, int]) -> list[str]:
         """Set-aside elements of an in-order batch, named as the driver-side mode names them."""
@@ -463,7 +666,9 @@ class DistributedDriver(BatchEnds):
         return Content(content, derive, repeats=self.reasoner is not None and (self.expansion is None or bool(joining)),
                        pointwise=pointwise, bounds=bounds)
 
-    def _answers(self, k_lo: int, k_hi: int, data: dict) -> list:
+    def _answers(self, k_lo: int, k_hi: int, data: dict, given: dict | None = None) -> list:
+        """Each instant's answer through RSTREAM / ISTREAM / DSTREAM: from what the executors' plans
+        collected (`data`, finished here), or as they answered it (`given`: k -> `slices` payload)."""
         from collections import Counter
 
         from ...query.model import R2S
@@ -481,9 +686,14 @@ class DistributedDriver(BatchEnds):
                                         for row, count in state.previous})
         stream._previous_boolean = state.previous_boolean
         results = []
+        from .slices import payload_answer
+
+        given = given or {}
         for k in range(k_lo, k_hi + 1):
             tau = plan.grid.instant(k)
-            answer = self.finisher.answer(tau, data.get(k), cache)
+            payload = given.get(k)
+            answer = (payload_answer(payload, terms) if payload is not None
+                      else self.finisher.answer(tau, data.get(k), cache))
             results.append(QueryResult(plan.name, tau, stream.report(answer), terms))
         keys = terms.keys
         if stream._previous is not None:
@@ -504,6 +714,9 @@ class DistributedDriver(BatchEnds):
 
         self._end_batch(batch_id, results, set_aside, report, started, watermark=self.state.admission.gate.watermark,
                         save=save, final=final)
+        stale, self._stale_carry = self._stale_carry, None
+        if stale is not None:  # (the saved state names the new carry: the old one is no one's)
+            (self.store.root / stale).unlink(missing_ok=True)
 
     def _step(self, stage: str) -> float:
         """Name the Spark jobs of a step (Spark's UI and REST API show them by it); the clock."""
@@ -546,6 +759,21 @@ class _Background:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def _counts(admission: Admission, stats: list[dict]) -> dict[str, int]:
+    """Elements per stream in a batch's stats (dead letters aside)."""
+    counts: dict[str, int] = {}
+    for row in stats:
+        if row["dead"] is None:
+            stream = admission.lanes[row["lane"]]
+            counts[stream] = counts.get(stream, 0) + row["n"]
+    return counts
+
+
+def _early(plan: DistributedPlan, stats: list[dict]) -> bool:
+    """Has the batch an element before t0 (set aside)?"""
+    return any(row["dead"] is None and row["first"] is not None and row["first"] < plan.grid.t0 for row in stats)
 
 
 def _merged(rows: list[tuple], lanes: int) -> list[tuple]:

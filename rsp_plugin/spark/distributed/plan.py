@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...core import limits
 from ...core.time import WindowGrid
 
 #: an instant index before / after every other (the background's interval)
@@ -130,6 +131,9 @@ class DistributedPlan:
     streams: list[str] = field(default_factory=list)
     #: the registration's floor (the engine's watermark when the query was registered)
     floor: int | None = None
+    #: the engine's bounds on one evaluation (`RSPEngine.max_eval_ms`, `max_solutions`)
+    max_eval_ms: int | None = limits.MAX_EVAL_MS
+    max_solutions: int | None = limits.MAX_SOLUTIONS
 
     def windows_of(self, graph: str | None) -> list[int]:
         return [w.index for w in self.windows if w.name == graph]
@@ -231,7 +235,8 @@ def plan_of(engine, name: str | None = None) -> DistributedPlan:
         form=query.form, r2s=query.r2s.value, windows=windows, grid=Grid(registered.t0, period),
         entailment=query.entailment, background=background, static=static,
         ordered=registered.evaluator._ordered, gap=gap, max_gap=engine.max_gap, gap_unit=unit,
-        streams=list(dict.fromkeys(w.stream for w in windows)), floor=registered.floor)
+        streams=list(dict.fromkeys(w.stream for w in windows)), floor=registered.floor,
+        max_eval_ms=engine.max_eval_ms, max_solutions=engine.max_solutions)
 
 
 def _check_body(registered) -> None:

@@ -25,7 +25,8 @@ from pathlib import Path
 class StoredBatch:
     """One batch's facts on disk: the instants they reach, and the relations they hold."""
 
-    batch: int
+    #: the micro-batch's number (or `cN`: a carry of batch N kept as facts)
+    batch: int | str
     low: int
     high: int
     rows: int = 0
@@ -67,12 +68,14 @@ class FactStore:
 
         return spark.read.schema(FACTS_SCHEMA).parquet(*paths)
 
-    def batches(self) -> list[int]:
-        """The numbers of the batches with a directory here."""
+    def batches(self) -> list[int | str]:
+        """The batches with a directory here: numbers (`bN`), and names (`cN`: a time-slice run's carry
+        kept as facts when its batches went the general way)."""
         if not self.root.is_dir():
             return []
-        return sorted(int(path.name[1:]) for path in self.root.iterdir()
-                      if path.is_dir() and path.name[:1] == "b" and path.name[1:].isdigit())
+        found = [path.name for path in self.root.iterdir() if path.is_dir() and path.name[1:].isdigit()]
+        return ([int(name[1:]) for name in sorted(found, key=lambda name: int(name[1:])) if name[0] == "b"]
+                + sorted(name for name in found if name[0] == "c"))
 
     def drop(self, batch: int | str) -> None:
         shutil.rmtree(self.path(batch), ignore_errors=True)
