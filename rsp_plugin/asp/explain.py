@@ -27,8 +27,8 @@ horizon of every atom is t (its `placed` point for an `@T` head).
 
 from __future__ import annotations
 
-from ..lars.program import AT, BOX, COUNT, PLAIN, Comparison, ExtendedAtom
 from ..lars.explain import ExplanationUnavailable, _expression_text, literal_text
+from ..lars.program import AT, BOX, COUNT, PLAIN, Comparison, ExtendedAtom
 
 Fact = tuple[int, tuple[int, ...]]
 

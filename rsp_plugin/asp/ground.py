@@ -30,11 +30,28 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from ..lars.builtins import calculate, compare
-from ..lars.limits import (DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, derivation_bound, too_large_a_join,
-                           too_many_derivations)
-from ..lars.program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, ExtendedAtom, Program, Rule, Var
 from ..core.time import NEVER_EXPIRES
+from ..lars.builtins import calculate, compare
+from ..lars.limits import (
+    DEFAULT_MAX_DERIVATIONS,
+    LimitError,
+    NumericOverflow,
+    derivation_bound,
+    too_large_a_join,
+    too_many_derivations,
+)
+from ..lars.program import (
+    AT,
+    BOX,
+    COUNT,
+    DIAMOND,
+    PLAIN,
+    Arithmetic,
+    ExtendedAtom,
+    Program,
+    Rule,
+    Var,
+)
 
 Fact = tuple[int, tuple[int, ...]]
 Key = tuple[int, int]  # (predicate, arity): p/1 and p/2 are two predicates

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-
 #: the suites that need an extra (rsp_plugin/core/extras.py) beyond the engine
 _SUITE_NEEDS = {"lars": "asp", "spark": "spark", "serve": "service", "mqtt": "mqtt"}
 #: the suites that draw a plot unless `--plot -` (spark: only when --plot names a file)
@@ -91,7 +90,8 @@ def run_suite(options: BenchOptions) -> int:
 
             return run(options)
         if options.workloads and all(name in RULE_WORKLOADS for name in options.workloads):
-            from .spark_reason import run  # temporal rules on the executors against one embedded core
+            # temporal rules on the executors against one embedded core
+            from .spark_reason import run
 
             return run(options)
         if options.overhead:

@@ -23,9 +23,15 @@ import statistics
 import time
 from pathlib import Path
 
-from ..mtl.data import fact_timeline, read_dataset
-from ..mtl.generate import LUBM_NONRECURSIVE, LUBM_RECURSIVE, SHORT_STOP, lubm_stream, sumo_stream
 from ..lars.metric_lower import lower_program
+from ..mtl.data import fact_timeline, read_dataset
+from ..mtl.generate import (
+    LUBM_NONRECURSIVE,
+    LUBM_RECURSIVE,
+    SHORT_STOP,
+    lubm_stream,
+    sumo_stream,
+)
 from ..mtl.reference import ReferenceEvaluator
 from ..mtl.run import engine_outputs, held_facts, new_engine
 from ..mtl.syntax import parse_mtl

@@ -89,9 +89,9 @@ def lars(options, out=print) -> int:
 
 
 def materialize(options, out=print) -> int:
-    from .materialize import build_forest, leaf_stream, plan
-    from ..reasoning import Materializer
     from ..core.terms import Dictionary
+    from ..reasoning import Materializer
+    from .materialize import build_forest, leaf_stream, plan
 
     quick = options.quick
     sizes = options.sizes or ([2000] if quick else [10_000, 50_000])

@@ -36,8 +36,8 @@ import time
 import tracemalloc
 from dataclasses import dataclass
 
-from ..reasoning import Materializer, to_graph
 from ..core.terms import RDF_TYPE, Dictionary
+from ..reasoning import Materializer, to_graph
 
 OWL_TRANSITIVE = "<http://www.w3.org/2002/07/owl#TransitiveProperty>"
 IS_IN = "<http://example.org/isIn>"

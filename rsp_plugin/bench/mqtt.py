@@ -120,9 +120,9 @@ def _engine():
 
 def over_broker(port: int, lines: list[bytes], rate: int, qos: int) -> dict:
     """Publish `lines` paced at `rate` a second while the query reads the topic; the figures."""
-    from ..runtime.replay import replay
-    from ..io.sources import stream_source
     from ..io.mqtt import BrokerAddress, MqttOptions, Publisher
+    from ..io.sources import stream_source
+    from ..runtime.replay import replay
 
     topic = f"bench/{rate}/{qos}"
     options = MqttOptions(qos=qos, idle=5.0)  # (a publisher held back by acknowledgements may pause a while)
@@ -170,8 +170,8 @@ def over_broker(port: int, lines: list[bytes], rate: int, qos: int) -> dict:
 
 def from_file(lines: list[bytes], path: Path) -> dict:
     """The same stream from a `.tnt` file, through the same command's replay (its block path)."""
-    from ..runtime.replay import replay
     from ..io.sources import stream_source
+    from ..runtime.replay import replay
 
     path.write_bytes(b"\n".join(lines) + b"\n")
     engine, registered = _engine()

@@ -44,9 +44,9 @@ def per_line_reason(program_path: str, stream_path: str, out) -> int:
     snapshot rebuilt, sorted and JSON-encoded atom by atom at every time point."""
     from ..core import limits
     from ..io.formats import format_fact, read_stream_file
+    from ..io.replay import timeline
     from ..lars.engine import IncrementalEngine
     from ..lars.syntax import parse_program_file
-    from ..io.replay import timeline
 
     program = parse_program_file(program_path)
     stream = Path(stream_path)

@@ -248,9 +248,9 @@ def run_load(base: str, streams: list[list[bytes]], texts: dict[str, str], *, ba
 
 def replay(streams: list[list[bytes]], texts: dict[str, str]) -> dict[str, list[dict]]:
     """The command line's replay of the same streams (files merged in time order), every query in one engine."""
-    from ..runtime.replay import replay as cli_replay
     from ..io.sources import StreamSource
     from ..runtime.engine import RSPEngine
+    from ..runtime.replay import replay as cli_replay
 
     folder = Path(tempfile.mkdtemp(prefix="rsp-load-"))
     sources = []
@@ -274,8 +274,9 @@ def replay(streams: list[list[bytes]], texts: dict[str, str]) -> dict[str, list[
 
 
 def run(options) -> int:
-    from ..service.settings import ServiceSettings  # noqa: F401  (the service must import)
     from socket import socket
+
+    from ..service.settings import ServiceSettings  # noqa: F401  (the service must import)
 
     triples = 60_000 if options.quick else (options.sizes[0] if options.sizes else 1_000_000)
     clients = 4

@@ -96,7 +96,8 @@ def write_stream(path: Path, triples: int, seed: int = 1) -> None:
 
 
 def run(options) -> int:
-    from ..spark import run as spark_run, spark_session
+    from ..spark import run as spark_run
+    from ..spark import spark_session
 
     quick = options.quick
     triples = 60_000 if quick else 1_000_000

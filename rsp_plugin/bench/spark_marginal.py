@@ -219,7 +219,8 @@ def _spark_child(config: dict) -> dict:
 
 def _child(config_path: str) -> None:
     from ..runtime.engine import RSPEngine
-    from ..spark import run as spark_run, spark_session
+    from ..spark import run as spark_run
+    from ..spark import spark_session
     from .spark_modes import _session_cpu, _stage_metrics, project_stages
 
     config = json.loads(Path(config_path).read_text())

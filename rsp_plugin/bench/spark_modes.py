@@ -361,7 +361,8 @@ def pin_to_cores(master: str) -> list[int] | None:
 
 
 def _child(master: str, config_path: str) -> None:
-    from ..spark import run as spark_run, spark_session
+    from ..spark import run as spark_run
+    from ..spark import spark_session
     from ..spark.distributed import NotDistributed
     from ..spark.partitioned import NotKeyLocal
 

@@ -173,7 +173,8 @@ def _child(master: str, request: str) -> None:
     """One master's runs: pinned, the session started and warmed up, then each stream `repeat` times."""
     import io
 
-    from ..spark.reason import Settings, plan, run as run_plan
+    from ..spark.reason import Settings, plan
+    from ..spark.reason import run as run_plan
     from ..spark.session import spark_session
     from .spark_modes import pin_to_cores
 

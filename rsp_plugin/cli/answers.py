@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import sys
 
-from .options import ReasonOptions
-from .reason import SetAside, open_stream, stream_path
+from ..asp.engine import DEFAULT_TIMEOUT, AnswerStreamEngine, answer_stream_engine
 from ..core.errors import UserError
 from ..io.formats import format_fact, read_stream_file
-from ..lars.syntax import parse_program_file
 from ..io.replay import timeline
-from ..asp.engine import DEFAULT_TIMEOUT, AnswerStreamEngine, answer_stream_engine
+from ..lars.syntax import parse_program_file
+from .options import ReasonOptions
+from .reason import SetAside, open_stream, stream_path
 
 
 def reason_answer_streams(options: ReasonOptions) -> int:

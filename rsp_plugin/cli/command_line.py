@@ -18,9 +18,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..bench import BenchOptions
 from ..columnar import one_core
 from ..core import limits
-from ..bench import BenchOptions
 from ..core.errors import LocatedError, UserError
 from ..core.extras import MissingExtra, require
 from .options import QueryOptions, ReasonOptions, ServeOptions, typed
@@ -458,7 +458,8 @@ def _floats(text: str) -> list[float]:
 
 
 def _reason(options: ReasonOptions) -> int:
-    from .reason import reason  # the one dispatcher: LARS, DatalogMTL, answer streams, explanations, brokers
+    # the one dispatcher: LARS, DatalogMTL, answer streams, explanations, brokers
+    from .reason import reason
 
     return reason(options)
 

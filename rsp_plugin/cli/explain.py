@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import sys
-from ..query.explain import QUERY_TEXT_LEVELS
 from pathlib import Path
 
+from ..core.errors import UserError
+from ..core.explanations import cut, render
+from ..lars.explain import ExplanationUnavailable, why_not
+from ..query.explain import QUERY_TEXT_LEVELS
 from .options import ReasonOptions
 from .reason import SetAside, open_stream, stream_path
-from ..lars.explain import ExplanationUnavailable, why_not
-from ..core.explanations import cut, render
-from ..core.errors import UserError
 
 #: `--explain-depth all`: the whole tree
 ALL = 0
@@ -67,9 +67,9 @@ def reason_explained(options: ReasonOptions, language: str) -> int:
 
 def _lars(options: ReasonOptions, stream: Path, last: int | None) -> int:
     from ..io.formats import StreamElement, read_stream_file
+    from ..io.replay import timeline
     from ..lars.engine import IncrementalEngine
     from ..lars.syntax import parse_program_file
-    from ..io.replay import timeline
 
     semantics = options.semantics
     program = parse_program_file(options.program, semantics=semantics)
@@ -106,8 +106,14 @@ def _lars(options: ReasonOptions, stream: Path, last: int | None) -> int:
 
 def _datalogmtl(options: ReasonOptions, stream: Path, last: int | None) -> int:
     from ..lars.engine import IncrementalEngine
-    from ..mtl.data import TimedFact, fact_timeline, read_dataset, read_facts, with_arities
     from ..lars.metric_lower import lower_program
+    from ..mtl.data import (
+        TimedFact,
+        fact_timeline,
+        read_dataset,
+        read_facts,
+        with_arities,
+    )
     from ..mtl.syntax import parse_mtl_file
 
     program = parse_mtl_file(options.program)

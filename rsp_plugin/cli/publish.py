@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 import sys
 
-from ..query.writers import writer_for
 from ..core.errors import UserError
+from ..query.writers import writer_for
 
 
 class ReportPublisher:

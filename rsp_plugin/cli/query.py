@@ -28,14 +28,14 @@ from urllib.parse import urljoin
 
 from ..core.errors import UserError
 from ..io.lines import count_lines
+from ..io.sources import StreamSource, stream_source
 from ..query.model import ReportPolicy
+from ..query.readable import Readable
 from ..query.syntax import parse_query_file
 from ..query.writers import FormatError, writer_for
-from ..query.readable import Readable
 from ..runtime.engine import RSPEngine
 from ..runtime.replay import replay
 from .progress import Progress, Quiet
-from ..io.sources import StreamSource, stream_source
 
 
 def run_query(options) -> int:

@@ -117,8 +117,8 @@ def readable_output(options: ReasonOptions, language: str):
     """`--prefixes` / `--time iso`: standard output rewrites `reason`'s lines for people
     (`readable.ReadableLines`) while the command runs. Times are time points: `--time iso` needs
     the program's `@tick` to know how long one is."""
-    from ..query.readable import Readable, ReadableLines
     from ..mtl.run import DATALOGMTL
+    from ..query.readable import Readable, ReadableLines
 
     if language == DATALOGMTL:
         from ..mtl.syntax import parse_mtl_file
@@ -184,8 +184,8 @@ def reason_lars(options: ReasonOptions) -> int:
 def reason_datalogmtl(options: ReasonOptions) -> int:
     """A DatalogMTL program over its stream: the atoms of its head predicates at each time point
     (`mtl.run.MetricReplay`, handed the whole stream)."""
-    from ..mtl.data import read_facts
     from ..lars.metric_lower import lower_program
+    from ..mtl.data import read_facts
     from ..mtl.run import MetricReplay
     from ..mtl.syntax import parse_mtl_file
 
@@ -211,8 +211,8 @@ def reason_from_broker(options: ReasonOptions, language: str) -> int:
     without a message, or at its first element after `--to`."""
     from ..columnar.reason import replay
     from ..io.mqtt import BrokerAddress, PayloadReader
-    from ..lars.syntax import parse_program_file
     from ..io.sources import StreamSource, subscribe
+    from ..lars.syntax import parse_program_file
     from ..mtl.run import DATALOGMTL
 
     if options.explain is not None or options.at is not None:

@@ -26,9 +26,9 @@ import sys
 
 from ..core.errors import UserError
 from ..io.lines import count_lines
+from ..spark.sinks import ConsoleSink
 from .options import QueryOptions
 from .query import engine_for, readable_for
-from ..spark.sinks import ConsoleSink
 
 #: Lines of a stream file per micro-batch (a replay reads its files in batches of this size).
 BATCH_LINES = 50_000

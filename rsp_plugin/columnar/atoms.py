@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Iterator
 
 from ..core import limits
-from ..io.lines import Rejected, byte_blocks, check_line
 from ..core.terms import TRIPLE, XSD_STRING, Dictionary
 from ..core.time import NEVER_EXPIRES
+from ..io.lines import Rejected, byte_blocks, check_line
 
 #: bytes read per block (whole lines)
 BLOCK_BYTES = 1 << 18

@@ -35,10 +35,10 @@ from typing import Iterator
 import numpy as np
 
 from ..core import limits
-from ..io.formats import Rejected, StreamElement, read_ntriples_at, read_tnt
-from ..io.lines import byte_blocks, check_line
 from ..core.terms import XSD_STRING, Dictionary
 from ..core.time import NEVER_EXPIRES
+from ..io.formats import Rejected, StreamElement, read_ntriples_at, read_tnt
+from ..io.lines import byte_blocks, check_line
 from .encode import encode_checked
 
 #: bytes read per block (whole lines: a block ends at its last newline)
@@ -85,8 +85,8 @@ def _lines(data: bytes):
     """The block's lines as a polars Series, each with its newline (Python's universal newlines),
     or None if the block is not all UTF-8. The lines are cut by numpy (offsets of the newlines)
     over the block's own bytes: no copy, no Python string per line."""
-    import pyarrow as pa
     import polars as pl
+    import pyarrow as pa
 
     raw = np.frombuffer(data, dtype=np.uint8)
     if len(raw) and (raw[-1] != 10 or bool(np.any(raw == 13))):  # rare: copy, then translate

@@ -30,7 +30,6 @@ from math import gcd
 import numpy as np
 
 from ..query.content import TripleIndex
-from ..query.model import RangeWindow
 from ..query.windows import TimeWindow
 
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))

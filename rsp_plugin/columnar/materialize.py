@@ -46,15 +46,26 @@ from typing import Iterable
 import numpy as np
 import polars as pl
 
+from ..core.terms import TRIPLE, Dictionary
+from ..core.time import NEVER_EXPIRES
 from ..lars.builtins import compare
 from ..lars.program import Var
 from ..reasoning.background import load_background
 from ..reasoning.datatypes import literal_facts
-from ..reasoning.materializer import (Inconsistency, false_heads, inconsistency_event, materialization_program,
-                                      profile_name)
-from ..reasoning.positive import NotPositive, Pattern, PositiveRule, compile_program, readers
-from ..core.terms import TRIPLE, Dictionary
-from ..core.time import NEVER_EXPIRES
+from ..reasoning.materializer import (
+    Inconsistency,
+    false_heads,
+    inconsistency_event,
+    materialization_program,
+    profile_name,
+)
+from ..reasoning.positive import (
+    NotPositive,
+    Pattern,
+    PositiveRule,
+    compile_program,
+    readers,
+)
 
 Triple = tuple[int, int, int]
 

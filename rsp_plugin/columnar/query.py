@@ -41,7 +41,13 @@ import polars as pl
 
 from ..core.xsd import RANK_TYPE, decimal_lexical
 from ..query.algebra import aggregate_values
-from ..query.backend import Backend, EvaluationContext, Solutions, all_slots, group_slots
+from ..query.backend import (
+    Backend,
+    EvaluationContext,
+    Solutions,
+    all_slots,
+    group_slots,
+)
 from ..query.content import Snapshot, UnionContent
 from ..query.fastpath import FactBackend
 from ..query.plan import CompiledPlan, expression_variables, walk

@@ -32,9 +32,9 @@ from typing import Callable, TextIO
 
 from ..core import limits
 from ..core.admission import Gap, Gate
+from ..core.terms import TRIPLE, Forgetting
 from ..io.lines import Rejected
 from ..lars.engine import IncrementalEngine
-from ..core.terms import TRIPLE, Forgetting
 from .atoms import read_atom_blocks
 
 #: characters json.dumps escapes with ensure_ascii=False

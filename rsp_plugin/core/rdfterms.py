@@ -21,7 +21,13 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
-from .terms import Dictionary, canonical_literal, number_of_key, paired_surrogates, unescape
+from .terms import (
+    Dictionary,
+    canonical_literal,
+    number_of_key,
+    paired_surrogates,
+    unescape,
+)
 
 _XSD_STRING = str(XSD.string)
 _LITERAL = re.compile(r'"((?:[^"\\]++|\\.)*+)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<([^>]*)>)?\Z', re.S)  # possessive: no stack per character

@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 import sys
 from collections import deque
+from decimal import Decimal, InvalidOperation
 from itertools import compress, filterfalse, takewhile
 from operator import eq
-from decimal import Decimal, InvalidOperation
 
 from .xsd import INTEGER_TYPES
 

@@ -48,9 +48,9 @@ from urllib.parse import urljoin
 from ..core import limits
 from ..core.errors import LocatedError, position
 from ..core.iris import file_iri
-from .lines import decode_text
 from ..core.nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
 from ..core.terms import bad_escapes, quotable
+from .lines import decode_text
 
 TEXT_FORMATS = {"turtle", "ttl", "nt", "ntriples", "nt11", "nquads", "nq", "trig", "n3", "json-ld", "jsonld"}
 XML_FORMATS = {"xml", "pretty-xml", "trix", "application/rdf+xml"}

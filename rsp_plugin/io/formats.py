@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, TextIO
 
 from ..core import limits
-from .lines import Rejected, lines_of, read_document, set_aside_bad_escapes
 from ..core.terms import TRIPLE, BadText, Dictionary, canonical_literal, quotable
 from ..core.time import datetime_time_point, time_point
+from .lines import Rejected, lines_of, set_aside_bad_escapes
 
 Fact = tuple[int, tuple[int, ...]]
 
@@ -423,8 +423,8 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
     line costs its own statement only (at most `_RECOVERIES` times a document)."""
     from rdflib import Dataset
 
-    from .documents import DocumentRefused, dataset_calls
     from ..core.nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
+    from .documents import DocumentRefused, dataset_calls
 
     directives: list[str] = [] if _directives is None else _directives
     budget = [_RECOVERIES] if _budget is None else _budget

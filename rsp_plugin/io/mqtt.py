@@ -677,8 +677,8 @@ class PayloadReader:
                                     message.number, terms)
 
     def _document_elements(self, messages: list[Message], terms) -> Iterator:
-        from .sources import read_source
         from .formats import StreamElement
+        from .sources import read_source
 
         for message in messages:
             found = []

@@ -28,9 +28,16 @@ from typing import BinaryIO, Iterator
 
 from ..core import limits
 from ..core.errors import UserError
-from .formats import Rejected, StreamElement, read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
-from .lines import read_document
 from ..core.terms import Dictionary
+from .formats import (
+    Rejected,
+    StreamElement,
+    read_ntriples_at,
+    read_rdf_document_at,
+    read_timestamped_graphs,
+    read_tnt,
+)
+from .lines import read_document
 
 #: --input-format values for standard input and sockets (files go by their extension)
 INPUT_FORMATS = ("tnt", "nt", "ttl", "trig", "nq", "jsonld")
@@ -232,12 +239,18 @@ def _read_jsonld(data: bytes, terms: Dictionary, timestamp: int, name: str, cont
     named graphs with prov:generatedAtTime are elements (TripleWave's shape), else every triple is
     seen at `timestamp`. A document that cannot be read (not UTF-8, not JSON, nested too deeply, an
     escape of no character, a key that makes no IRI) is set aside whole, at the place named."""
-    from .documents import DocumentRefused, dataset_calls, inline_contexts, load_json, parse_jsonld
-    from ..core.errors import clipped
-    from .lines import decode_text
-    from ..core.terms import quotable
-
     from rdflib import Dataset
+
+    from ..core.errors import clipped
+    from ..core.terms import quotable
+    from .documents import (
+        DocumentRefused,
+        dataset_calls,
+        inline_contexts,
+        load_json,
+        parse_jsonld,
+    )
+    from .lines import decode_text
 
     dataset = Dataset()
     try:

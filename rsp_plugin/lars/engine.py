@@ -29,13 +29,31 @@ from typing import Iterable, Mapping
 
 from ..core.time import NEVER_EXPIRES
 from .facts import Relation
-from .limits import (DEFAULT_MAX_DERIVATIONS, LimitError, NumericOverflow, TooManyDerivations, derivation_bound,
-                     too_large_a_join, too_many_derivations)
+from .limits import (
+    DEFAULT_MAX_DERIVATIONS,
+    LimitError,
+    NumericOverflow,
+    TooManyDerivations,
+    derivation_bound,
+    too_large_a_join,
+    too_many_derivations,
+)
 from .metric import TIMED_VIEWS, PastWindow, metric_view
 from .output import Output
 from .plan import RulePlan, compile_rule
+from .program import (
+    AT,
+    BOX,
+    COUNT,
+    DIAMOND,
+    PLAIN,
+    RANGE,
+    Arithmetic,
+    ExtendedAtom,
+    Producers,
+    Program,
+)
 from .pruning import DEFAULT_THRESHOLD, Pruning
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, RANGE, Arithmetic, ExtendedAtom, Producers, Program
 from .views import AtView, BoxView, CountView, DiamondView, PlainView, View
 
 #: A fact: (predicate id, argument ids). RDF triples are (triple id, (s, p, o)).

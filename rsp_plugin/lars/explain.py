@@ -37,12 +37,22 @@ always ends, at data, background, or a fact explained above.
 
 from __future__ import annotations
 
+from ..core.terms import TRIPLE
+from ..core.time import NEVER_EXPIRES
 from ..io.formats import format_fact
 from .builtins import calculate, compare
 from .metric import PAST, SINCE
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Arithmetic, Comparison, ExtendedAtom, Var
-from ..core.terms import TRIPLE
-from ..core.time import NEVER_EXPIRES
+from .program import (
+    AT,
+    BOX,
+    COUNT,
+    DIAMOND,
+    PLAIN,
+    Arithmetic,
+    Comparison,
+    ExtendedAtom,
+    Var,
+)
 from .provenance import BODY
 
 Fact = tuple[int, tuple[int, ...]]

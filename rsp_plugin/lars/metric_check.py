@@ -18,8 +18,19 @@ Each problem is a `RuleSyntaxError` at the operator or atom, saying why.
 from __future__ import annotations
 
 from ..core.errors import RuleSyntaxError
+from .metric_rules import (
+    BOXMINUS,
+    BOXPLUS,
+    DIAMONDPLUS,
+    FUTURE_OPERATORS,
+    SINCE,
+    Binary,
+    HeadOperator,
+    MetricRule,
+    Temporal,
+    Written,
+)
 from .program import Comparison, ExtendedAtom, Location, Var, expression_variables
-from .metric_rules import BOXMINUS, BOXPLUS, DIAMONDPLUS, FUTURE_OPERATORS, SINCE, Binary, HeadOperator, MetricRule, Temporal, Written
 
 
 def _fail(message: str, location: Location | None, rule: MetricRule) -> None:

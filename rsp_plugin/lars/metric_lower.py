@@ -31,11 +31,21 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..core.errors import RuleSyntaxError
-from .metric import SINCE, PastWindow
-from .program import BOX, DIAMOND, Atom, Comparison, ExtendedAtom, Program, Rule, Var, stratify
 from ..core.terms import Dictionary
+from .metric import SINCE, PastWindow
 from .metric_check import head_offsets
 from .metric_rules import BOXMINUS, DIAMONDMINUS, Binary, MetricRule, Temporal, Written
+from .program import (
+    BOX,
+    DIAMOND,
+    Atom,
+    Comparison,
+    ExtendedAtom,
+    Program,
+    Rule,
+    Var,
+    stratify,
+)
 
 
 @dataclass

@@ -26,8 +26,17 @@ from fractions import Fraction
 from lark import Token, Tree
 
 from ..core.errors import RuleSyntaxError
+from .metric_rules import (
+    BINARY_NAMES,
+    UNARY_NAMES,
+    Binary,
+    HeadOperator,
+    Interval,
+    MetricRule,
+    Temporal,
+    Written,
+)
 from .program import Location
-from .metric_rules import BINARY_NAMES, UNARY_NAMES, Binary, HeadOperator, Interval, MetricRule, Temporal, Written
 
 
 def metric_rule(builder, tree: Tree, body: tuple) -> MetricRule:

@@ -58,8 +58,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 
-from .program import AT, BOX, COUNT, DIAMOND, ExtendedAtom
 from ..core.time import NEVER_EXPIRES
+from .program import AT, BOX, COUNT, DIAMOND, ExtendedAtom
 
 Fact = tuple[int, tuple[int, ...]]
 #: (start, end, at, batch, plan, args, grounding, horizon, grounding, horizon, ...)

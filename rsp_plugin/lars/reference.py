@@ -23,7 +23,18 @@ from typing import Iterable, Iterator
 
 from .builtins import bind_comparison, bound_value
 from .limits import DEFAULT_MAX_DERIVATIONS, too_many_derivations
-from .program import AT, BOX, COUNT, DIAMOND, PLAIN, Atom, Comparison, ExtendedAtom, Program, Var
+from .program import (
+    AT,
+    BOX,
+    COUNT,
+    DIAMOND,
+    PLAIN,
+    Atom,
+    Comparison,
+    ExtendedAtom,
+    Program,
+    Var,
+)
 
 Fact = tuple[int, tuple[int, ...]]
 

@@ -24,15 +24,30 @@ import re
 from pathlib import Path
 
 from lark import Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 
 from ..core import limits
 from ..core.errors import RuleSyntaxError, clipped, position
-from ..io.lines import decode_text
 from ..core.nesting import check_tree
 from ..core.parser_tables import ShippedGrammar
-from ..core.terms import RDF, RDF_TYPE, TRIPLE, XSD, BadText, Dictionary, canonical_literal, number_of_key, surrogates
+from ..core.terms import (
+    RDF,
+    RDF_TYPE,
+    TRIPLE,
+    XSD,
+    BadText,
+    Dictionary,
+    canonical_literal,
+    number_of_key,
+    surrogates,
+)
 from ..core.time import DurationError, DurationTooLong, parse_duration_ms
+from ..io.lines import decode_text
 from .limits import MAX_COUNT, MAX_NUMBER, MAX_RANGE
 from .program import (
     AT,

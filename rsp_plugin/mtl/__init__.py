@@ -19,8 +19,8 @@ from __future__ import annotations
 
 def load_program(text: str, filename: str = "<program>", terms=None):
     """Parse, check and compile a DatalogMTL program (MeTeoR syntax): a `Lowered` for the engine."""
-    from ..lars.program import DATALOGMTL_TEXT, Origin, from_origin
     from ..lars.metric_lower import lower_program
+    from ..lars.program import DATALOGMTL_TEXT, Origin, from_origin
     from .syntax import parse_mtl
 
     lowered = lower_program(parse_mtl(text, filename, terms))

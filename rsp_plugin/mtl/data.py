@@ -35,9 +35,9 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 from ..core import limits
 from ..core.admission import Gap, Gate
 from ..core.errors import RuleSyntaxError
+from ..core.terms import Dictionary
 from ..io.formats import Rejected, format_fact, read_tnt
 from ..io.lines import lines_of
-from ..core.terms import Dictionary
 from .syntax import _PREFIX, STANDARD_PREFIXES, Scanner, _Reader
 
 Fact = tuple[int, tuple[int, ...]]

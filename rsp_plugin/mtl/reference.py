@@ -23,8 +23,17 @@ from math import ceil
 from typing import Iterable
 
 from ..lars.builtins import bind_comparison, bound_value
+from ..lars.metric_rules import (
+    BOXMINUS,
+    DIAMONDMINUS,
+    SINCE,
+    Binary,
+    Interval,
+    MetricRule,
+    Temporal,
+    Written,
+)
 from ..lars.program import Comparison, Var
-from ..lars.metric_rules import BOXMINUS, DIAMONDMINUS, SINCE, Binary, Interval, MetricRule, Temporal, Written
 
 Fact = tuple[int, tuple[int, ...]]
 NO_END = 1 << 62

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
 DATALOGMTL = "datalogmtl"
 LARS = "lars"
 

@@ -41,12 +41,31 @@ from pathlib import Path
 
 from ..core import limits
 from ..core.errors import RuleSyntaxError, position
-from ..lars.program import Atom, Location, Var
-from ..io.lines import decode_text
 from ..core.nesting import too_deep
-from ..core.terms import RDF, TRIPLE, XSD, BadText, Dictionary, canonical_literal, surrogates
+from ..core.terms import (
+    RDF,
+    TRIPLE,
+    XSD,
+    BadText,
+    Dictionary,
+    canonical_literal,
+    surrogates,
+)
+from ..io.lines import decode_text
+from ..lars.metric_rules import (
+    BINARY_NAMES,
+    BOXMINUS,
+    DIAMONDMINUS,
+    UNARY_NAMES,
+    Binary,
+    HeadOperator,
+    Interval,
+    MetricRule,
+    Temporal,
+    Written,
+)
 from ..lars.metric_syntax import Scanner, read_bound, read_interval
-from ..lars.metric_rules import BINARY_NAMES, BOXMINUS, DIAMONDMINUS, UNARY_NAMES, Binary, HeadOperator, Interval, MetricRule, Temporal, Written
+from ..lars.program import Atom, Location, Var
 
 
 @dataclass

@@ -21,7 +21,14 @@ from datetime import datetime, timezone
 from typing import Iterable, Iterator
 
 from rdflib import BNode, Literal, URIRef, Variable
-from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
+from rdflib.paths import (
+    AlternativePath,
+    InvPath,
+    MulPath,
+    NegatedPath,
+    Path,
+    SequencePath,
+)
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..core.rdfterms import term_key

@@ -24,16 +24,16 @@ from __future__ import annotations
 from rdflib import BNode, URIRef, Variable
 from rdflib.plugins.sparql.evaluate import evalPart
 
+from ..core.rdfterms import TermCache
 from ..core.terms import Dictionary
+from .algebra import AlgebraEvaluation, has_lost_inverse, spell_out_inverse_negations
+from .backend import EvaluationContext, finish
+from .bounds import UNBOUNDED, Budget, EvaluationCut
 from .content import Snapshot
 from .dataset import DEFAULT_GRAPH, SnapshotDataset, content_graph, query_context
-from .algebra import AlgebraEvaluation, has_lost_inverse, spell_out_inverse_negations
-from .bounds import UNBOUNDED, Budget, EvaluationCut
-from .backend import EvaluationContext, finish
 from .fastpath import FactBackend
-from .plan import compile_plan
 from .model import ContinuousQuery
-from ..core.rdfterms import TermCache
+from .plan import compile_plan
 from .results import Answer
 
 

@@ -41,8 +41,8 @@ True
 
 from __future__ import annotations
 
-import regex as backtracking
 import re2
+import regex as backtracking
 
 from .bounds import UNBOUNDED, Budget
 from .sparql_values import SparqlError

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .model import R2S
 from ..core.rdfterms import key_term
+from .model import R2S
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,12 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from ..core.terms import unescape
-from ..core.xsd import decimal_lexical as _decimal_lexical
-from ..core.xsd import double_lexical, to_float32 as _to_float32
+
 #: integer types derived from xsd:integer -> their bounds; numeric type promotion order (integer < decimal <
 #: float < double) and the datatype of each rank: XSD's table (`core.xsd`)
-from ..core.xsd import INTEGER_TYPES, RANK, RANK_TYPE
+from ..core.xsd import INTEGER_TYPES, RANK, RANK_TYPE, double_lexical
+from ..core.xsd import decimal_lexical as _decimal_lexical
+from ..core.xsd import to_float32 as _to_float32
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"

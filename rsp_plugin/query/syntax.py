@@ -43,19 +43,38 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 from lark import Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 
 from ..core import limits
 from ..core.errors import QuerySyntaxError, clipped
 from ..core.iris import file_iri
-from ..io.lines import decode_text
 from ..core.nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets, deepest
 from ..core.parser_tables import ShippedGrammar
 from ..core.terms import bad_escapes
-from ..core.time import MAX_DURATION_MS, UNIT_MS, DurationError, DurationTooLong, parse_duration_ms
+from ..core.time import (
+    MAX_DURATION_MS,
+    UNIT_MS,
+    DurationError,
+    DurationTooLong,
+    parse_duration_ms,
+)
+from ..io.lines import decode_text
 from . import dialects
 from .checker import locate
-from .messages import anonymous_patterns, end_position, not_closed, open_bracket, phrase_list, position, word_at
+from .messages import (
+    anonymous_patterns,
+    end_position,
+    not_closed,
+    open_bracket,
+    phrase_list,
+    position,
+    word_at,
+)
 from .model import (
     ENTAILMENT_PROFILES,
     MAX_WINDOW_ELEMENTS,

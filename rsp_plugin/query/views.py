@@ -83,7 +83,8 @@ class MaterializedView:
     def __init__(self, window: TimeWindow | CountingWindow, profile: str | None, *, terms: Dictionary,
                  background: Iterable[Triple] = (), rules=None, explain: bool = False,
                  where: tuple[str, int, int] = ("<query>", 1, 1)):
-        from ..reasoning import Materializer  # the reasoning layer (another module of the project)
+        # the reasoning layer (another module of the project)
+        from ..reasoning import Materializer
         from ..reasoning.shapes import ShapeMaterializer, supports
 
         self.window = window

@@ -6,7 +6,13 @@
     m.holding(), m.expires(triple)
 """
 
-from .background import BackgroundError, intern_triples, load_background, term_key, to_graph
+from .background import (
+    BackgroundError,
+    intern_triples,
+    load_background,
+    term_key,
+    to_graph,
+)
 from .materializer import (
     PROFILE_ALIASES,
     PROFILES,

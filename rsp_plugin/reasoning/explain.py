@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .rulesets import rule_file_text
 from ..lars.explain import ExplanationUnavailable
+from .rulesets import rule_file_text
 
 _NAME = re.compile(r"%\s*([A-Za-z][\w-]*)\s*$")
 

@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..core.errors import RuleSyntaxError
+from ..core.terms import TRIPLE, Dictionary
 from ..lars.engine import IncrementalEngine, StepReport
 from ..lars.program import COUNT, ExtendedAtom, Program, Rule, Var, stratify
 from ..lars.syntax import parse_program, parse_program_file
-from ..core.terms import TRIPLE, Dictionary
 from .background import load_background
 from .datatypes import literal_facts
 from .rulesets import rules_of

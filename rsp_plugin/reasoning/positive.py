@@ -35,7 +35,14 @@ from typing import NamedTuple
 
 from ..core.terms import TRIPLE, Dictionary
 from ..lars.program import PLAIN, Comparison, ExtendedAtom, Program, Rule, Var
-from .materializer import BACKGROUND_TRIPLE, FALSE_PREFIX, PROFILES, WINDOW_TRIPLE, is_ground_triple_fact, profile_name
+from .materializer import (
+    BACKGROUND_TRIPLE,
+    FALSE_PREFIX,
+    PROFILES,
+    WINDOW_TRIPLE,
+    is_ground_triple_fact,
+    profile_name,
+)
 from .rulesets import rules_of
 
 

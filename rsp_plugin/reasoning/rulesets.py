@@ -20,9 +20,19 @@ from __future__ import annotations
 from dataclasses import replace
 from importlib import resources
 
-from ..lars.program import RULESET, Arithmetic, Atom, Comparison, ExtendedAtom, Origin, Program, Rule, Var
-from ..lars.syntax import parse_program
 from ..core.terms import TRIPLE, Dictionary
+from ..lars.program import (
+    RULESET,
+    Arithmetic,
+    Atom,
+    Comparison,
+    ExtendedAtom,
+    Origin,
+    Program,
+    Rule,
+    Var,
+)
+from ..lars.syntax import parse_program
 
 _TEMPLATES: dict[str, Program] = {}
 

@@ -55,7 +55,13 @@ from ..core.time import NEVER_EXPIRES
 from ..lars.program import Var
 from .background import load_background
 from .datatypes import literal_facts
-from .materializer import Inconsistency, false_heads, inconsistency_event, materialization_program, profile_name
+from .materializer import (
+    Inconsistency,
+    false_heads,
+    inconsistency_event,
+    materialization_program,
+    profile_name,
+)
 from .positive import PositiveRule, compile_program
 from .templates import LASTING, SEED, Closure, FactBase, inert_reflexive
 

@@ -728,9 +728,9 @@ def _origin_state(origin) -> dict:
 
 
 def _origin_back(state, reader: _Reader):
+    from ..core.terms import Dictionary
     from ..lars.program import DATALOGMTL_TEXT, LARS_TEXT, RULESET, Origin
     from ..lars.syntax import SEMANTICS
-    from ..core.terms import Dictionary
 
     if not (isinstance(state, dict) and set(state) == {"kind", "text", "filename", "terms", "semantics"}
             and state["kind"] in (LARS_TEXT, DATALOGMTL_TEXT, RULESET) and isinstance(state["text"], str)

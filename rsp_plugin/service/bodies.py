@@ -22,8 +22,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
-from ..io.formats import Rejected, StreamElement
 from ..core.terms import Dictionary
+from ..io.formats import Rejected, StreamElement
 from ..io.sources import read_source
 
 #: media type -> format name

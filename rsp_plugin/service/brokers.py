@@ -22,7 +22,15 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from ..io.mqtt import BrokerAddress, BrokerError, MqttOptions, PayloadReader, Publisher, Subscription, is_broker
+from ..io.mqtt import (
+    BrokerAddress,
+    BrokerError,
+    MqttOptions,
+    PayloadReader,
+    Publisher,
+    Subscription,
+    is_broker,
+)
 from .bodies import FORMATS, ReadBody
 from .live import ServiceError
 

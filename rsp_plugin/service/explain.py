@@ -10,9 +10,9 @@ the query's latest, say).
 
 from __future__ import annotations
 
-from ..query.explain import QUERY_TEXT_LEVELS
-from ..lars.explain import ExplanationUnavailable
 from ..core.explanations import render
+from ..lars.explain import ExplanationUnavailable
+from ..query.explain import QUERY_TEXT_LEVELS
 
 
 def explainer(engine, query: str, t: int, item) -> dict:

@@ -424,8 +424,8 @@ class LiveEngine:
         return {"iri": iri, "triples": len(graph)}
 
     def put_rules(self, iri: str, text: str) -> dict:
-        from ..mtl.programs import parse_program
         from ..core.errors import RuleSyntaxError
+        from ..mtl.programs import parse_program
 
         try:
             parse_program(text, f"<rules {iri}>")

@@ -223,9 +223,9 @@ def parse_body(text: str | bytes, fmt: str, stream: str, where: str, *, first_li
     >>> parse_body(b'<urn:a> <urn:p> "\\xff" .', "nt", "urn:s", "http://h/s", now=7)[0][5]
     'http://h/s:1: not UTF-8 text (byte 0xff at column 18); set aside'
     """
+    from ..core.terms import Dictionary
     from ..io.formats import Rejected, read_ntriples_at, read_tnt
     from ..io.lines import decode_text, read_lines
-    from ..core.terms import Dictionary
 
     arrival = int(time.time() * 1000) if now is None else now
     terms = Dictionary()
@@ -263,10 +263,15 @@ def _jsonld_elements(text: str, terms, arrival: int, where: str, line: int, cont
     is a dead letter."""
     from rdflib import Dataset
 
-    from ..io.documents import DocumentRefused, dataset_calls, parse_document
-    from ..io.formats import PROV_GENERATED_AT_TIME, Rejected, StreamElement, read_timestamped_graphs
     from ..core.rdfterms import term_key as key_of
     from ..core.terms import TRIPLE
+    from ..io.documents import DocumentRefused, dataset_calls, parse_document
+    from ..io.formats import (
+        PROV_GENERATED_AT_TIME,
+        Rejected,
+        StreamElement,
+        read_timestamped_graphs,
+    )
 
     try:
         json.loads(text)

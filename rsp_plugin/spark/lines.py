@@ -22,8 +22,8 @@ def tnt_lines(frame, stream: str, *, column: str = "value", name: str | None = N
     def parse(batches: Iterator) -> Iterator:
         import pyarrow as pa
 
-        from ..io.formats import Rejected, read_tnt
         from ..core.terms import Dictionary
+        from ..io.formats import Rejected, read_tnt
 
         seen = 0
         for batch in batches:

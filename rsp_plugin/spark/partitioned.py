@@ -228,11 +228,11 @@ def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str
     a key's engine derives exactly what the one engine derives from that key's
     triples. Returns the query text with the program's path made absolute (the
     executors' engines read it)."""
+    from urllib.parse import unquote, urlparse
+
+    from ..core.terms import TRIPLE
     from ..lars.program import COUNT, ExtendedAtom, Var
     from ..mtl.programs import parse_program_file
-    from ..core.terms import TRIPLE
-
-    from urllib.parse import unquote, urlparse
 
     path = Path(unquote(urlparse(query.rules).path)) if query.rules.startswith("file://") else Path(query.rules)
     program = parse_program_file(path)  # a mistake in it is its own located error
@@ -485,7 +485,6 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
 
     def evaluate(key, frames, state):
         import pandas as pd
-
         from pyspark.sql.streaming.state import GroupState  # noqa: F401 - the state's type
 
         (value,) = key

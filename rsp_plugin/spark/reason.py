@@ -33,7 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import limits
-from .reason_rows import DATALOGMTL, LARS, Reading, block_of, in_line_order, items_of, reading_for
+from .reason_rows import (
+    DATALOGMTL,
+    LARS,
+    Reading,
+    block_of,
+    in_line_order,
+    items_of,
+    reading_for,
+)
 from .rule_split import KeyLocal, OnDriver, TimeSliced, split_of, time_reach
 
 #: lines of the stream file per micro-batch in driver mode

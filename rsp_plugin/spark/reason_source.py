@@ -19,7 +19,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from .reason_rows import SCHEMA, Reading, declared_prefixes, read_piece

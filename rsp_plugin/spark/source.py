@@ -539,9 +539,14 @@ def _block_batches(piece: FilePiece, stream: str) -> Iterator:
 
 def parse_piece(piece: FilePiece) -> Iterator[tuple]:
     """(s, p, o, ts, None) per triple and (None, None, None, None, "FILE:LINE: reason") per dead letter."""
-    from ..io.formats import read_ntriples_at, read_rdf_document_at, read_timestamped_graphs, read_tnt
-    from ..io.lines import read_document, read_lines
     from ..core.terms import Dictionary
+    from ..io.formats import (
+        read_ntriples_at,
+        read_rdf_document_at,
+        read_timestamped_graphs,
+        read_tnt,
+    )
+    from ..io.lines import read_document, read_lines
 
     terms = Dictionary()
     name = piece.path

@@ -33,15 +33,24 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ...core.admission import before_start, too_far
+from ...reasoning.templates import JoinAnalysis, Present
 from ..driver import BatchEnds, BatchReport, Progress
 from ..sinks import DeadLetters, Sink
 from .admission import STATS_SCHEMA, Admission, Decision, batch_stats, plan_gate
-from .content import (FACTS_SCHEMA, Content, background_rows, numbers_table, pointwise_windows, report_bounds,
-                      stored_closures, window_rows, within)
+from .content import (
+    FACTS_SCHEMA,
+    Content,
+    background_rows,
+    numbers_table,
+    pointwise_windows,
+    report_bounds,
+    stored_closures,
+    window_rows,
+    within,
+)
 from .evaluate import Finisher, QueryStage
 from .expand import Expansion, lazy
 from .plan import DistributedPlan
-from ...reasoning.templates import JoinAnalysis, Present
 from .store import FactStore, StoredBatch
 
 
@@ -671,10 +680,10 @@ class DistributedDriver(BatchEnds):
         collected (`data`, finished here), or as they answered it (`given`: k -> `slices` payload)."""
         from collections import Counter
 
-        from ...query.model import R2S
-        from ...query.results import QueryResult, ResultStream
         from ...core.rdfterms import TermCache
         from ...core.terms import Dictionary
+        from ...query.model import R2S
+        from ...query.results import QueryResult, ResultStream
 
         state = self.state
         plan = self.plan

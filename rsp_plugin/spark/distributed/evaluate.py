@@ -32,7 +32,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ...query.backend import Backend, EvaluationContext, Solutions, all_slots, finish, group_slots
+from ...query.backend import (
+    Backend,
+    EvaluationContext,
+    Solutions,
+    all_slots,
+    finish,
+    group_slots,
+)
 from ...query.plan import CompiledPlan, expression_variables
 from .content import TRIPLE, Content, static_code, static_graphs
 from .plan import DistributedPlan, fast_plan

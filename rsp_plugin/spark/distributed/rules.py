@@ -177,8 +177,8 @@ def _comparison_udf(op: str):
     def compared(left, right):
         import pandas as pd
 
-        from ...lars.builtins import compare
         from ...core.terms import Dictionary
+        from ...lars.builtins import compare
 
         terms = Dictionary()
         intern = terms.intern
