@@ -125,7 +125,7 @@ def test_the_page_registers_a_query_and_shows_the_command_lines_results(browser,
         browser.wait_for("document.getElementById('detail').open && "
                          "document.getElementById('detail-title').textContent.startsWith('why')")
         assert browser.evaluate("document.getElementById('detail-body').textContent") == \
-            "this engine gives no explanations (yet)"
+            "explanations are off: start the service with --explain (rsp-plugin serve --explain) to keep them"
         browser.screenshot(shots / "5-explain.png")
     for shot in shots.glob("*.png"):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000

@@ -40,10 +40,10 @@ STREAM = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
 ARGS = ["query", str(QUERY), "--stream", f"http://ex.org/csrbench={STREAM}"]
 
 
-def start_job(checkpoint: Path, out: Path, err: Path) -> subprocess.Popen:
+def start_job(checkpoint: Path, out: Path, err: Path, args: list[str] = ARGS) -> subprocess.Popen:
     with out.open("ab") as stdout, err.open("ab") as stderr:
         return subprocess.Popen(
-            [sys.executable, "-m", "rsp_plugin.cli", *ARGS, "--engine", "spark", "--checkpoint", str(checkpoint),
+            [sys.executable, "-m", "rsp_plugin.cli", *args, "--engine", "spark", "--checkpoint", str(checkpoint),
              "--batch-lines", "60"],
             stdout=stdout, stderr=stderr, cwd=ROOT, start_new_session=True)
 
@@ -129,7 +129,17 @@ def test_a_tampered_checkpoint_is_refused_in_one_line_and_its_code_never_runs(tm
     line break (in the program text they are parsed again from, and in the rule's own text, and a rule stored
     as a Program, the class whose check it skipped), the payload's plain SHA-256 written again."""
     checkpoint, out, err = tmp_path / "chk", tmp_path / "out.jsonl", tmp_path / "err.txt"
-    job = start_job(checkpoint, out, err)
+    # RDFS with a RULES program: the reference materializer, whose rules the state holds as text (RDFS alone
+    # under a static TBox keeps templates, built again from the background, not rules)
+    (tmp_path / "weather-observations.ttl").write_text((QUERY.parent / "weather-observations.ttl").read_text())
+    (tmp_path / "seen.lars").write_text("@prefix om-owl: <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#> .\n"
+                                        "?o om-owl:seen ?s :- ?o om-owl:procedure ?s .\n")
+    query = tmp_path / "observations-rules.rq"
+    query.write_text(QUERY.read_text().replace(
+        "ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>",
+        f"ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>\nRULES <{(tmp_path / 'seen.lars').as_uri()}>"))
+    args = ["query", str(query), "--stream", f"http://ex.org/csrbench={STREAM}"]
+    job = start_job(checkpoint, out, err, args)
     assert job.wait(timeout=300) == 0, err.read_text()
     latest = checkpoint / "rsp-state" / f"state-{committed(checkpoint)}.json"
     mark = tmp_path / "code-ran"
@@ -155,7 +165,7 @@ def test_a_tampered_checkpoint_is_refused_in_one_line_and_its_code_never_runs(tm
 
     def restart() -> tuple[int, list[str]]:
         err.write_text("")
-        again = start_job(checkpoint, out, err)
+        again = start_job(checkpoint, out, err, args)
         code = again.wait(timeout=300)
         return code, [line for line in err.read_text().splitlines() if line.startswith("rsp-plugin:")]
 

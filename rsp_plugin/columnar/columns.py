@@ -14,6 +14,7 @@ and the content is deduplicated only while such a repetition can be in it (a
 hash collision only costs a needless deduplication).
 
 >>> import numpy as np
+>>> from rsp_plugin.query.model import RangeWindow
 >>> window = ColumnTimeWindow(RangeWindow(2000, 1000))
 >>> window.offer_columns(np.array([500, 1500]), np.array([1, 1]), np.array([2, 2]), np.array([3, 4]))
 >>> _ = window.advance(1000); window.content.rows()
