@@ -237,8 +237,12 @@ function renderResults(name) {
 function onReport(report) {
   if (!reports.has(report.query)) reports.set(report.query, []);
   const list = reports.get(report.query);
-  if (list.length && list[list.length - 1].seq >= report.seq) return;  // seen
-  list.push(report);
+  // in seq order, each once: the history read on (re)connecting and the live events may cross
+  let at = list.length;
+  while (at > 0 && list[at - 1].seq > report.seq) at--;
+  if (at > 0 && list[at - 1].seq === report.seq) return;  // seen
+  if (at === 0 && list.length >= KEEP) return;  // older than every report kept
+  list.splice(at, 0, report);
   if (list.length > KEEP) list.splice(0, list.length - KEEP);
   scheduleRender(report.query);
 }
