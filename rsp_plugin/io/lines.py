@@ -391,5 +391,41 @@ def count_lines(paths: Iterable) -> int:
     return total
 
 
-__all__ = ["Rejected", "check_line", "count_lines", "decode_text", "lines_of", "read_blocks", "read_document", "read_lines",
+class BoundedReader:
+    """A binary file read up to `limit` bytes from where it stands (a piece of a larger file)."""
+
+    def __init__(self, handle, limit: int):
+        self.handle, self.left = handle, limit
+
+    def readinto(self, view) -> int:
+        if self.left <= 0:
+            return 0
+        wanted = min(len(view), self.left)
+        count = self.handle.readinto(view[:wanted])
+        self.left -= count
+        return count
+
+    def read(self, size: int = -1) -> bytes:
+        if self.left <= 0:
+            return b""
+        data = self.handle.read(self.left if size < 0 else min(size, self.left))
+        self.left -= len(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        if self.left <= 0:
+            return b""
+        data = self.handle.readline(self.left if size < 0 else min(size, self.left))
+        self.left -= len(data)
+        return data
+
+    def __iter__(self):
+        while True:
+            line = self.readline()
+            if not line:
+                return
+            yield line
+
+
+__all__ = ["BoundedReader", "Rejected", "check_line", "count_lines", "decode_text", "lines_of", "read_blocks", "read_document", "read_lines",
            "set_aside_bad_escapes"]

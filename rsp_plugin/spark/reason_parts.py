@@ -359,8 +359,8 @@ class _Keeper:
         self.texts.append(json.dumps([error.msg, error.filename, error.lineno, error.offset]))
 
 
-class _PartReplay(Replay):
-    """A LARS part: its changes kept (`_Keeper`), not written."""
+class _Kept:
+    """A part's replay: what it writes goes to a `_Keeper`; a bound it passes names its time point."""
 
     def __init__(self, keeper, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -372,24 +372,17 @@ class _PartReplay(Replay):
         except LimitError as error:
             error.point = point
             raise
+
+
+class _PartReplay(_Kept, Replay):
+    """A LARS part: its changes kept (`_Keeper`), not written."""
 
     def write(self, point, started, stopped, out):
         self.keeper.changed(point, started, written(started, self.terms), stopped)
 
 
-class _PartMetricReplay(MetricReplay):
+class _PartMetricReplay(_Kept, MetricReplay):
     """A DatalogMTL part: its lines kept as changes (`_Keeper`), not written."""
-
-    def __init__(self, keeper, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.keeper = keeper
-
-    def _evaluate(self, point, facts, out):
-        try:
-            super()._evaluate(point, facts, out)
-        except LimitError as error:
-            error.point = point
-            raise
 
     def write(self, point, holding, out):
         owned = self.keeper.owned

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..core import limits
-from ..io.lines import Rejected
+from ..io.lines import BoundedReader, Rejected
 
 #: the rows' columns (a DDL string, as a data source's schema may be)
 SCHEMA = "line BIGINT, first BIGINT, last BIGINT, predicate STRING, args ARRAY<STRING>, rejected STRING"
@@ -117,42 +117,6 @@ def declared_prefixes(path: str | Path, end: int, max_line_bytes: int | None = l
 # executors: a piece of the file as rows -------------------------------------------------------------------------
 
 
-class _Bounded:
-    """A binary file read up to `limit` bytes from where it stands (a piece of a larger file)."""
-
-    def __init__(self, handle, limit: int):
-        self.handle, self.left = handle, limit
-
-    def readinto(self, view) -> int:
-        if self.left <= 0:
-            return 0
-        wanted = min(len(view), self.left)
-        count = self.handle.readinto(view[:wanted])
-        self.left -= count
-        return count
-
-    def read(self, size: int = -1) -> bytes:
-        if self.left <= 0:
-            return b""
-        data = self.handle.read(self.left if size < 0 else min(size, self.left))
-        self.left -= len(data)
-        return data
-
-    def readline(self, size: int = -1) -> bytes:
-        if self.left <= 0:
-            return b""
-        data = self.handle.readline(self.left if size < 0 else min(size, self.left))
-        self.left -= len(data)
-        return data
-
-    def __iter__(self):
-        while True:
-            line = self.readline()
-            if not line:
-                return
-            yield line
-
-
 def read_piece(reading: Reading, start: int, end: int, first_line: int, prefixes: dict[str, str],
                name: str | None = None) -> Iterator:
     """Bytes [start, end) of the stream file (whole lines, the first numbered `first_line` + 1) as Arrow
@@ -164,7 +128,7 @@ def read_piece(reading: Reading, start: int, end: int, first_line: int, prefixes
     terms = Dictionary()
     with open(reading.path, "rb") as handle:
         handle.seek(start)
-        bounded = _Bounded(handle, end - start)
+        bounded = BoundedReader(handle, end - start)
         if reading.language == LARS:
             yield from _lars_batches(reading, bounded, first_line, dict(prefixes), terms, name)
         else:

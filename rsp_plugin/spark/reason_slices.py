@@ -27,7 +27,8 @@ import io
 from dataclasses import dataclass
 
 from ..columnar.reason import Replay
-from .reason_rows import Reading, _Bounded
+from ..io.lines import BoundedReader
+from .reason_rows import Reading
 
 #: bytes read at first before a range (doubled until the margin is in)
 MARGIN_BYTES = 1 << 16
@@ -101,7 +102,7 @@ def _blocks(job: SliceJob, terms, start: int, end: int) -> list:
         return out
     with open(reading.path, "rb") as handle:
         handle.seek(start)
-        for first_line, data, too_long in byte_blocks(_Bounded(handle, end - start), BLOCK_BYTES,
+        for first_line, data, too_long in byte_blocks(BoundedReader(handle, end - start), BLOCK_BYTES,
                                                        filename=job.stream_name,
                                                        max_line_bytes=reading.max_line_bytes):
             data = bytes(data)

@@ -62,6 +62,7 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from ..core import limits
 from ..core.iris import file_iri
+from ..io.lines import BoundedReader
 
 #: The source's columns (a DDL string, as `DataSource.schema` may return).
 SCHEMA = "stream STRING, s STRING, p STRING, o STRING, ts BIGINT, rejected STRING"
@@ -415,21 +416,6 @@ def read_piece(piece: FilePiece, stream: str) -> Iterator:
         names=list(COLUMNS))
 
 
-class _Bounded:
-    """A binary file read up to `limit` bytes from where it stands (a piece of a larger file)."""
-
-    def __init__(self, handle, limit: int):
-        self.handle, self.left = handle, limit
-
-    def readinto(self, view) -> int:
-        if self.left <= 0:
-            return 0
-        wanted = min(len(view), self.left)
-        count = self.handle.readinto(view[:wanted])
-        self.left -= count
-        return count
-
-
 def piece_row(piece: FilePiece) -> tuple:
     """A piece as a row of `PIECES_SCHEMA` (`emit` pieces)."""
     return (piece.path, piece.fmt, piece.start, piece.end, piece.first_line, piece.timestamp, piece.file_time,
@@ -455,7 +441,7 @@ def piece_blocks(piece: FilePiece, terms) -> Iterator[tuple]:
     bound = getattr(piece, "max_line_bytes", limits.MAX_LINE_BYTES)
     with open(piece.path, "rb") as handle:
         handle.seek(piece.start)
-        reader = _Bounded(handle, piece.end - piece.start)
+        reader = BoundedReader(handle, piece.end - piece.start)
         for block in read_tnt_blocks(piece.path, terms, tick_ms=1, handle=reader, moment=moment,
                                      filename=piece.path, max_line_bytes=bound):
             good = len(block)
