@@ -12,9 +12,26 @@ os.environ.setdefault("POLARS_MAX_THREADS", "1")
 import pytest
 
 
-#: Spark tests in two halves of about equal time, each half in one worker with one Spark session
-#: (the other half: the cluster, checkpoint, partitioned and safety tests)
-SPARK_FIRST_HALF = {"test_w3c_sparql11", "test_spark_query", "test_spark_source", "test_spark_http", "test_readme"}
+#: The Spark tests in three groups of about equal time (seconds measured in a whole run), each group run
+#: by one worker sharing its Spark session: test ids by their beginnings. The local-cluster tests (their JVMs
+#: take a minute to start) are all in the second, so one worker starts that cluster.
+SPARK_GROUPS = {
+    "tests/test_w3c_sparql11.py::test_every_one_through_spark": 1,  # 172 s: 235 streaming queries
+    "tests/test_spark_query.py": 1, "tests/test_spark_source.py": 1, "tests/test_spark_http.py": 1,
+    "tests/test_readme.py::test_a_shell_block_runs_as_written[docs/spark.md": 1,
+    "tests/test_readme.py::test_a_python_block_runs_as_written[docs/spark.md": 1,
+    "tests/test_spark_cluster.py": 2, "tests/test_spark_reason.py": 2, "tests/test_spark_checkpoint.py": 2,
+    "tests/test_spark_distributed.py": 3, "tests/test_spark_slices.py": 3, "tests/test_spark_partitioned.py": 3,
+    "tests/test_mqtt_spark.py": 3, "tests/test_spark_safety.py": 3,
+}
+
+
+def spark_group(nodeid: str) -> str | None:
+    """The group of a test id (None: a test of its own)."""
+    for beginning, group in SPARK_GROUPS.items():
+        if nodeid.startswith(beginning):
+            return f"spark-{group}"
+    return None
 
 
 @pytest.fixture(scope="session")
@@ -36,13 +53,21 @@ def cluster():
     worker.close()
 
 
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`--dist loadgroup`), the Spark tests run in two workers, each half in one
-    of them sharing its Spark session, as in a single process; the other workers take the rest."""
-    for item in items:
-        if item.get_closest_marker("spark") is not None:
-            half = 1 if item.module.__name__.rpartition(".")[2] in SPARK_FIRST_HALF else 2
-            item.add_marker(pytest.mark.xdist_group(f"spark-{half}"))
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist, xdist's scheduling by scopes with the Spark groups as scopes (`spark_group`) and
+    every other test a scope of its own: a group runs in one worker, as in a single process, and xdist
+    hands out the scopes with the most tests first, so the long groups start at once and single tests
+    fill the workers' ends. (Set here, on the controller: xdist's `xdist_group` marks, read on the
+    workers, no longer reach the test ids under pytest 9.)"""
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None  # (another --dist asked for: xdist's own)
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SparkGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return spark_group(nodeid) or nodeid
+
+    return SparkGroups(config, log)
 
 
 def pytest_xdist_auto_num_workers(config):

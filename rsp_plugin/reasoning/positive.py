@@ -135,6 +135,67 @@ def readers(rules: list[PositiveRule]) -> dict[int, list[tuple[int, int]]]:
     return found
 
 
+def unify(pattern: tuple, values: tuple, binding: dict) -> dict | None:
+    """`binding` extended so that `pattern` (Var | id) matches `values`, a new dict; None if it cannot."""
+    if len(pattern) != len(values):
+        return None
+    out = binding
+    copied = False
+    for term, value in zip(pattern, values):
+        if isinstance(term, Var):
+            bound = out.get(term)
+            if bound is None:
+                if not copied:
+                    out, copied = dict(out), True
+                out[term] = value
+            elif bound != value:
+                return None
+        elif term != value:
+            return None
+    return out if copied else dict(out)
+
+
+class NoFacts:
+    """An empty annotated store (`weakest_bindings` over lasting facts alone)."""
+
+    @staticmethod
+    def match(predicate: int, pattern: tuple) -> tuple:
+        return ()
+
+    @staticmethod
+    def note(fact) -> None:
+        return None
+
+
+def weakest_bindings(rule: PositiveRule, rest: list[int], binding: dict, note: int, lasting, annotated, holds):
+    """The bindings of `rule`'s atoms at positions `rest`, extending `binding`, each with the weakest note of
+    its premises: over facts that hold for good (`lasting.match(predicate, pattern)`, None in a pattern
+    free) and annotated ones (`annotated.match`, `annotated.note(fact)`: an expiry or a tag, None once
+    gone), the note being the least of `note` and those of the annotated facts used. The most-bound atom
+    is joined first; `holds(rule, binding)` decides the comparisons bound so far.
+
+    Every closure of positive rules whose facts carry a note joins this way: the shapes' expiries
+    (`shapes.Joins`), the templates' SEED / LASTING tags (`templates.Closure`), B* itself (no notes)."""
+    if not rest:
+        yield binding, note
+        return
+    choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i].args if not isinstance(a, Var) or a in binding))
+    predicate, args = rule.atoms[choice]
+    pattern = tuple(binding.get(a) if isinstance(a, Var) else a for a in args)
+    others = [i for i in rest if i != choice]
+    for candidate in lasting.match(predicate, pattern):
+        extended = unify(args, candidate, binding)
+        if extended is not None and holds(rule, extended):
+            yield from weakest_bindings(rule, others, extended, note, lasting, annotated, holds)
+    for candidate in annotated.match(predicate, pattern):
+        known = annotated.note((predicate, candidate))
+        if known is None:
+            continue
+        extended = unify(args, candidate, binding)
+        if extended is not None and holds(rule, extended):
+            yield from weakest_bindings(rule, others, extended, min(note, known), lasting, annotated, holds)
+
+
 def _plain(literal: ExtendedAtom) -> bool:
     return not literal.negated and literal.modality == PLAIN and literal.window is None and literal.time is None
 
@@ -153,5 +214,5 @@ def _reads_lifted(rule: Rule, lifted: set[int]) -> bool:
     return any(isinstance(literal, ExtendedAtom) and literal.atom.predicate in lifted for literal in rule.body)
 
 
-__all__ = ["NotPositive", "Pattern", "PositiveRule", "Test", "compile_profile", "compile_program", "compile_rule",
-           "readers"]
+__all__ = ["NoFacts", "NotPositive", "Pattern", "PositiveRule", "Test", "compile_profile", "compile_program",
+           "compile_rule", "readers", "unify", "weakest_bindings"]

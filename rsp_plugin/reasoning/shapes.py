@@ -62,7 +62,7 @@ from .materializer import (
     materialization_program,
     profile_name,
 )
-from .positive import PositiveRule, compile_program
+from .positive import NoFacts, PositiveRule, compile_program, unify, weakest_bindings
 from .templates import LASTING, SEED, Closure, FactBase, inert_reflexive
 
 Triple = tuple[int, int, int]
@@ -790,11 +790,12 @@ def _background_closure(rules: list[PositiveRule], closure: Closure, facts) -> F
         for predicate, args in delta:
             for number, position in readers.get(predicate, ()):
                 rule = rules[number]
-                binding = _unify(rule.atoms[position].args, args, {})
+                binding = unify(rule.atoms[position].args, args, {})
                 if binding is None or not closure._comparisons_hold(rule, binding):
                     continue
                 rest = [i for i in range(len(rule.atoms)) if i != position]
-                for bound in _extend_base(rule, rest, binding, base, closure):
+                for bound, _ in weakest_bindings(rule, rest, binding, 0, _Snapshot(base), NoFacts,
+                                                 closure._comparisons_hold):
                     head = (rule.head.predicate, tuple(bound[a] if isinstance(a, Var) else a for a in rule.head.args))
                     if base.add(*head):
                         fresh.append(head)
@@ -802,18 +803,14 @@ def _background_closure(rules: list[PositiveRule], closure: Closure, facts) -> F
     return base
 
 
-def _extend_base(rule, rest, binding, base: FactBase, closure: Closure):
-    if not rest:
-        yield binding
-        return
-    choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i].args if not isinstance(a, Var) or a in binding))
-    predicate, args = rule.atoms[choice]
-    pattern = tuple(binding.get(a) if isinstance(a, Var) else a for a in args)
-    others = [i for i in rest if i != choice]
-    for candidate in list(base.match(predicate, pattern)):
-        extended = _unify(args, candidate, binding)
-        if extended is not None and closure._comparisons_hold(rule, extended):
-            yield from _extend_base(rule, others, extended, base, closure)
+class _Snapshot:
+    """A base that grows while it is joined over: each match a copy, as it was when asked."""
+
+    def __init__(self, base: FactBase):
+        self.base = base
+
+    def match(self, predicate: int, pattern: tuple) -> list[tuple]:
+        return list(self.base.match(predicate, pattern))
 
 
 def _distinct(s, p, o):
@@ -872,7 +869,7 @@ class Joins:
                 values: dict[Var, set] = {a: set() for a in args if isinstance(a, Var)}
                 matched = False
                 for found in base.match(predicate, pattern):
-                    if len(found) != len(args) or _unify(args, found, {}) is None:
+                    if len(found) != len(args) or unify(args, found, {}) is None:
                         continue
                     matched = True
                     for a, value in zip(args, found):
@@ -1024,6 +1021,11 @@ class Joins:
         owner, store, base = self.owner, self._store, self.owner.base
         now = owner.now
         rules = owner.rules
+        numbers = owner.terms.numbers
+
+        def holds(rule: PositiveRule, binding: dict) -> bool:
+            return _tests_hold(rule, binding, numbers)
+
         readers: dict[int, list] = defaultdict(list)
         for number in self.active:
             for position, atom in enumerate(rules[number].atoms):
@@ -1041,11 +1043,11 @@ class Joins:
                     continue
                 for number, position in readers.get(fact[0], ()):
                     rule = rules[number]
-                    binding = _unify(rule.atoms[position].args, fact[1], {})
-                    if binding is None or not _tests_hold(rule, binding, owner.terms.numbers):
+                    binding = unify(rule.atoms[position].args, fact[1], {})
+                    if binding is None or not holds(rule, binding):
                         continue
                     rest = [i for i in range(len(rule.atoms)) if i != position]
-                    for bound, weakest in _extend(rule, rest, binding, h, base, store, owner.terms.numbers):
+                    for bound, weakest in weakest_bindings(rule, rest, binding, h, base, store, holds):
                         if weakest < now:
                             continue
                         head = (rule.head.predicate,
@@ -1084,6 +1086,10 @@ class _Annotated:
 
     def get(self, fact, default=None):
         return self.h.get(fact, default)
+
+    def note(self, fact) -> int | None:
+        """Its expiry (None: not held), as `positive.weakest_bindings` reads it."""
+        return self.h.get(fact)
 
     def raise_to(self, fact, h: int) -> bool:
         """Hold `fact` until h at least; True if that is new or longer."""
@@ -1130,22 +1136,6 @@ class _Annotated:
         return (term for _, args in self.h for term in args)
 
 
-def _unify(pattern: tuple, values: tuple, binding: dict) -> dict | None:
-    if len(pattern) != len(values):
-        return None
-    out = dict(binding)
-    for term, value in zip(pattern, values):
-        if isinstance(term, Var):
-            bound = out.get(term)
-            if bound is None:
-                out[term] = value
-            elif bound != value:
-                return None
-        elif term != value:
-            return None
-    return out
-
-
 def _tests_hold(rule: PositiveRule, binding: dict, numbers) -> bool:
     from ..lars.builtins import compare
 
@@ -1157,28 +1147,6 @@ def _tests_hold(rule: PositiveRule, binding: dict, numbers) -> bool:
         if not compare(op, a, b, numbers):
             return False
     return True
-
-
-def _extend(rule, rest, binding, h, base: FactBase, store: _Annotated, numbers):
-    """Bindings of the other atoms over B* (never expires) and the store, with the weakest expiry."""
-    if not rest:
-        yield binding, h
-        return
-    choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i].args if not isinstance(a, Var) or a in binding))
-    predicate, args = rule.atoms[choice]
-    pattern = tuple(binding.get(a) if isinstance(a, Var) else a for a in args)
-    others = [i for i in rest if i != choice]
-    for candidate in base.match(predicate, pattern):
-        extended = _unify(args, candidate, binding)
-        if extended is not None and _tests_hold(rule, extended, numbers):
-            yield from _extend(rule, others, extended, h, base, store, numbers)
-    for candidate in store.match(predicate, pattern):
-        known = store.get((predicate, candidate))
-        if known is None:
-            continue
-        extended = _unify(args, candidate, binding)
-        if extended is not None and _tests_hold(rule, extended, numbers):
-            yield from _extend(rule, others, extended, min(h, known), base, store, numbers)
 
 
 __all__ = ["Joins", "ShapeMaterializer", "ShapeReport", "supports"]

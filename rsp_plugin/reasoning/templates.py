@@ -45,7 +45,7 @@ from ..lars.builtins import compare
 from ..lars.program import Var
 from .datatypes import literal_facts
 from .materializer import profile_name
-from .positive import PositiveRule, compile_profile, readers
+from .positive import PositiveRule, compile_profile, readers, unify, weakest_bindings
 
 Fact = tuple[str, tuple[str, ...]]
 #: a derived fact that needs the seed triple (expires with it), or only literal facts (never expires)
@@ -123,7 +123,7 @@ class Closure:
                 tag = known[fact]
                 for number, position in self.readers.get(fact[0], ()):
                     rule = self.rules[number]
-                    binding = _unify(rule.atoms[position].args, fact[1], {})
+                    binding = unify(rule.atoms[position].args, fact[1], {})
                     if binding is None:
                         continue
                     for bound, derived_tag in self._join(rule, position, binding, tag, base, known, by_predicate):
@@ -146,27 +146,8 @@ class Closure:
         if not self._comparisons_hold(rule, binding):
             return
         rest = [i for i in range(len(rule.atoms)) if i != skip]
-        yield from self._extend(rule, rest, binding, tag, base, known, by_predicate)
-
-    def _extend(self, rule, rest, binding, tag, base, known, by_predicate):
-        if not rest:
-            yield binding, tag
-            return
-        choice = max(rest, key=lambda i: sum(1 for a in rule.atoms[i].args if not isinstance(a, Var) or a in binding))
-        predicate, args = rule.atoms[choice]
-        pattern = tuple(binding.get(a) if isinstance(a, Var) else a for a in args)
-        others = [i for i in rest if i != choice]
-        for candidate in base.match(predicate, pattern):
-            extended = _unify(args, candidate, binding)
-            if extended is not None and self._comparisons_hold(rule, extended):
-                yield from self._extend(rule, others, extended, tag, base, known, by_predicate)
-        for candidate in list(by_predicate.get(predicate, ())):
-            if len(candidate) != len(pattern) or any(p is not None and p != c for p, c in zip(pattern, candidate)):
-                continue
-            extended = _unify(args, candidate, binding)
-            if extended is not None and self._comparisons_hold(rule, extended):
-                weaker = min(tag, known[(predicate, candidate)])
-                yield from self._extend(rule, others, extended, weaker, base, known, by_predicate)
+        yield from weakest_bindings(rule, rest, binding, tag, base, _Tagged(known, by_predicate),
+                                    self._comparisons_hold)
 
     def _comparisons_hold(self, rule: PositiveRule, binding: dict) -> bool:
         numbers = self.terms.numbers
@@ -191,23 +172,18 @@ class Closure:
         return base
 
 
-def _unify(pattern: tuple, values: tuple, binding: dict) -> dict | None:
-    if len(pattern) != len(values):
-        return None
-    out = binding
-    copied = False
-    for term, value in zip(pattern, values):
-        if isinstance(term, Var):
-            bound = out.get(term)
-            if bound is None:
-                if not copied:
-                    out, copied = dict(out), True
-                out[term] = value
-            elif bound != value:
-                return None
-        elif term != value:
-            return None
-    return out if copied else dict(out)
+class _Tagged:
+    """The facts a closure derived, with their tags, as `weakest_bindings` reads annotated facts."""
+
+    def __init__(self, known: dict, by_predicate: dict):
+        self.known, self.by_predicate = known, by_predicate
+
+    def match(self, predicate: int, pattern: tuple) -> list[tuple]:
+        return [candidate for candidate in self.by_predicate.get(predicate, ())
+                if len(candidate) == len(pattern) and all(p is None or p == c for p, c in zip(pattern, candidate))]
+
+    def note(self, fact) -> int | None:
+        return self.known.get(fact)
 
 
 class SeedReasoner:
