@@ -239,7 +239,7 @@ def plan_of(engine, name: str | None = None, lanes: int | None = None) -> Distri
             raise NotDistributed("a RULES program over several sources (the time slices it runs on cut one "
                                  "timeline)")
         depths = _rules_depths(registered, windows)
-        rules = engine.datasets.rules_program(query).source
+        rules = _rules_text(engine, registered)
     terms = engine.terms
     keys = terms.keys
     background, static = [], {}
@@ -285,6 +285,23 @@ def _rules_depths(registered, windows: list[Window]) -> list[int]:
             raise NotDistributed(f"a RULES program whose {found.reason}")
         depths.append((found.reach + 1) * view.tick)
     return depths
+
+
+def _rules_text(engine, registered) -> str:
+    """The text of the RULES program the query registered with: given as text, or the one its windows' views
+    were parsed from (the user's rules keep their origin); a program of ground triples alone (they became the
+    materialization's background) is read again."""
+    query = registered.query
+    given = engine.datasets.rules_sources.get(query.rules)
+    if given is not None:
+        return given
+    for _, shared in registered.windows:
+        program = shared.view.materializer.program
+        for rule in program.rules:
+            origin = rule.origin[0] if rule.origin else None
+            if origin is not None and origin.filename == program.filename and hasattr(origin, "text"):
+                return origin.text
+    return engine.datasets.rules_program(query).source
 
 
 def _check_body(registered) -> None:
