@@ -502,21 +502,27 @@ class DistributedDriver(BatchEnds):
         def wanted(k: int) -> bool:
             return k_lo <= k <= last and k not in interior
 
-        # the carry holds every element from where the next report reads (`_keep_carry`): when the stream had
-        # elements before that, a RULES materialization starts its timeline there, not at its first triple,
-        # and the engine reports every instant after it (a gap's too, though its first triple comes later)
-        start = None
-        if state.reported is not None:
-            start = needed_from(self.plan, state.reported + 1)
+        first_wanted = next((k for k in range(k_lo, last + 1) if k not in interior), None)
+        edges = {}
+        if first_wanted is not None:
+            # the engine runs from where the first instant it answers reads (the carry's start at the earliest:
+            # the edges before it are slices' whose instants they answered). When the stream had elements before
+            # that, a RULES materialization starts its timeline there, not at its first triple, and the engine
+            # reports every instant after it (a gap's too, though its first triple may come later)
+            start = needed_from(self.plan, first_wanted)
             seen = state.admission.first_seen
             if seen is None or seen >= start:
                 start = None
-        floors = timeline.column("floor")
-        edges = answers_over(self.plan, background, self.state.admission.lanes[0],
-                             timeline.column("ts").to_numpy(), timeline.column("s"), timeline.column("p"),
-                             timeline.column("o"), self.plan.grid.instant(last), wanted, start=start, after=start,
-                             floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors)
-                             else None)
+            else:
+                import pyarrow.compute as pc
+
+                timeline = timeline.filter(pc.greater_equal(timeline.column("ts"), start))
+            floors = timeline.column("floor")
+            edges = answers_over(self.plan, background, self.state.admission.lanes[0],
+                                 timeline.column("ts").to_numpy(), timeline.column("s"), timeline.column("p"),
+                                 timeline.column("o"), self.plan.grid.instant(last), wanted, start=start,
+                                 after=start, floors=floors.fill_null(NO_FLOOR).to_numpy()
+                                 if floors.null_count < len(floors) else None)
         results = self._answers(k_lo, last, {}, given={**edges, **{k: v for k, v in interior.items()
                                                                   if k_lo <= k <= last}})
         state.reported = last
