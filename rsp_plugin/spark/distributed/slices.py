@@ -32,6 +32,20 @@ the local engine's own code: its answers are `--engine local`'s.
 When the check fails (time out of order, the gap bound, several sources) the
 batch goes the general way (`driver.DistributedDriver`: admission on the driver,
 the facts' instant intervals, Spark plans), and so does the rest of the run.
+
+Under RULES, R is how far back the query's program reads (`plan.DistributedPlan.
+depth`, proved in plan.py's docstring and docs/spark.md), and every engine here
+runs the program from the plan's text. Its materialization's timeline must not
+start at the engine's first triple when elements came before that: a BOX there
+would be clipped where the whole run's reads a gap's empty points. So an engine
+whose elements are complete from a time C, with elements before C in the stream,
+starts its timeline at C (`start_timeline`) and reports every instant after C
+(`RegisteredQuery.report_after`): a piece that looks back (C: the last line
+before it less R), and the driver's engine (C: where the first instant it
+answers reads, the carry's start at the earliest). A batch the check refuses
+goes through the driver's engine instead (the general way has no LARS engine),
+each late row given once the watermark is at its floor (`answers_over`), and a
+later batch in order comes back here.
 """
 
 from __future__ import annotations
