@@ -499,30 +499,29 @@ class DistributedDriver(BatchEnds):
             return []
         background = self._slice_background.value if self._slice_background is not None else ""
 
-        def wanted(k: int) -> bool:
-            return k_lo <= k <= last and k not in interior
+        # each run of instants no partition answered, by an engine over the rows its reports read: from the
+        # first one's `needed_from` (the carry's start at the earliest) to the last one. When the stream had
+        # elements before that, a RULES materialization starts its timeline there, not at its first triple,
+        # and the engine reports every instant after it (a gap's too, though its first triple may come later)
+        import pyarrow.compute as pc
 
-        first_wanted = next((k for k in range(k_lo, last + 1) if k not in interior), None)
         edges = {}
-        if first_wanted is not None:
-            # the engine runs from where the first instant it answers reads (the carry's start at the earliest:
-            # the edges before it are slices' whose instants they answered). When the stream had elements before
-            # that, a RULES materialization starts its timeline there, not at its first triple, and the engine
-            # reports every instant after it (a gap's too, though its first triple may come later)
-            start = needed_from(self.plan, first_wanted)
+        for run_first, run_last in _runs([k for k in range(k_lo, last + 1) if k not in interior]):
+            start = needed_from(self.plan, run_first)
             seen = state.admission.first_seen
+            until = self.plan.grid.instant(run_last)
+            stamps = timeline.column("ts")
             if seen is None or seen >= start:
                 start = None
+                rows = timeline.filter(pc.less_equal(stamps, until))
             else:
-                import pyarrow.compute as pc
-
-                timeline = timeline.filter(pc.greater_equal(timeline.column("ts"), start))
-            floors = timeline.column("floor")
-            edges = answers_over(self.plan, background, self.state.admission.lanes[0],
-                                 timeline.column("ts").to_numpy(), timeline.column("s"), timeline.column("p"),
-                                 timeline.column("o"), self.plan.grid.instant(last), wanted, start=start,
-                                 after=start, floors=floors.fill_null(NO_FLOOR).to_numpy()
-                                 if floors.null_count < len(floors) else None)
+                rows = timeline.filter(pc.and_(pc.greater_equal(stamps, start), pc.less_equal(stamps, until)))
+            floors = rows.column("floor")
+            edges.update(answers_over(
+                self.plan, background, self.state.admission.lanes[0], rows.column("ts").to_numpy(),
+                rows.column("s"), rows.column("p"), rows.column("o"), until,
+                lambda k, low=run_first, high=run_last: low <= k <= high, start=start, after=start,
+                floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors) else None))
         results = self._answers(k_lo, last, {}, given={**edges, **{k: v for k, v in interior.items()
                                                                   if k_lo <= k <= last}})
         state.reported = last
@@ -844,6 +843,17 @@ class _Background:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def _runs(numbers: list[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive numbers of a sorted list: [(first, last), ...]."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return [(first, last) for first, last in runs]
 
 
 def _counts(admission: Admission, stats: list[dict]) -> dict[str, int]:
