@@ -150,11 +150,11 @@ def test_a_window_reads_back_its_range_and_the_programs_reach(tmp_path, program,
 
 
 @pytest.mark.parametrize("program,why", [
-    ("q(X) :- @T p(X) .", "a RULES program whose rule q(X) :- @T p(X) . at {file}:3 reads the whole past "
-                          "(@T without a window)"),
-    ("p(X) :- [RANGE 2] DIAMOND p(X) .", "a RULES program whose rule p(X) :- [RANGE 2] DIAMOND p(X) . at "
-                                         "{file}:3 reaches back through a recursion over windows (its window "
-                                         "feeds p back)"),
+    ("q(X) :- @T p(X) .", ("a RULES program whose rule q(X) :- @T p(X) . at {file}:3 reads the whole past "
+                           "(@T without a window)")),
+    ("p(X) :- [RANGE 2] DIAMOND p(X) .", ("a RULES program whose rule p(X) :- [RANGE 2] DIAMOND p(X) . at "
+                                          "{file}:3 reaches back through a recursion over windows (its window "
+                                          "feeds p back)")),
 ])
 def test_a_program_without_a_bounded_reach_stays_on_the_driver_and_says_why(tmp_path, program, why):
     from rsp_plugin.spark.distributed import NotDistributed, plan_of
@@ -210,7 +210,7 @@ def test_an_engine_fed_from_where_a_report_reads_answers_it_as_the_whole_run(tmp
         if len(rows) == len(times) or not len(rows):
             continue
         found = answers_over(plan, "", STREAM, times[rows], *(pa.array([column[i] for i in rows]) for column in (s, p, o)),
-                             tau, lambda j: j == k, start=start, after=start)
+                             tau, lambda j, k=k: j == k, start=start, after=start)
         expected = dict(want[tau])
         expected.pop("name", None)
         assert _answer(text, tau, found[k]) == expected, tau
@@ -357,6 +357,6 @@ def test_the_command_line_says_why_a_program_stays_on_the_driver(spark, tmp_path
         runs[engine[1]] = out.getvalue(), err.getvalue()
     assert runs["spark"][0] == runs["local"][0] and runs["local"][0].strip()
     said = [line for line in runs["spark"][1].splitlines() if "not distributed yet" in line]
-    assert said == [f"rsp-plugin: --mode distributed: a RULES program whose rule ?s a ex:Seen :- @T ?s ex:state "
-                    f"ex:on . at {tmp_path / 'p.lars'}:2 reads the whole past (@T without a window) is not "
-                    "distributed yet; the query runs in --mode driver"]
+    assert said == [(f"rsp-plugin: --mode distributed: a RULES program whose rule ?s a ex:Seen :- @T ?s ex:state "
+                     f"ex:on . at {tmp_path / 'p.lars'}:2 reads the whole past (@T without a window) is not "
+                     "distributed yet; the query runs in --mode driver")]

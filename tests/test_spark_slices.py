@@ -117,7 +117,8 @@ def test_under_compute_every_a_slice_reaches_back_to_its_windows_last_boundary(t
         first, last = int(times[start]), int(times[stop - 1])
         found = answers_over(plan, "", STREAM, times[start:stop], pa.array(s[start:stop]), pa.array(p[start:stop]),
                              pa.array(o[start:stop]), last,
-                             lambda k: plan.grid.instant(k) - reach(plan) > first and plan.grid.instant(k) <= last)
+                             lambda k, first=first, last=last: first < plan.grid.instant(k) - reach(plan)
+                             and plan.grid.instant(k) <= last)
         for k, payload in found.items():
             engine = _engine(text)
             shown = QueryResult("q", plan.grid.instant(k), payload_answer(payload, engine.terms), engine.terms)
