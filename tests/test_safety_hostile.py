@@ -360,3 +360,8 @@ def test_an_engine_for_others_queries_reads_no_file_a_query_names(tmp_path):
     engine.register_stream(f"{EX}s")
     engine.register_query(f"SELECT * FROM STREAM <{EX}s> [RANGE 1s STEP 1s] FROM <g.ttl> WHERE {{ ?x ?p ?y }}",
                           base=base)
+    engine = RSPEngine(allow_files=False)
+    engine.add_rules(base + "r.lars", "q(X) :- p(X) .\n")  # a program given as text: no file read
+    engine.register_stream(f"{EX}s")
+    engine.register_query(f"SELECT * FROM STREAM <{EX}s> [RANGE 1s STEP 1s] RULES <r.lars> WHERE {{ ?x ?p ?y }}",
+                          base=base)

@@ -78,6 +78,22 @@ def test_every_shared_query_distributed_gives_the_local_results(cluster, query):
 
 
 
+def test_a_rules_query_distributed_gives_the_local_results(cluster, tmp_path):
+    """A LARS program as RULES (the `bench spark` lars workload) on the executors' time slices; the rest of
+    RULES in distributed queries is tests/test_spark_rules_distributed.py's."""
+    from rsp_plugin.bench.spark import EX
+    from rsp_plugin.bench.spark_modes import QUERIES, RULES, write_observations
+
+    (tmp_path / "rules.lars").write_text(RULES)
+    write_observations(tmp_path / "obs.tnt", 30_000)
+    (tmp_path / "q.rq").write_text(QUERIES["lars"].format(ex=EX, stream="http://ex/s", ontology="",
+                                                         rules=tmp_path / "rules.lars"))
+    want, got, err = both(cluster, tmp_path / "q.rq", "--stream", f"http://ex/s={tmp_path / 'obs.tnt'}",
+                          batch_lines=10_000)
+    assert got == want and '"bindings": [{' in want and NOT_YET not in err
+    assert err.count("rsp-plugin: batch ") >= 3
+
+
 # entailment ------------------------------------------------------------------------------------------------
 
 

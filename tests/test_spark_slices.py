@@ -93,6 +93,40 @@ def test_a_slice_answers_the_instants_inside_it_as_the_whole_stream_does(tmp_pat
         assert (middle >= first + width).all() and (middle < last - width).all()
 
 
+def test_under_compute_every_a_slice_reaches_back_to_its_windows_last_boundary(tmp_path):
+    """COMPUTE EVERY 1s over [RANGE 3s STEP 2s]: a report at an odd second shows the window of the second
+    before, [tau - 4s, tau - 1s), so R is 3 s + 1 s (`reach`); with R = 3 s a slice would answer such a
+    report without the elements of its first second."""
+    import pyarrow as pa
+
+    from rsp_plugin.query.results import QueryResult
+    from rsp_plugin.spark.distributed.plan import plan_of
+    from rsp_plugin.spark.distributed.slices import answers_over, payload_answer, reach
+
+    stream = tmp_path / "s.tnt"
+    stream.write_text("".join(f"{ms} <http://ex/a{ms}> <http://ex/p> <http://ex/o{ms % 3}> .\n"
+                              for ms in range(0, 30_000, 150)))
+    text = (f"REGISTER QUERY q COMPUTE EVERY 1s AS SELECT ?s ?o FROM STREAM <{STREAM}> [RANGE 3s STEP 2s] "
+            "WHERE { ?s <http://ex/p> ?o }")
+    want = {line["t"]: line for line in _local(text, None, stream)}
+    plan = plan_of(_engine(text))
+    assert reach(plan) == 4000
+    times, s, p, o = _lines(stream)
+    answered = 0
+    for start, stop in ((0, 66), (66, 133), (133, 200)):
+        first, last = int(times[start]), int(times[stop - 1])
+        found = answers_over(plan, "", STREAM, times[start:stop], pa.array(s[start:stop]), pa.array(p[start:stop]),
+                             pa.array(o[start:stop]), last,
+                             lambda k, first=first, last=last: first < plan.grid.instant(k) - reach(plan)
+                             and plan.grid.instant(k) <= last)
+        for k, payload in found.items():
+            engine = _engine(text)
+            shown = QueryResult("q", plan.grid.instant(k), payload_answer(payload, engine.terms), engine.terms)
+            assert shown.to_json() == want[plan.grid.instant(k)]
+            answered += 1
+    assert answered >= 15
+
+
 def _run(spark, text: str, ontology: Path | None, stream: Path, lines: int, partitions: int = 2):
     from rsp_plugin.spark import run
 

@@ -22,8 +22,8 @@ per process; the session is started and warmed up before any timer):
 and three modes: `driver` (one engine on the driver, fed by Spark), `partitioned`
 (PARTITION BY ?s: one engine per sensor in Spark's state store) and
 `distributed` (windows, entailment and joins as Spark plans on the executors).
-A shape a mode does not run is said so, with its reason (LARS programs are not
-distributed yet).
+A shape a mode does not run is said so, with its reason (the lars workload runs
+distributed on the time slices: its program reaches back 2 time points).
 
 Figures per run: triples / wall time of the whole replay (parsing included),
 the median latency of a micro-batch (a window closed by a batch is reported

@@ -90,7 +90,7 @@ def start(options: QueryOptions, *, out=None) -> Started:
         raise UserError("--partition-by runs partitioned mode; --mode distributed is another: choose one")
     mode = "partitioned" if key else options.mode or "driver"
     try:  # the locality analysis (partitioned) and the distributed plan need no Spark
-        plan = check_mode(engine, mode, key=key)
+        plan = check_mode(engine, mode, key=key, lanes=len(sources))
     except NotDistributed as why:
         print(f"rsp-plugin: --mode distributed: {why} is not distributed yet; the query runs in --mode driver",
               file=sys.stderr)

@@ -64,6 +64,11 @@ class BatchMaterializedView:
         self._advance((window.boundary - window.t0) // self.tick, None)
         self.content = self._content()
 
+    def start_at(self, time_ms: int) -> None:
+        """Where the timeline starts changes nothing here: the batch path's rules are positive and read no
+        window but the lifting DIAMOND (`materialize.supports`), so no BOX clips at a start
+        (`query.views.MaterializedView.start_at`)."""
+
     def _content(self):
         content = triple_columns(*self.materializer.triple_columns())
         if isinstance(self.materializer, ShapeMaterializer):  # panes may repeat a triple: readers take it once

@@ -18,7 +18,8 @@ An allow-list entry is a full IRI, or a prefix ending in `*`. A query may
 name local files (`FROM <building.ttl>`, `RULES <hot.lars>`, relative to the
 query) when it comes from the user's own command line; an engine that takes
 queries from others (a service) says `allow_files=False`, and then only the
-graphs given to it (`add_graph`, `add_background`) are read.
+graphs given to it (`add_graph`, `add_background`) are read, and the RULES
+programs given to it as text (`add_rules`).
 
 >>> from rsp_plugin.query.syntax import parse_query
 >>> query = parse_query('SELECT ?x FROM STREAM <http://ex/s> [RANGE 1s STEP 1s]\\n'
@@ -56,7 +57,7 @@ def is_remote(iri: str) -> bool:
 
 
 def check_query(query, *, allow_service: Iterable[str] | None = (), allow_graphs: Iterable[str] | None = (),
-                given_graphs: Iterable[str] = (), allow_files: bool = True) -> None:
+                given_graphs: Iterable[str] = (), allow_files: bool = True, given_rules: Iterable[str] = ()) -> None:
     """Raise `QuerySyntaxError` (at the place in the query) if it would reach what it may not."""
     allow_service = list(allow_service or ())
     for endpoint in _service_endpoints(query.algebra):
@@ -81,7 +82,7 @@ def check_query(query, *, allow_service: Iterable[str] | None = (), allow_graphs
         raise QuerySyntaxError(f"FROM <{iri}> is refused: remote graphs are not fetched (give its content with "
                                f"--background {iri}=FILE, or allow it with --allow-graph {iri})",
                                query.filename, line, column)
-    if query.rules is not None and not allow_files:
+    if query.rules is not None and not allow_files and query.rules not in set(given_rules):
         place = query.places.get("rules")
         raise QuerySyntaxError(f"RULES <{query.rules}> is refused: this engine reads no file a query names",
                                query.filename, place.line if place else 1, place.column if place else 1)

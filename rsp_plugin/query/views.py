@@ -128,6 +128,20 @@ class MaterializedView:
             self._advance(point, by_point[point])
         self._advance((boundary - self.window.t0) // self.tick, [])
 
+    def start_at(self, time_ms: int) -> None:
+        """Start the materialization's timeline at the first time point whose elements are all seen at or
+        after `time_ms`, the points before it never evaluated (an engine fed a stream from `time_ms` on:
+        Spark's time slices). Its timeline otherwise starts at its first triple's point, and a BOX window
+        is clipped at a timeline's start: after a gap in the stream, the whole run's BOX sees the empty
+        points of the gap where one started at its first triple would see nothing to clip.
+        Called before anything is advanced."""
+        engine = getattr(self.materializer, "engine", None)
+        if self.tick is None or engine is None or engine.now is not None:
+            return
+        point = -((self.window.t0 - time_ms) // self.tick) + 1  # ceil((time_ms - t0) / tick) + 1
+        engine.start = point
+        self.now = point - 1  # (a boundary before it is not evaluated: nothing reads those points)
+
     def _advance(self, point: int, triples: list[Triple]) -> None:
         if self.now is not None and point <= self.now:
             if not triples:

@@ -270,7 +270,8 @@ class RSPEngine:
         report = report or query.report
         datasets = self.datasets
         check_query(query, allow_service=self.allow_service, allow_graphs=datasets.allow_graphs,
-                    given_graphs=datasets.sources, allow_files=datasets.allow_files)
+                    given_graphs=datasets.sources, allow_files=datasets.allow_files,
+                    given_rules=datasets.rules_sources)
         name = name or query.name or self._fresh_name()
         if name in self._queries:
             raise QuerySyntaxError(f"a query named {name!r} is registered already", query.filename, 1, 1)

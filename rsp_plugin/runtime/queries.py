@@ -133,5 +133,15 @@ class RegisteredQuery:
         """The next tau at which this query reports (time-driven queries), or None (`scheduling`)."""
         return next_instant(self)
 
+    def report_after(self, time: int) -> None:
+        """Report every instant after `time`, as if an element had come at `time`: an engine that runs a
+        stretch of a longer stream (Spark's time slices) reports the instants of a gap before its first
+        element as the whole run does (their windows empty; the background's closure, a RULES program's
+        facts still in the answer)."""
+        for _, shared in self.windows:
+            window = shared.window
+            if window.first_timestamp is None or window.first_timestamp > time:
+                window.first_timestamp = time
+
 
 __all__ = ["RegisteredQuery", "SharedWindow", "Stream", "TimestampedGraph"]

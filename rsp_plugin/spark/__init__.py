@@ -146,7 +146,7 @@ def run(spark, query, sources, sink="console", *, mode: str | None = None, key: 
     if key and mode != "partitioned":
         raise ValueError(f"a key (?{key.lstrip('?')}) splits the stream in partitioned mode, not in {mode} mode")
     if plan is None:
-        plan = check_mode(engine, mode, key=key, name=name)
+        plan = check_mode(engine, mode, key=key, name=name, lanes=len(pairs))
     frame = None
     total = 0
     # distributed mode over one stream of files: the executors parse the files' pieces themselves, into the
@@ -193,14 +193,15 @@ def _offsets(checkpoint) -> Path | None:
     return None if checkpoint is None else Path(checkpoint) / "spark"
 
 
-def check_mode(engine, mode: str, *, key: str | None = None, name: str | None = None):
+def check_mode(engine, mode: str, *, key: str | None = None, name: str | None = None, lanes: int | None = None):
     """Whether the query registered on `engine` runs in `mode`, decided without Spark: its plan (distributed:
     a `DistributedPlan`; partitioned: a `KeyPlan` for ?`key`; driver: None), or `NotDistributed` /
-    `NotKeyLocal` saying why not. `name`: which query, when several are registered (distributed mode)."""
+    `NotKeyLocal` saying why not. `name`: which query, when several are registered (distributed mode);
+    `lanes`: how many sources feed it."""
     if mode == "distributed":
         from .distributed import plan_of
 
-        return plan_of(engine, name)
+        return plan_of(engine, name, lanes)
     if mode == "partitioned":
         from .partitioned import engine_key_plan
 

@@ -114,7 +114,7 @@ class DistributedDriver(BatchEnds):
         #: under ENTAILMENT with shapes Spark can tell: the windows keep their triples, their closures
         #: are joined when read (`expand`); else (OWL 2 RL's datatypes) the closures are written
         self.expansion = None
-        if plan.entailment is not None:
+        if plan.entailment is not None and plan.rules is None:  # (RULES: the engine's materialization only)
             from ...reasoning.templates import SeedReasoner
 
             self.reasoner = SeedReasoner(plan.entailment, plan.background)
@@ -153,6 +153,10 @@ class DistributedDriver(BatchEnds):
 
         #: why the time-slice path does not run this query (None: it does, while batches come in order)
         self.slices_refused = slices_apply(plan, lanes)
+        if plan.rules is not None and self.slices_refused is not None:  # (`plan_of` says so before: a safety net)
+            from .plan import NotDistributed
+
+            raise NotDistributed(f"a RULES program with {self.slices_refused}")
         self._slice_background = None
         if self.slices_refused is None:
             if plan.entailment is not None and self.background is None:
@@ -210,16 +214,17 @@ class DistributedDriver(BatchEnds):
             report, known = self._process_sliced(batch_df, batch_id, started)
             if report is not None:
                 return report
+            if self.plan.rules is not None:
+                return self._process_on_driver(batch_df, batch_id, started, known)
             self._leave_slices(batch_id)
         return self._process_general(batch_df, batch_id, started, known)
 
-    def _process_general(self, batch_df, batch_id: int, started: float, known=None) -> BatchReport:
-        """The general way: admission on the driver, facts with instant intervals, Spark plans.
-        `known`: (stats, decision) the time-slice path found and decided already."""
+    def _admitted(self, batch_df, batch_id: int, known=None):
+        """Admission on the driver (`admission.Admission`): the batch kept, its stats, the decision, and the
+        rows taken (a frame with each row's `floor`, null when it came in time order). Unpersist `kept`."""
         F = self._F
-        state = self.state
         plan = self.plan
-        admission = state.admission
+        admission = self.state.admission
         if self.pieces:  # (the pieces parsed into the source's rows, as the general way reads them)
             from ..source import SCHEMA
             from .slices import pieces_as_rows
@@ -262,10 +267,24 @@ class DistributedDriver(BatchEnds):
                 arrived = good.select("row", "lane", "ts").toArrow().sort_by("row")
                 walk = _merged(list(zip(*(arrived.column(n).to_pylist() for n in ("row", "lane", "ts")))),
                                len(admission.lanes))
+                # (a materialized window takes a late element only at or after its last boundary)
                 decision = admission.sequential(plan, walk, self.delay_ms,
-                                                materialized=plan.entailment is not None)
+                                                materialized=plan.entailment is not None or plan.rules is not None)
                 taken = self._sequential(good, decision)
                 self._time("admission", clock)
+        except BaseException:
+            frame.unpersist()
+            raise
+        return _Admitted(frame, held, stats, decision, dead, rows, taken)
+
+    def _process_general(self, batch_df, batch_id: int, started: float, known=None) -> BatchReport:
+        """The general way: admission on the driver, facts with instant intervals, Spark plans.
+        `known`: (stats, decision) the time-slice path found and decided already."""
+        state = self.state
+        plan = self.plan
+        admission = state.admission
+        frame, held, _, decision, dead, rows, taken = self._admitted(batch_df, batch_id, known)
+        try:
             facts = window_rows(plan, taken, admission.lanes)
             if self.reasoner is not None and self.expansion is None:
                 # (closures made by Python: written once, then read back)
@@ -292,6 +311,32 @@ class DistributedDriver(BatchEnds):
                     state.stored.append(entry)
         finally:
             frame.unpersist()
+        report = BatchReport(batch_id, rows=rows)
+        self._commit(batch_id, results, dead + decision.set_aside, report, started)
+        return report
+
+    def _process_on_driver(self, batch_df, batch_id: int, started: float, known=None) -> BatchReport:
+        """A batch the time slices cannot take, under RULES (the general way's Spark plans have no LARS
+        engine): admission on the driver as the general way decides it, then the batch's taken rows come to
+        the driver and one engine, the local engine's code, runs over the carry and them, each late row given
+        once the watermark is where the local engine's was when it came (`slices.answers_over`'s floors); the
+        instants reported are its, the carry kept as the time slices keep it, so a later batch in time order
+        goes back to them."""
+        import pyarrow as pa
+
+        admission = self.state.admission
+        frame, _, _, decision, dead, rows, taken = self._admitted(batch_df, batch_id, known)
+        try:
+            clock = self._step("driver")
+            arrived = taken.select("row", "ts", "s", "p", "o", "floor").toArrow().sort_by("row")
+        finally:
+            frame.unpersist()
+        carry = self._carry()
+        arrived = arrived.select(["ts", "s", "p", "o", "floor"]).cast(carry.schema)
+        timeline = pa.concat_tables([carry, arrived]) if carry.num_rows else arrived
+        results = self._report_sliced(admission.done, {}, timeline)
+        self._keep_carry(batch_id, timeline)
+        self._time("driver", clock)
         report = BatchReport(batch_id, rows=rows)
         self._commit(batch_id, results, dead + decision.set_aside, report, started)
         return report
@@ -401,6 +446,7 @@ class DistributedDriver(BatchEnds):
         edges = table.filter(pc.equal(kinds, "edge")).select(["part", "ts", "s", "p", "o"])
         order = pc.sort_indices(edges, sort_keys=[("part", "ascending")])  # (stable: each part's rows in order)
         edges = edges.take(order).select(["ts", "s", "p", "o"])
+        edges = edges.append_column("floor", pa.nulls(edges.num_rows, pa.int64()))
         carry = self._carry()
         timeline = pa.concat_tables([carry, edges.cast(carry.schema)]) if carry.num_rows else edges
         clock = self._step("edges")
@@ -423,13 +469,12 @@ class DistributedDriver(BatchEnds):
         """The triples a report after the last one made reaches, as this batch's carry file."""
         import pyarrow.compute as pc
 
-        from .slices import carry_path, write_carry
+        from .slices import carry_path, needed_from, write_carry
 
         state = self.state
         done = state.reported
         if done is not None and timeline.num_rows:
-            earliest = min(self.plan.grid.earliest_after(window, done) for window in self.plan.windows)
-            timeline = timeline.filter(pc.greater_equal(timeline.column("ts"), earliest))
+            timeline = timeline.filter(pc.greater_equal(timeline.column("ts"), needed_from(self.plan, done + 1)))
         previous = state.carry
         path = carry_path(self.store.root, batch_id)
         write_carry(path, timeline)
@@ -441,7 +486,7 @@ class DistributedDriver(BatchEnds):
         """The instants after the last one made, up to `last`: those inside a partition as it answered
         them, the others by an engine over the edges and the carry (`timeline`), an empty window's answer
         where neither has one."""
-        from .slices import answers_over
+        from .slices import NO_FLOOR, answers_over, needed_from
 
         state = self.state
         if last is None:
@@ -454,12 +499,29 @@ class DistributedDriver(BatchEnds):
             return []
         background = self._slice_background.value if self._slice_background is not None else ""
 
-        def wanted(k: int) -> bool:
-            return k_lo <= k <= last and k not in interior
+        # each run of instants no partition answered, by an engine over the rows its reports read: from the
+        # first one's `needed_from` (the carry's start at the earliest) to the last one. When the stream had
+        # elements before that, a RULES materialization starts its timeline there, not at its first triple,
+        # and the engine reports every instant after it (a gap's too, though its first triple may come later)
+        import pyarrow.compute as pc
 
-        edges = answers_over(self.plan, background, self.state.admission.lanes[0],
-                             timeline.column("ts").to_numpy(), timeline.column("s"), timeline.column("p"),
-                             timeline.column("o"), self.plan.grid.instant(last), wanted)
+        edges = {}
+        for run_first, run_last in _runs([k for k in range(k_lo, last + 1) if k not in interior]):
+            start = needed_from(self.plan, run_first)
+            seen = state.admission.first_seen
+            until = self.plan.grid.instant(run_last)
+            stamps = timeline.column("ts")
+            if seen is None or seen >= start:
+                start = None
+                rows = timeline.filter(pc.less_equal(stamps, until))
+            else:
+                rows = timeline.filter(pc.and_(pc.greater_equal(stamps, start), pc.less_equal(stamps, until)))
+            floors = rows.column("floor")
+            edges.update(answers_over(
+                self.plan, background, self.state.admission.lanes[0], rows.column("ts").to_numpy(),
+                rows.column("s"), rows.column("p"), rows.column("o"), until,
+                lambda k, low=run_first, high=run_last: low <= k <= high, start=start, after=start,
+                floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors) else None))
         results = self._answers(k_lo, last, {}, given={**edges, **{k: v for k, v in interior.items()
                                                                   if k_lo <= k <= last}})
         state.reported = last
@@ -480,6 +542,7 @@ class DistributedDriver(BatchEnds):
         import pyarrow as pa
 
         F = self._F
+        carry = carry.select(["ts", "s", "p", "o"])  # (floors are the RULES path's: it never leaves the slices)
         frame = self.spark.createDataFrame(carry.append_column("lane", pa.array([0] * carry.num_rows, pa.int32()))
                                            .to_pandas())
         frame = frame.selectExpr("s", "p", "o", "ts", "CAST(NULL AS STRING) AS rejected", "lane",
@@ -736,6 +799,18 @@ class DistributedDriver(BatchEnds):
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
 
 
+class _Admitted(NamedTuple):
+    """A batch through admission (`DistributedDriver._admitted`)."""
+
+    kept: object
+    held: object
+    stats: list
+    decision: Decision
+    dead: list
+    rows: int
+    taken: object
+
+
 class CurrentBatch(NamedTuple):
     """The batch being run, as its own reports read it: all its facts (from the kept frame, not the
     files), what they hold, and their triples' shapes."""
@@ -768,6 +843,17 @@ class _Background:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def _runs(numbers: list[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive numbers of a sorted list: [(first, last), ...]."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return [(first, last) for first, last in runs]
 
 
 def _counts(admission: Admission, stats: list[dict]) -> dict[str, int]:
@@ -812,8 +898,11 @@ def plan_fingerprint(plan: DistributedPlan) -> str:
     import hashlib
     import json
 
-    data = json.dumps([plan.text, plan.streams, [vars(w) for w in plan.windows], plan.entailment,
-                       plan.background, sorted((str(k), v) for k, v in plan.static.items())], sort_keys=True)
+    parts = [plan.text, plan.streams, [vars(w) for w in plan.windows], plan.entailment,
+             plan.background, sorted((str(k), v) for k, v in plan.static.items())]
+    if plan.rules is not None:  # (the program's text: a restart with another program is another query)
+        parts += [plan.rules, plan.depths]
+    data = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 

@@ -16,6 +16,18 @@ instants [k1, k2] it is seen at (`Grid.k_range`), and:
 background and safety checks are the local engine's own) and says, in one
 line, what it cannot distribute yet (`NotDistributed`): the query then runs
 in `--mode driver`.
+
+A RULES program runs inside each window's materialization (the lifting rule
+`[RANGE h] DIAMOND window_triple`, the profile's rules, the user's), in time
+points of the view's tick g. Its reach L, in time points, is
+`rule_split.time_reach` of that very program (the one the view runs): a report
+at boundary b is the view's content at point P = (b - t0) / g, which depends on
+the stream's triples at the points [P - L, P] only, that is on the elements
+seen at or after b - (L + 1) * g (an element at t is at point floor((t - t0) / g)
++ 1). That span, the window's `depth`, is what the time slices cut by
+(`slices.reach`); it is the RANGE for a plain window (L = h = r / g - 1 then).
+A program whose reach is unbounded keeps the query on the driver, the rule and
+why said in one line.
 """
 
 from __future__ import annotations
@@ -134,6 +146,15 @@ class DistributedPlan:
     #: the engine's bounds on one evaluation (`RSPEngine.max_eval_ms`, `max_solutions`)
     max_eval_ms: int | None = limits.MAX_EVAL_MS
     max_solutions: int | None = limits.MAX_SOLUTIONS
+    #: the RULES program's text (None: none), registered from the text by each engine that runs the plan
+    #: (no file is read on an executor), and per window how far (ms) before its boundary a report reads
+    #: (the module's docstring; empty: the RANGEs)
+    rules: str | None = None
+    depths: list[int] = field(default_factory=list)
+
+    def depth(self, window: Window) -> int:
+        """How far (ms) before its boundary a report of `window` depends on the stream's elements."""
+        return self.depths[window.index] if self.depths else window.range
 
     def windows_of(self, graph: str | None) -> list[int]:
         return [w.index for w in self.windows if w.name == graph]
@@ -174,9 +195,10 @@ def fast_plan(plan: DistributedPlan):
     return found
 
 
-def plan_of(engine, name: str | None = None) -> DistributedPlan:
+def plan_of(engine, name: str | None = None, lanes: int | None = None) -> DistributedPlan:
     """The distributed plan of a query registered on `engine` (the only one, or `name`); raises
-    `NotDistributed` with the reason when a part of it is not distributed yet."""
+    `NotDistributed` with the reason when a part of it is not distributed yet. `lanes`: how many
+    sources feed it (None: not known yet)."""
     from ...query.model import CountWindow, NowWindow, RangeWindow, ReportPolicy
     from ...query.windows import TimeWindow
 
@@ -191,8 +213,6 @@ def plan_of(engine, name: str | None = None) -> DistributedPlan:
         raise NotDistributed(f"the {registered.policy.value} report policy")
     if query.output_stream is not None:
         raise NotDistributed("a query whose results feed a stream (REGISTER STREAM)")
-    if query.rules is not None:
-        raise NotDistributed("RULES (a LARS program over the window)")
     if not query.windows:
         raise NotDistributed("a query without a stream window")
     windows = []
@@ -213,6 +233,13 @@ def plan_of(engine, name: str | None = None) -> DistributedPlan:
                                  "not one grid)")
         period = steps.pop()
     _check_body(registered)
+    rules, depths = None, []
+    if query.rules is not None:
+        if lanes is not None and lanes != 1:
+            raise NotDistributed("a RULES program over several sources (the time slices it runs on cut one "
+                                 "timeline)")
+        depths = _rules_depths(registered, windows)
+        rules = _rules_text(engine, registered)
     terms = engine.terms
     keys = terms.keys
     background, static = [], {}
@@ -236,7 +263,45 @@ def plan_of(engine, name: str | None = None) -> DistributedPlan:
         entailment=query.entailment, background=background, static=static,
         ordered=registered.evaluator._ordered, gap=gap, max_gap=engine.max_gap, gap_unit=unit,
         streams=list(dict.fromkeys(w.stream for w in windows)), floor=registered.floor,
-        max_eval_ms=engine.max_eval_ms, max_solutions=engine.max_solutions)
+        max_eval_ms=engine.max_eval_ms, max_solutions=engine.max_solutions, rules=rules, depths=depths)
+
+
+def _rules_depths(registered, windows: list[Window]) -> list[int]:
+    """Per window, how far (ms) before its boundary a report reads under the query's RULES program: (L + 1)
+    ticks, L the reach of the program its view runs (`rule_split.time_reach`); `NotDistributed` naming the
+    rule when the reach is unbounded."""
+    from ...query.views import RulesView
+    from ..rule_split import OnDriver, time_reach
+
+    depths = []
+    for window, (_, shared) in zip(windows, registered.windows):
+        view = shared.view
+        if isinstance(view, RulesView):
+            raise NotDistributed("RULES under answer-stream semantics (each time point is solved alone)")
+        if window.end:
+            raise NotDistributed("RULES over a window that ends before its report time ([FROM NOW-a TO NOW-b])")
+        found = time_reach(view.materializer.program)
+        if isinstance(found, OnDriver):
+            raise NotDistributed(f"a RULES program whose {found.reason}")
+        depths.append((found.reach + 1) * view.tick)
+    return depths
+
+
+def _rules_text(engine, registered) -> str:
+    """The text of the RULES program the query registered with: given as text, or the one its windows' views
+    were parsed from (the user's rules keep their origin); a program of ground triples alone (they became the
+    materialization's background) is read again."""
+    query = registered.query
+    given = engine.datasets.rules_sources.get(query.rules)
+    if given is not None:
+        return given
+    for _, shared in registered.windows:
+        program = shared.view.materializer.program
+        for rule in program.rules:
+            origin = rule.origin[0] if rule.origin else None
+            if origin is not None and origin.filename == program.filename and hasattr(origin, "text"):
+                return origin.text
+    return engine.datasets.rules_program(query).source
 
 
 def _check_body(registered) -> None:

@@ -32,11 +32,26 @@ the local engine's own code: its answers are `--engine local`'s.
 When the check fails (time out of order, the gap bound, several sources) the
 batch goes the general way (`driver.DistributedDriver`: admission on the driver,
 the facts' instant intervals, Spark plans), and so does the rest of the run.
+
+Under RULES, R is how far back the query's program reads (`plan.DistributedPlan.
+depth`, proved in plan.py's docstring and docs/spark.md), and every engine here
+runs the program from the plan's text. Its materialization's timeline must not
+start at the engine's first triple when elements came before that: a BOX there
+would be clipped where the whole run's reads a gap's empty points. So an engine
+whose elements are complete from a time C, with elements before C in the stream,
+starts its timeline at C (`start_timeline`) and reports every instant after C
+(`RegisteredQuery.report_after`): a piece that looks back (C: the last line
+before it less R), and the driver's engine (C: where the first instant it
+answers reads, the carry's start at the earliest). A batch the check refuses
+goes through the driver's engine instead (the general way has no LARS engine),
+each late row given once the watermark is at its floor (`answers_over`), and a
+later batch in order comes back here.
 """
 
 from __future__ import annotations
 
 import json
+from math import gcd
 from pathlib import Path
 
 #: rows pushed into a slice's engine at a time (`answers_over`)
@@ -46,8 +61,20 @@ SLICE_SCHEMA = "kind STRING, part INT, k BIGINT, ts BIGINT, s STRING, p STRING, 
 
 
 def reach(plan) -> int:
-    """R: how far back (ms) a report's windows read, the longest RANGE."""
-    return max(window.range for window in plan.windows)
+    """R: how far back (ms) before its instant a report can depend on the stream: per window, its depth (the
+    RANGE; with RULES, the program's reach: `plan.DistributedPlan.depth`) plus how far its boundary can lie
+    before the instant (0 when the instants are its boundaries; under COMPUTE EVERY P, up to its STEP s
+    less gcd(P, s))."""
+    period = plan.grid.period
+    return max(plan.depth(window) + window.step - gcd(period, window.step) for window in plan.windows)
+
+
+def needed_from(plan, k: int) -> int:
+    """The earliest timestamp whose elements the reports of instants k and after can depend on (each
+    window's boundary at tau_k less its depth: the boundaries only move forward)."""
+    grid = plan.grid
+    tau = grid.instant(k)
+    return min(grid.boundary(window, tau) - plan.depth(window) for window in plan.windows)
 
 
 def edge_width(plan, delay_ms: int = 0) -> int:
@@ -87,22 +114,25 @@ def _background_graph(text: str):
 
 def slice_engine(plan, background_text: str):
     """An `RSPEngine` with `plan`'s query registered as the local engine registers it (its t0, its
-    background and graphs as the driver read them, no gap bound: the driver decided what is taken),
-    reporting raw answers (RSTREAM: R2S is the driver's); (engine, the list its reports go to)."""
+    background, graphs and RULES program as the driver read them: it reads no file, no gap bound: the
+    driver decided what is taken), reporting raw answers (RSTREAM: R2S is the driver's); (engine, the list
+    its reports go to)."""
     from ...query.model import R2S, ReportPolicy
     from ...query.results import ResultStream
     from ...runtime.engine import RSPEngine
 
     engine = RSPEngine(t0=plan.grid.t0, max_gap=None, max_eval_ms=plan.max_eval_ms,
-                       max_solutions=plan.max_solutions)
+                       max_solutions=plan.max_solutions, allow_files=False)
     for iri in plan.streams:
         engine.register_stream(iri)
+    query = plan.query()
+    if plan.rules is not None:
+        engine.add_rules(query.rules, plan.rules)
     if plan.entailment is not None:
         if background_text:
             engine.add_background(_background_graph(background_text))
     elif isinstance(plan.static.get(None), list):
         engine.add_background(_background_graph("\n".join(plan.static[None])))
-    query = plan.query()
     for iri in (*query.graphs, *query.named_graphs):  # (their triples are the driver's: no file read here)
         lines = plan.static.get(iri) if iri in query.named_graphs else None
         engine.add_graph(iri, _background_graph("\n".join(lines)) if isinstance(lines, list) else [])
@@ -149,27 +179,64 @@ def payload_answer(text: str, terms):
     return Answer("ASK", boolean=bool(data["b"]))
 
 
-def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: int, wanted=None, made=None) -> dict:
+def start_timeline(engine, time_ms: int) -> None:
+    """The RULES materializations of `engine`'s queries start their timelines at `time_ms` (before it is fed:
+    `query.views.MaterializedView.start_at`), where the elements it is fed are complete from."""
+    for registered in engine.queries.values():
+        for _, shared in registered.windows:
+            start_at = getattr(shared.view, "start_at", None)
+            if start_at is not None:
+                start_at(time_ms)
+
+
+#: a row taken in time order (no floor): `answers_over`'s floors
+NO_FLOOR = -(1 << 63)
+
+
+def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: int, wanted=None, made=None,
+                 start: int | None = None, floors=None, after: int | None = None) -> dict:
     """Run a fresh engine (or `made`: a `slice_engine` whose dictionary the ids are of) over one stream's
     triples in time order, its watermark moved to `until`: {instant index k: answer payload} for every
-    report it made (`wanted(k)`: only those). Terms as written (arrow or lists), or ids (numpy)."""
+    report it made (`wanted(k)`: only those). Terms as written (arrow or lists), or ids (numpy).
+    `start`: the elements are every one from that time on, and some came before it (its RULES
+    materializations start there: `start_timeline`). `floors` (numpy, `NO_FLOOR` for none): per row, the
+    instant reported last when it came late (`admission.Admission.sequential`): it is given to the engine
+    once its watermark is there, as the local engine got it, so that each window takes it or not as there.
+    `after`: report every instant after it, those before the first row too (`RegisteredQuery.report_after`)."""
     import numpy as np
 
     from ...columnar.encode import encode
-    from ...columnar.replay import feed
 
     engine, results = made if made is not None else slice_engine(plan, background_text)
+    if start is not None and plan.rules is not None:
+        start_timeline(engine, start)
+    if after is not None:
+        for registered in engine.queries.values():
+            registered.report_after(after)
     count = len(times)
     if count:
         terms = engine.terms
         ids = [column if isinstance(column, np.ndarray) else encode(column, terms) for column in (s, p, o)]
         times = np.asarray(times, dtype=np.int64)
-        lanes = np.zeros(min(count, FEED_ROWS), dtype=np.int64)
-        # a block at a time, as the local replay feeds it: the windows keep chunks of a block, and what
-        # leaves them is forgotten as it goes (one chunk of a whole slice would hold every term to its end)
-        for start in range(0, count, FEED_ROWS):
-            stop = min(count, start + FEED_ROWS)
-            feed(engine, [iri], lanes[:stop - start], times[start:stop], *(column[start:stop] for column in ids))
+        late = None if floors is None else np.asarray(floors, dtype=np.int64) != NO_FLOOR
+        if late is None or not late.any():
+            _feed_in_order(engine, iri, times, ids)
+        else:  # each late row after the rows in time order up to its floor, the watermark moved there
+            keys = np.where(late, floors, times)
+            order = np.lexsort((late, keys))
+            runs = np.flatnonzero(late[order])
+            begin = 0
+            for at in [*runs.tolist(), count]:
+                rows = order[begin:at]
+                if len(rows):
+                    _feed_in_order(engine, iri, times[rows], [column[rows] for column in ids])
+                if at < count:
+                    row = order[at:at + 1]
+                    floor = int(floors[row[0]])
+                    if engine.watermark is None or floor > engine.watermark:
+                        engine.advance_to(floor, collect=False)
+                    _feed_in_order(engine, iri, times[row], [column[row] for column in ids])
+                begin = at + 1
     if engine.watermark is None or until > engine.watermark:
         engine.advance_to(until, collect=False)
     keys = engine.terms.keys
@@ -181,6 +248,21 @@ def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: in
             continue
         out[k] = answer_payload(result.answer, keys)
     return out
+
+
+def _feed_in_order(engine, iri: str, times, ids) -> None:
+    """Rows into the engine a block at a time, as the local replay feeds them: the windows keep chunks of a
+    block, and what leaves them is forgotten as it goes (one chunk of a whole slice would hold every term
+    to its end)."""
+    import numpy as np
+
+    from ...columnar.replay import feed
+
+    count = len(times)
+    lanes = np.zeros(min(count, FEED_ROWS), dtype=np.int64)
+    for start in range(0, count, FEED_ROWS):
+        stop = min(count, start + FEED_ROWS)
+        feed(engine, [iri], lanes[:stop - start], times[start:stop], *(column[start:stop] for column in ids))
 
 
 def edge_mask(times, width: int):
@@ -272,6 +354,7 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
             if len(distinct) == 1 and bool((np.diff(times) >= 0).all()):
                 first, last = int(times[0]), int(times[-1])
                 grid = plan.grid
+                start = None  # (its engine starts at its first triple: no answer it gives reads before it)
                 if earlier is None:
                     chosen = np.flatnonzero(edge_mask(times, width))
 
@@ -283,6 +366,7 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
                     # instants from there on are this partition's, and only its tail is an edge
                     chosen = np.flatnonzero(times >= last - width)
                     after = int(earlier[0][-1])
+                    start = after - span  # (every line from there on, and one before: `look_back`)
 
                     def inside(k: int) -> bool:
                         tau = grid.instant(k)
@@ -294,7 +378,8 @@ def slice_function(plan, iri: str, background, delay_ms: int = 0, pieces: bool =
                     s_all, p_all, o_all = (np.concatenate([a, b]) for a, b in zip(earlier[1:], (s, p, o)))
                 else:
                     times_all, s_all, p_all, o_all = times, s, p, o
-                answers = answers_over(plan, "", iri, times_all, s_all, p_all, o_all, last, inside, made=made)
+                answers = answers_over(plan, "", iri, times_all, s_all, p_all, o_all, last, inside, made=made,
+                                       start=start)
                 if answers:
                     ks = sorted(answers)
                     pieces_out.append(_rows(schema, part, "answer", k=ks, text=[answers[k] for k in ks]))
@@ -339,7 +424,7 @@ def _rows(schema, part: int, kind: str, *, k=None, text=None):
 
 # the carry: the triples later reports reach ------------------------------------------------------------------
 
-CARRY_COLUMNS = ("ts", "s", "p", "o")
+CARRY_COLUMNS = ("ts", "s", "p", "o", "floor")
 
 
 def carry_path(root: str | Path, batch_id: int) -> Path:
@@ -357,16 +442,24 @@ def write_carry(path: Path, table) -> None:
 
 
 def read_carry(path: Path):
+    """The carry file; one written before carries had floors gets a column of none."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.read_table(path, columns=list(CARRY_COLUMNS))
+    table = pq.read_table(path)
+    if "floor" not in table.column_names:
+        table = table.append_column("floor", pa.nulls(table.num_rows, pa.int64()))
+    return table.select(list(CARRY_COLUMNS)).cast(empty_carry().schema)
 
 
 def empty_carry():
+    """The carry's columns: each triple's time, its terms as written, and when it came late (`answers_over`'s
+    floors) the instant reported last before it came (null: it came in time order)."""
     import pyarrow as pa
 
     return pa.table({"ts": pa.array([], pa.int64()), "s": pa.array([], pa.string()),
-                     "p": pa.array([], pa.string()), "o": pa.array([], pa.string())})
+                     "p": pa.array([], pa.string()), "o": pa.array([], pa.string()),
+                     "floor": pa.array([], pa.int64())})
 
 
 def carry_files(root: str | Path) -> list[Path]:
@@ -376,6 +469,6 @@ def carry_files(root: str | Path) -> list[Path]:
     return sorted(path for path in folder.iterdir() if path.name.startswith("carry-"))
 
 
-__all__ = ["SLICE_SCHEMA", "answers_over", "edge_mask", "edge_width", "payload_answer", "reach", "slice_engine",
-           "slice_function", "slices_apply"]
+__all__ = ["SLICE_SCHEMA", "answers_over", "edge_mask", "edge_width", "needed_from", "payload_answer", "reach",
+           "slice_engine", "slice_function", "slices_apply", "start_timeline"]
 
