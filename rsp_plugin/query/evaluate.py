@@ -209,7 +209,11 @@ def translated(query: ContinuousQuery):
     from rdflib.plugins.sparql.algebra import translateQuery
     from rdflib.plugins.sparql.parser import parseQuery
 
-    return translateQuery(parseQuery(spell_out_inverse_negations(query.sparql)), base=query.base)
+    from .syntax import star_in_written_order
+
+    text = spell_out_inverse_negations(query.sparql)
+    parsed = parseQuery(text)
+    return star_in_written_order(translateQuery(parsed, base=query.base), text, parsed)
 
 
 def _is_blank(term) -> bool:

@@ -836,7 +836,7 @@ class _Builder:
 
         parsed[1] = traverse(parsed[1], visitPost=resolve)
         try:
-            return translateQuery(parsed, base=self.base)
+            return star_in_written_order(translateQuery(parsed, base=self.base), sparql, parsed)
         except RecursionError:
             raise _too_deep_after_all(self.text, self.filename) from None
         except Exception as error:  # rdflib raises plain Exceptions for bad bodies
@@ -878,4 +878,46 @@ class _Builder:
                 return position(self.text, index)
         place = self.places.get("query", Place(1, 1))
         return place.line, place.column
+
+
+def star_in_written_order(query, sparql: str, parsed=None):
+    """`SELECT *`'s variables in the order the query first writes them: rdflib gathers them in a set, so
+    their order (the columns', the JSON keys') changed from one process to the next. In place, in each
+    projection a `*` made (`parsed`: the parse tree, whose selects without a projection are the stars;
+    rdflib makes one Project per select, in the same order). Returns `query`."""
+    if parsed is None:
+        return query
+    stars = ["projection" not in node for node in _walk(parsed[1], ("SelectQuery", "SubSelect"))]
+    if not any(stars):
+        return query
+    projects = list(_walk(query.algebra, ("Project",)))
+    if len(projects) != len(stars):
+        return query
+    first: dict[str, int] = {}
+    for found in re.finditer(r"[?$]([^\s(){}\[\],;.!=<>|&^*+/'\"#?$]+)", sparql):
+        first.setdefault(found.group(1), found.start())
+    end = len(sparql)
+
+    def written(variable) -> tuple:
+        return first.get(str(variable), end), str(variable)
+
+    for star, project in zip(stars, projects):
+        if star and isinstance(project.get("PV", None), list):
+            project["PV"].sort(key=written)
+    top = query.algebra.get("PV", None)
+    if stars[0] and isinstance(top, list):
+        top.sort(key=written)
+    return query
+
+
+def _walk(node, names: tuple):
+    """The parse tree's or the algebra's nodes named `names`, in pre-order."""
+    if isinstance(node, dict):
+        if getattr(node, "name", None) in names:
+            yield node
+        for value in node.values():
+            yield from _walk(value, names)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            yield from _walk(value, names)
 
