@@ -439,9 +439,11 @@ class DistributedDriver(BatchEnds):
 
     def _report_sliced(self, last: int | None, interior: dict, timeline) -> list:
         """The instants after the last one made, up to `last`: those inside a partition as it answered
-        them, the others by an engine over the edges and the carry (`timeline`), an empty window's answer
-        where neither has one."""
-        from .slices import answers_over
+        them, the others by engines over the edges and the carry (`timeline`), an engine per run of them,
+        an empty window's answer where neither has one."""
+        import numpy as np
+
+        from .slices import answers_over, reach
 
         state = self.state
         if last is None:
@@ -453,13 +455,16 @@ class DistributedDriver(BatchEnds):
         if last < k_lo:
             return []
         background = self._slice_background.value if self._slice_background is not None else ""
-
-        def wanted(k: int) -> bool:
-            return k_lo <= k <= last and k not in interior
-
-        edges = answers_over(self.plan, background, self.state.admission.lanes[0],
-                             timeline.column("ts").to_numpy(), timeline.column("s"), timeline.column("p"),
-                             timeline.column("o"), self.plan.grid.instant(last), wanted)
+        edges: dict = {}
+        times = timeline.column("ts").to_numpy()
+        grid, span = self.plan.grid, reach(self.plan)
+        for low, high in _runs([k for k in range(k_lo, last + 1) if k not in interior]):
+            # an engine per run of the instants no slice answered, over the rows their windows hold: one
+            # engine over the whole timeline made every report between too (a batch's every instant)
+            chosen = np.flatnonzero((times >= grid.instant(low) - span) & (times < grid.instant(high)))
+            edges.update(answers_over(self.plan, background, self.state.admission.lanes[0], times[chosen],
+                                      *(timeline.column(name).take(chosen) for name in ("s", "p", "o")),
+                                      grid.instant(high), lambda k, low=low, high=high: low <= k <= high))
         results = self._answers(k_lo, last, {}, given={**edges, **{k: v for k, v in interior.items()
                                                                   if k_lo <= k <= last}})
         state.reported = last
@@ -783,6 +788,28 @@ def _counts(admission: Admission, stats: list[dict]) -> dict[str, int]:
 def _early(plan: DistributedPlan, stats: list[dict]) -> bool:
     """Has the batch an element before t0 (set aside)?"""
     return any(row["dead"] is None and row["first"] is not None and row["first"] < plan.grid.t0 for row in stats)
+
+
+#: instants apart beyond which the edges' instants are answered by engines of their own (`_runs`): a fresh
+#: engine costs about what 50 reports of an empty window cost
+RUN_GAP = 64
+
+
+def _runs(ks: list[int], gap: int = RUN_GAP) -> list[tuple[int, int]]:
+    """Ascending instants as runs (first, last), a run going on over fewer than `gap` instants left out.
+
+    >>> _runs([1, 2, 3, 200, 201, 250, 400], gap=64)
+    [(1, 3), (200, 250), (400, 400)]
+    >>> _runs([])
+    []
+    """
+    runs: list[list[int]] = []
+    for k in ks:
+        if runs and k - runs[-1][1] <= gap:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return [(low, high) for low, high in runs]
 
 
 def _merged(rows: list[tuple], lanes: int) -> list[tuple]:
