@@ -238,6 +238,15 @@ def _projection(config: dict, machines: int, triples: int) -> None:
                          f"distributed RDFS on {master} ({triples:,} triples)"), end="")
 
 
+def stage_projection(stage: dict, machines: int, slots: int = 2) -> tuple[float, float]:
+    """(fixed, projected) seconds of one stage: what is not its executor time spread over the tasks that
+    ran at once on the measured master (`slots`), and that plus its executor time spread over
+    min(`machines`, its tasks) one-core executors."""
+    spread = max(1, min(slots, stage["tasks"]))
+    fixed = max(0.0, stage["wall"] - stage["executor"] / spread)
+    return fixed, fixed + stage["executor"] / max(1, min(machines, stage["tasks"]))
+
+
 def project_stages(stages: list[dict], wall: float, triples: int, machines: int, title: str) -> str:
     """The projection's table (text): per kind of stage, its wall and executor seconds, what is fixed
     (wall past its executor time spread over the tasks that ran at once, at most 2 here), and what
@@ -251,14 +260,13 @@ def project_stages(stages: list[dict], wall: float, triples: int, machines: int,
     for stage in stages:
         kind = kinds.setdefault(stage["kind"], {"wall": 0.0, "executor": 0.0, "fixed": 0.0, "tasks": 0,
                                                "stages": 0, "projected": 0.0})
-        spread = max(1, min(2, stage["tasks"]))
-        fixed = max(0.0, stage["wall"] - stage["executor"] / spread)
+        fixed, projected = stage_projection(stage, machines)
         kind["wall"] += stage["wall"]
         kind["executor"] += stage["executor"]
         kind["fixed"] += fixed
         kind["tasks"] = max(kind["tasks"], stage["tasks"])
         kind["stages"] += 1
-        kind["projected"] += fixed + stage["executor"] / max(1, min(machines, stage["tasks"]))
+        kind["projected"] += projected
     header = f"{'stage kind':<28} {'stages':>6} {'max tasks':>9} {'wall s':>8} {'executor s':>10} {'fixed s':>8} " \
              f"{'at ' + str(machines) + ' s':>8}"
     lines.append(header)
@@ -276,6 +284,62 @@ def project_stages(stages: list[dict], wall: float, triples: int, machines: int,
                  f"{'the driver and per-stage fixed costs' if driver + fixed > executor / machines else 'executor time'}"
                  f" (driver {driver:.1f} s + fixed {fixed:.1f} s against executor time {executor:.1f} s / {machines});"
                  f" the longest stage kind at {machines}: {bound}")
+    return "\n".join(lines) + "\n"
+
+
+def project_marginal(measured: dict, size: int, runs: int, machines: int, title: str, slots: int = 2) -> str:
+    """The marginal cost projected (text): `measured` = {triples: (stages, wall seconds)} of `runs` runs
+    at N = `size` triples and as many at 2N; per kind of stage and for the driver between stages,
+    seconds per extra million triples ((2N - N) / N) at 1 and at `machines` one-core executors (a stage's
+    executor time spread over min(executors, its tasks), its fixed part as it is); which part bounds it.
+    The whole run's fixed part cancels: it is said beside, per run."""
+    (stages_n, wall_n), (stages_2n, wall_2n) = measured[size], measured[2 * size]
+    count = max(1, runs)
+    per_million = 1e6 / size
+
+    def by_kind(stages):
+        kinds: dict[str, dict] = {}
+        for stage in stages:
+            kind = kinds.setdefault(stage["kind"], {"executor": 0.0, "fixed": 0.0, "at 1": 0.0, "at n": 0.0,
+                                                   "tasks": 0})
+            fixed, at_n = stage_projection(stage, machines, slots)
+            kind["executor"] += stage["executor"]
+            kind["fixed"] += fixed
+            kind["at 1"] += stage_projection(stage, 1, slots)[1]
+            kind["at n"] += at_n
+            kind["tasks"] = max(kind["tasks"], stage["tasks"])
+        return kinds
+
+    small, large = by_kind(stages_n), by_kind(stages_2n)
+    driver = [max(0.0, wall - sum(stage["wall"] for stage in stages)) for stages, wall in
+              ((stages_n, wall_n), (stages_2n, wall_2n))]
+    lines = [(f"marginal cost projected to {machines} executors of one core from {title}: (2N - N) per million "
+              f"triples, N = {size:,}, Spark's stage metrics of {count} runs each (the whole run's start-up cancels)")]
+    header = (f"{'stage kind':<28} {'max tasks':>9} {'executor s/M':>12} {'fixed s/M':>9} {'at 1 s/M':>9} "
+              f"{'at ' + str(machines) + ' s/M':>10}")
+    lines += [header, "-" * len(header)]
+    parts: dict[str, tuple[float, float]] = {}
+    for name in sorted(set(small) | set(large), key=lambda n: -(large.get(n, {}).get("at 1", 0.0))):
+        one, two = small.get(name, {}), large.get(name, {})
+        extra = {field: (two.get(field, 0.0) - one.get(field, 0.0)) / count * per_million
+                 for field in ("executor", "fixed", "at 1", "at n")}
+        parts[name] = (extra["at 1"], extra["at n"])
+        tasks = max(one.get("tasks", 0), two.get("tasks", 0))
+        lines.append(f"{name[:28]:<28} {tasks:>9} {extra['executor']:>12.3f} {extra['fixed']:>9.3f} "
+                     f"{extra['at 1']:>9.3f} {extra['at n']:>10.3f}")
+    stays = (driver[1] - driver[0]) / count * per_million
+    parts["driver between stages"] = (stays, stays)
+    lines.append(f"{'driver between stages':<28} {'':>9} {'':>12} {stays:>9.3f} {stays:>9.3f} {stays:>10.3f}")
+    at_1 = sum(one for one, _ in parts.values())
+    at_n = sum(many for _, many in parts.values())
+    bound = max(parts.items(), key=lambda item: item[1][1])[0]
+    if at_1 > 0 and at_n > 0:
+        lines.append(f"marginal: {at_1:.3f} s/M at 1 executor, {at_n:.3f} s/M at {machines} ({1e6 / at_n:,.0f} "
+                     f"triples/s): {at_1 / at_n:.2f}x from 1 to {machines} executors; bound at {machines} by: {bound}")
+    else:
+        lines.append("marginal: noise (the 2N runs were not the slower)")
+    lines.append(f"fixed cost beside it, per run: the driver between stages {driver[0] / count:.2f} s at N, "
+                 f"{driver[1] / count:.2f} s at 2N; whole runs {wall_n / count:.2f} s at N, {wall_2n / count:.2f} s at 2N")
     return "\n".join(lines) + "\n"
 
 
