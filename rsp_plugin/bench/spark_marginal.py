@@ -270,20 +270,20 @@ def _child(config_path: str) -> None:
         repeat = config["repeat"]
         slots = cores_of(config["master"]) or 2
         for profile in config["queries"]:
-            measured = {size: ([], 0.0) for size in config["sizes"]}
+            measured: dict = {size: [] for size in config["sizes"]}
             for _ in range(repeat):
                 for size in config["sizes"]:
                     before = {stage["id"] for stage in _stage_metrics(spark)}
                     seconds = once(profile, config["streams"][str(size)], pieces=project)[0]
-                    stages, wall = measured[size]
-                    measured[size] = (stages + [stage for stage in _stage_metrics(spark) if stage["id"] not in before],
-                                      wall + seconds)
+                    measured[size].append(([stage for stage in _stage_metrics(spark) if stage["id"] not in before],
+                                           seconds))
             size, large = config["sizes"]
             where = f"distributed {profile} on {config['master']}, each run in {project} pieces"
-            projection += project_marginal(measured, size, repeat, project, where, slots) + "\n"
+            projection += project_marginal(measured, size, project, where, slots) + "\n"
             projection += ("the whole run, fixed cost included (the streaming query's start and end, the driver "
                            "between stages):\n")
-            projection += project_stages(*measured[large], large * repeat, project,
+            projection += project_stages([stage for stages, _ in measured[large] for stage in stages],
+                                         sum(seconds for _, seconds in measured[large]), large * repeat, project,
                                          f"{where} ({repeat} runs of {large:,} triples)") + "\n"
     sys.stdout.write("@@result " + json.dumps({"rows": rows, "projection": projection}) + "\n")
     sys.stdout.flush()

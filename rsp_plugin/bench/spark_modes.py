@@ -287,49 +287,56 @@ def project_stages(stages: list[dict], wall: float, triples: int, machines: int,
     return "\n".join(lines) + "\n"
 
 
-def project_marginal(measured: dict, size: int, runs: int, machines: int, title: str, slots: int = 2) -> str:
-    """The marginal cost projected (text): `measured` = {triples: (stages, wall seconds)} of `runs` runs
-    at N = `size` triples and as many at 2N; per kind of stage and for the driver between stages,
-    seconds per extra million triples ((2N - N) / N) at 1 and at `machines` one-core executors (a stage's
-    executor time spread over min(executors, its tasks), its fixed part as it is); which part bounds it.
-    The whole run's fixed part cancels: it is said beside, per run."""
-    (stages_n, wall_n), (stages_2n, wall_2n) = measured[size], measured[2 * size]
-    count = max(1, runs)
-    per_million = 1e6 / size
+def project_marginal(measured: dict, size: int, machines: int, title: str, slots: int = 2) -> str:
+    """The marginal cost projected (text): `measured` = {triples: [(stages, wall seconds) per run]} at
+    N = `size` triples and at 2N; per kind of stage and for the driver between stages, seconds per extra
+    million triples at 1 and at `machines` one-core executors (a stage's executor time spread over
+    min(executors, its tasks), its fixed part as it is): each figure the median over the runs at 2N less
+    the median at N, per million triples; which part bounds it. The whole run's fixed part cancels: it
+    is said beside, per run."""
+    import statistics
 
-    def by_kind(stages):
-        kinds: dict[str, dict] = {}
+    def run_parts(stages: list[dict], wall: float) -> dict:
+        """{part: {figure: seconds}} of one run."""
+        parts: dict[str, dict] = {}
         for stage in stages:
-            kind = kinds.setdefault(stage["kind"], {"executor": 0.0, "fixed": 0.0, "at 1": 0.0, "at n": 0.0,
+            part = parts.setdefault(stage["kind"], {"executor": 0.0, "fixed": 0.0, "at 1": 0.0, "at n": 0.0,
                                                    "tasks": 0})
             fixed, at_n = stage_projection(stage, machines, slots)
-            kind["executor"] += stage["executor"]
-            kind["fixed"] += fixed
-            kind["at 1"] += stage_projection(stage, 1, slots)[1]
-            kind["at n"] += at_n
-            kind["tasks"] = max(kind["tasks"], stage["tasks"])
-        return kinds
+            part["executor"] += stage["executor"]
+            part["fixed"] += fixed
+            part["at 1"] += stage_projection(stage, 1, slots)[1]
+            part["at n"] += at_n
+            part["tasks"] = max(part["tasks"], stage["tasks"])
+        driver = max(0.0, wall - sum(stage["wall"] for stage in stages))
+        parts[DRIVER] = {"executor": 0.0, "fixed": driver, "at 1": driver, "at n": driver, "tasks": 0, "wall": wall}
+        return parts
 
-    small, large = by_kind(stages_n), by_kind(stages_2n)
-    driver = [max(0.0, wall - sum(stage["wall"] for stage in stages)) for stages, wall in
-              ((stages_n, wall_n), (stages_2n, wall_2n))]
-    lines = [(f"marginal cost projected to {machines} executors of one core from {title}: (2N - N) per million "
-              f"triples, N = {size:,}, Spark's stage metrics of {count} runs each (the whole run's start-up cancels)")]
+    sides = [[run_parts(*run) for run in measured[triples]] for triples in (size, 2 * size)]
+    names = list(dict.fromkeys(name for side in sides for run in side for name in run if name != DRIVER))
+
+    def median(side, name: str, figure: str) -> float:
+        return statistics.median(run.get(name, {}).get(figure, 0.0) for run in side)
+
+    def extra(name: str, figure: str) -> float:
+        return (median(sides[1], name, figure) - median(sides[0], name, figure)) * 1e6 / size
+
+    runs = min(len(side) for side in sides)
+    lines = [(f"marginal cost projected to {machines} executors of one core from {title}: per million triples, "
+              f"the median at 2N less the median at N (N = {size:,}, {runs} runs each; Spark's stage metrics; the "
+              f"whole run's start-up cancels)")]
     header = (f"{'stage kind':<28} {'max tasks':>9} {'executor s/M':>12} {'fixed s/M':>9} {'at 1 s/M':>9} "
               f"{'at ' + str(machines) + ' s/M':>10}")
     lines += [header, "-" * len(header)]
     parts: dict[str, tuple[float, float]] = {}
-    for name in sorted(set(small) | set(large), key=lambda n: -(large.get(n, {}).get("at 1", 0.0))):
-        one, two = small.get(name, {}), large.get(name, {})
-        extra = {field: (two.get(field, 0.0) - one.get(field, 0.0)) / count * per_million
-                 for field in ("executor", "fixed", "at 1", "at n")}
-        parts[name] = (extra["at 1"], extra["at n"])
-        tasks = max(one.get("tasks", 0), two.get("tasks", 0))
-        lines.append(f"{name[:28]:<28} {tasks:>9} {extra['executor']:>12.3f} {extra['fixed']:>9.3f} "
-                     f"{extra['at 1']:>9.3f} {extra['at n']:>10.3f}")
-    stays = (driver[1] - driver[0]) / count * per_million
-    parts["driver between stages"] = (stays, stays)
-    lines.append(f"{'driver between stages':<28} {'':>9} {'':>12} {stays:>9.3f} {stays:>9.3f} {stays:>10.3f}")
+    for name in sorted(names, key=lambda n: -extra(n, "at 1")):
+        parts[name] = (extra(name, "at 1"), extra(name, "at n"))
+        tasks = max(run.get(name, {}).get("tasks", 0) for side in sides for run in side)
+        lines.append(f"{name[:28]:<28} {tasks:>9} {extra(name, 'executor'):>12.3f} {extra(name, 'fixed'):>9.3f} "
+                     f"{parts[name][0]:>9.3f} {parts[name][1]:>10.3f}")
+    stays = extra(DRIVER, "fixed")
+    parts[DRIVER] = (stays, stays)
+    lines.append(f"{DRIVER:<28} {'':>9} {'':>12} {stays:>9.3f} {stays:>9.3f} {stays:>10.3f}")
     at_1 = sum(one for one, _ in parts.values())
     at_n = sum(many for _, many in parts.values())
     bound = max(parts.items(), key=lambda item: item[1][1])[0]
@@ -338,9 +345,15 @@ def project_marginal(measured: dict, size: int, runs: int, machines: int, title:
                      f"triples/s): {at_1 / at_n:.2f}x from 1 to {machines} executors; bound at {machines} by: {bound}")
     else:
         lines.append("marginal: noise (the 2N runs were not the slower)")
-    lines.append(f"fixed cost beside it, per run: the driver between stages {driver[0] / count:.2f} s at N, "
-                 f"{driver[1] / count:.2f} s at 2N; whole runs {wall_n / count:.2f} s at N, {wall_2n / count:.2f} s at 2N")
+    lines.append(f"fixed cost beside it, per run (medians): the driver between stages "
+                 f"{median(sides[0], DRIVER, 'fixed'):.2f} s at N, {median(sides[1], DRIVER, 'fixed'):.2f} s at 2N; "
+                 f"whole runs {median(sides[0], DRIVER, 'wall'):.2f} s at N, {median(sides[1], DRIVER, 'wall'):.2f} s "
+                 f"at 2N")
     return "\n".join(lines) + "\n"
+
+
+#: what is not in a stage: the driver's own time (`project_stages`, `project_marginal`)
+DRIVER = "driver between stages"
 
 
 def _stage_metrics(spark) -> list[dict]:
