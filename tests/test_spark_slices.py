@@ -6,8 +6,10 @@
   lies in no slice reads; an answer read back from its payload is the answer;
 - end to end on `local[2]`: the SOSA stream in several micro-batches (each cut into
   partitions), plain and under RDFS, tumbling and sliding windows, gives the local
-  engine's output, every batch by the slice path; a batch out of time order sends
-  it and the rest of the run the general way, with the same output.
+  engine's output, every batch by the slice path; so does a directory of files
+  read as one batch (the instants after each file's start are the driver's, a run
+  of them per file); a batch out of time order sends it and the rest of the run
+  the general way, with the same output.
 
 The whole set of shared queries, CSRBench and the entailment cases is
 tests/test_spark_cluster.py's (on `local-cluster`).
@@ -147,6 +149,35 @@ def test_micro_batches_cut_into_slices_give_the_local_results(spark, tmp_path, p
     assert got == _local(text, ontology, stream) and len(got) > 10
     assert driver.state.sliced and "slices" in driver.timings and "stats" not in driver.timings
     assert not list(driver.store.root.glob("carry-*")), "the carry is deleted when the replay ends"
+
+
+def test_the_instants_no_slice_answers_are_answered_run_by_run(spark, tmp_path, monkeypatch):
+    """A directory of files in time order read as one batch: a file's piece has no lines before it to look
+    back at, so the instants just after each file's first line are the driver's, in runs 100 instants
+    apart; each run is answered by an engine of its own over the rows its windows hold, as the local
+    engine answers them over the whole stream."""
+    from rsp_plugin.spark import run
+    from rsp_plugin.spark.distributed import driver as distributed_driver
+
+    stream, ontology = tmp_path / "s.tnt", tmp_path / "o.ttl"
+    write_stream(stream, 12_000, 40)  # 300 s
+    ontology.write_text(ONTOLOGY)
+    lines = stream.read_text().splitlines(keepends=True)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for number, start in enumerate(range(0, len(lines), 4000)):
+        (folder / f"part-{number}.tnt").write_text("".join(lines[start:start + 4000]))
+    made = []
+    runs = distributed_driver._runs
+    monkeypatch.setattr(distributed_driver, "_runs", lambda ks: made.append(runs(ks)) or made[-1])
+    for profile in ("plain", "rdfs"):
+        text = continuous_query(profile, 4, 1)
+        results = []
+        finished = run(spark, _engine(text, ontology), {STREAM: str(folder)}, results.append, mode="distributed",
+                       progress=False).wait()
+        assert [result.to_json() for result in results] == _local(text, ontology, stream)
+        assert finished.driver.state.sliced
+    assert max(len(found) for found in made) >= 3, "one run after each file's start"
 
 
 def test_a_batch_out_of_time_order_goes_the_general_way_with_the_same_results(spark, tmp_path):

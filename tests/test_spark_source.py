@@ -217,3 +217,46 @@ def test_a_line_budget_ends_a_micro_batch_after_that_many_lines(tmp_path, seed):
         size = draw.randrange(begin, len(text) + 1)
         budget = draw.choice([None, 1, 2, 5, 17, 1000])
         assert source._scan_lines(path, begin, size, budget) == counted(begin, size, budget)
+
+
+@pytest.mark.parametrize("budget", [None, 12_000])
+def test_dead_letters_keep_their_lines_when_the_planner_counts_none(tmp_path, budget):
+    """Reading all there is, the planner counts no lines (a pass over every byte while the executors
+    wait): a piece counts the lines before it when it names a dead letter. A file that grows, read in
+    micro-batches of pieces of three tasks, with and without a line budget: each dead letter named at
+    the line the local reader names."""
+    from rsp_plugin.spark.source import RDFStreamReader, read_piece
+
+    path = tmp_path / "growing.tnt"
+    lines = []
+    for number in range(27_000):
+        if number % 1_013 == 11:
+            lines.append(f"soon <{EX}s{number}> <{EX}p> <{EX}o> .")
+        else:
+            lines.append(f'{number} <{EX}sensor{number % 50}> <{EX}temperature> "{number % 97}"^^{INT} .')
+    options = {"path": str(path), "numPartitions": "3", "stream": f"{EX}s"}
+    if budget is not None:
+        options["maxLinesPerTrigger"] = str(budget)
+    reader = RDFStreamReader(SourceOptions.from_options(options))
+    offset, dead, triples, split = reader.initialOffset(), [], 0, False
+    for part in range(3):
+        with path.open("a") as handle:
+            handle.write("\n".join(lines[part * 9_000:(part + 1) * 9_000]) + "\n")
+        while True:
+            end = reader.latestOffset(offset, reader.getDefaultReadLimit())
+            if end == offset:
+                break
+            if budget is None:
+                assert end["line"] is None, "nothing counted"
+            pieces = reader.partitions(offset, end)
+            split |= len(pieces) > 1
+            for piece in pieces:
+                for batch in read_piece(piece, f"{EX}s"):
+                    rejected = batch.column("rejected").to_pylist()
+                    dead += [text for text in rejected if text is not None]
+                    triples += rejected.count(None)
+            offset = end
+    assert split
+    expected = [str(r) for r in read_tnt(lines, Dictionary(), tick_ms=1, filename=str(path)) if isinstance(r, Rejected)]
+    assert dead == expected and len(expected) == 27
+    assert triples == 27_000 - 27

@@ -23,9 +23,12 @@ embedded CPU s/M / (Spark CPU s/M / 2 cores). Both answers are compared,
 instant by instant. Then the fixed cost: a 100-triple
 stream through `rsp-plugin query ... --engine spark --mode distributed` as a
 whole process (JVM start included; target <= 15 s), and with `--project N`
-what N one-core executors would make of the 2N run cut into N pieces (as a
-session on them cuts it), from Spark's own stage metrics
-(`spark_modes.project_stages`: which stage bounds it).
+what N one-core executors would make of it, from Spark's own stage metrics of
+runs whose stream is cut into N pieces (as a session on them cuts it): the
+marginal cost per stage kind and of the driver between stages, at 1 and at N
+executors, and which part bounds it (`spark_modes.project_marginal`; the
+target: >= 6x from 1 to 10 executors), then the whole 2N run with its fixed
+cost (`spark_modes.project_stages`).
 
 Medians of `--repeat` runs (default 3): the Spark runs first (one session),
 then the embedded ones.
@@ -221,7 +224,7 @@ def _child(config_path: str) -> None:
     from ..runtime.engine import RSPEngine
     from ..spark import run as spark_run
     from ..spark import spark_session
-    from .spark_modes import _session_cpu, _stage_metrics, project_stages
+    from .spark_modes import _session_cpu, _stage_metrics, cores_of, project_marginal, project_stages
 
     config = json.loads(Path(config_path).read_text())
     project = config.get("project")
@@ -260,15 +263,28 @@ def _child(config_path: str) -> None:
             rows.append({"profile": profile, "size": size, "seconds": statistics.median(runs), "runs": runs,
                          "cpu": statistics.median(cpus), "answers": answers})
     if project:
-        # the 2N stream cut into as many pieces as the projected executors have task slots (as a session on
-        # them would cut it: `numPartitions` = task slots), each stage's tasks then spread over them
-        profile, size = list(config["queries"])[-1], config["sizes"][-1]
-        before = {stage["id"] for stage in _stage_metrics(spark)}
-        runs = [once(profile, config["streams"][str(size)], pieces=project)[0] for _ in range(config["repeat"])]
-        stages = [stage for stage in _stage_metrics(spark) if stage["id"] not in before]
-        projection = project_stages(stages, sum(runs), size * len(runs), project,
-                                    f"distributed {profile} on {config['master']} ({len(runs)} runs of {size:,} "
-                                    f"triples in {project} pieces)")
+        # the N and 2N streams cut into as many pieces as the projected executors have task slots (as a
+        # session on them would cut them: `numPartitions` = task slots), each stage's tasks then spread
+        # over them: the marginal cost per stage kind (N and 2N runs in turn), and the whole 2N run
+        projection = ""
+        repeat = config["repeat"]
+        slots = cores_of(config["master"]) or 2
+        for profile in config["queries"]:
+            measured: dict = {size: [] for size in config["sizes"]}
+            for _ in range(repeat):
+                for size in config["sizes"]:
+                    before = {stage["id"] for stage in _stage_metrics(spark)}
+                    seconds = once(profile, config["streams"][str(size)], pieces=project)[0]
+                    measured[size].append(([stage for stage in _stage_metrics(spark) if stage["id"] not in before],
+                                           seconds))
+            size, large = config["sizes"]
+            where = f"distributed {profile} on {config['master']}, each run in {project} pieces"
+            projection += project_marginal(measured, size, project, where, slots) + "\n"
+            projection += ("the whole run, fixed cost included (the streaming query's start and end, the driver "
+                           "between stages):\n")
+            projection += project_stages([stage for stages, _ in measured[large] for stage in stages],
+                                         sum(seconds for _, seconds in measured[large]), large * repeat, project,
+                                         f"{where} ({repeat} runs of {large:,} triples)") + "\n"
     sys.stdout.write("@@result " + json.dumps({"rows": rows, "projection": projection}) + "\n")
     sys.stdout.flush()
     spark.stop()

@@ -238,6 +238,15 @@ def _projection(config: dict, machines: int, triples: int) -> None:
                          f"distributed RDFS on {master} ({triples:,} triples)"), end="")
 
 
+def stage_projection(stage: dict, machines: int, slots: int = 2) -> tuple[float, float]:
+    """(fixed, projected) seconds of one stage: what is not its executor time spread over the tasks that
+    ran at once on the measured master (`slots`), and that plus its executor time spread over
+    min(`machines`, its tasks) one-core executors."""
+    spread = max(1, min(slots, stage["tasks"]))
+    fixed = max(0.0, stage["wall"] - stage["executor"] / spread)
+    return fixed, fixed + stage["executor"] / max(1, min(machines, stage["tasks"]))
+
+
 def project_stages(stages: list[dict], wall: float, triples: int, machines: int, title: str) -> str:
     """The projection's table (text): per kind of stage, its wall and executor seconds, what is fixed
     (wall past its executor time spread over the tasks that ran at once, at most 2 here), and what
@@ -251,14 +260,13 @@ def project_stages(stages: list[dict], wall: float, triples: int, machines: int,
     for stage in stages:
         kind = kinds.setdefault(stage["kind"], {"wall": 0.0, "executor": 0.0, "fixed": 0.0, "tasks": 0,
                                                "stages": 0, "projected": 0.0})
-        spread = max(1, min(2, stage["tasks"]))
-        fixed = max(0.0, stage["wall"] - stage["executor"] / spread)
+        fixed, projected = stage_projection(stage, machines)
         kind["wall"] += stage["wall"]
         kind["executor"] += stage["executor"]
         kind["fixed"] += fixed
         kind["tasks"] = max(kind["tasks"], stage["tasks"])
         kind["stages"] += 1
-        kind["projected"] += fixed + stage["executor"] / max(1, min(machines, stage["tasks"]))
+        kind["projected"] += projected
     header = f"{'stage kind':<28} {'stages':>6} {'max tasks':>9} {'wall s':>8} {'executor s':>10} {'fixed s':>8} " \
              f"{'at ' + str(machines) + ' s':>8}"
     lines.append(header)
@@ -277,6 +285,75 @@ def project_stages(stages: list[dict], wall: float, triples: int, machines: int,
                  f" (driver {driver:.1f} s + fixed {fixed:.1f} s against executor time {executor:.1f} s / {machines});"
                  f" the longest stage kind at {machines}: {bound}")
     return "\n".join(lines) + "\n"
+
+
+def project_marginal(measured: dict, size: int, machines: int, title: str, slots: int = 2) -> str:
+    """The marginal cost projected (text): `measured` = {triples: [(stages, wall seconds) per run]} at
+    N = `size` triples and at 2N; per kind of stage and for the driver between stages, seconds per extra
+    million triples at 1 and at `machines` one-core executors (a stage's executor time spread over
+    min(executors, its tasks), its fixed part as it is): each figure the median over the runs at 2N less
+    the median at N, per million triples; which part bounds it. The whole run's fixed part cancels: it
+    is said beside, per run."""
+    import statistics
+
+    def run_parts(stages: list[dict], wall: float) -> dict:
+        """{part: {figure: seconds}} of one run."""
+        parts: dict[str, dict] = {}
+        for stage in stages:
+            part = parts.setdefault(stage["kind"], {"executor": 0.0, "fixed": 0.0, "at 1": 0.0, "at n": 0.0,
+                                                   "tasks": 0})
+            fixed, at_n = stage_projection(stage, machines, slots)
+            part["executor"] += stage["executor"]
+            part["fixed"] += fixed
+            part["at 1"] += stage_projection(stage, 1, slots)[1]
+            part["at n"] += at_n
+            part["tasks"] = max(part["tasks"], stage["tasks"])
+        driver = max(0.0, wall - sum(stage["wall"] for stage in stages))
+        parts[DRIVER] = {"executor": 0.0, "fixed": driver, "at 1": driver, "at n": driver, "tasks": 0, "wall": wall}
+        return parts
+
+    sides = [[run_parts(*run) for run in measured[triples]] for triples in (size, 2 * size)]
+    names = list(dict.fromkeys(name for side in sides for run in side for name in run if name != DRIVER))
+
+    def median(side, name: str, figure: str) -> float:
+        return statistics.median(run.get(name, {}).get(figure, 0.0) for run in side)
+
+    def extra(name: str, figure: str) -> float:
+        return (median(sides[1], name, figure) - median(sides[0], name, figure)) * 1e6 / size
+
+    runs = min(len(side) for side in sides)
+    lines = [(f"marginal cost projected to {machines} executors of one core from {title}: per million triples, "
+              f"the median at 2N less the median at N (N = {size:,}, {runs} runs each; Spark's stage metrics; the "
+              f"whole run's start-up cancels)")]
+    header = (f"{'stage kind':<28} {'max tasks':>9} {'executor s/M':>12} {'fixed s/M':>9} {'at 1 s/M':>9} "
+              f"{'at ' + str(machines) + ' s/M':>10}")
+    lines += [header, "-" * len(header)]
+    parts: dict[str, tuple[float, float]] = {}
+    for name in sorted(names, key=lambda n: -extra(n, "at 1")):
+        parts[name] = (extra(name, "at 1"), extra(name, "at n"))
+        tasks = max(run.get(name, {}).get("tasks", 0) for side in sides for run in side)
+        lines.append(f"{name[:28]:<28} {tasks:>9} {extra(name, 'executor'):>12.3f} {extra(name, 'fixed'):>9.3f} "
+                     f"{parts[name][0]:>9.3f} {parts[name][1]:>10.3f}")
+    stays = extra(DRIVER, "fixed")
+    parts[DRIVER] = (stays, stays)
+    lines.append(f"{DRIVER:<28} {'':>9} {'':>12} {stays:>9.3f} {stays:>9.3f} {stays:>10.3f}")
+    at_1 = sum(one for one, _ in parts.values())
+    at_n = sum(many for _, many in parts.values())
+    bound = max(parts.items(), key=lambda item: item[1][1])[0]
+    if at_1 > 0 and at_n > 0:
+        lines.append(f"marginal: {at_1:.3f} s/M at 1 executor, {at_n:.3f} s/M at {machines} ({1e6 / at_n:,.0f} "
+                     f"triples/s): {at_1 / at_n:.2f}x from 1 to {machines} executors; bound at {machines} by: {bound}")
+    else:
+        lines.append("marginal: noise (the 2N runs were not the slower)")
+    lines.append(f"fixed cost beside it, per run (medians): the driver between stages "
+                 f"{median(sides[0], DRIVER, 'fixed'):.2f} s at N, {median(sides[1], DRIVER, 'fixed'):.2f} s at 2N; "
+                 f"whole runs {median(sides[0], DRIVER, 'wall'):.2f} s at N, {median(sides[1], DRIVER, 'wall'):.2f} s "
+                 f"at 2N")
+    return "\n".join(lines) + "\n"
+
+
+#: what is not in a stage: the driver's own time (`project_stages`, `project_marginal`)
+DRIVER = "driver between stages"
 
 
 def _stage_metrics(spark) -> list[dict]:

@@ -845,17 +845,6 @@ class _Background:
         return self._value
 
 
-def _runs(numbers: list[int]) -> list[tuple[int, int]]:
-    """The runs of consecutive numbers of a sorted list: [(first, last), ...]."""
-    runs: list[list[int]] = []
-    for number in numbers:
-        if runs and number == runs[-1][1] + 1:
-            runs[-1][1] = number
-        else:
-            runs.append([number, number])
-    return [(first, last) for first, last in runs]
-
-
 def _counts(admission: Admission, stats: list[dict]) -> dict[str, int]:
     """Elements per stream in a batch's stats (dead letters aside)."""
     counts: dict[str, int] = {}
@@ -869,6 +858,28 @@ def _counts(admission: Admission, stats: list[dict]) -> dict[str, int]:
 def _early(plan: DistributedPlan, stats: list[dict]) -> bool:
     """Has the batch an element before t0 (set aside)?"""
     return any(row["dead"] is None and row["first"] is not None and row["first"] < plan.grid.t0 for row in stats)
+
+
+#: instants apart beyond which the edges' instants are answered by engines of their own (`_runs`): a fresh
+#: engine costs about what 50 reports of an empty window cost
+RUN_GAP = 64
+
+
+def _runs(ks: list[int], gap: int = RUN_GAP) -> list[tuple[int, int]]:
+    """Ascending instants as runs (first, last), a run going on over fewer than `gap` instants left out.
+
+    >>> _runs([1, 2, 3, 200, 201, 250, 400], gap=64)
+    [(1, 3), (200, 250), (400, 400)]
+    >>> _runs([])
+    []
+    """
+    runs: list[list[int]] = []
+    for k in ks:
+        if runs and k - runs[-1][1] <= gap:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return [(low, high) for low, high in runs]
 
 
 def _merged(rows: list[tuple], lanes: int) -> list[tuple]:
