@@ -181,7 +181,8 @@ def _parser() -> argparse.ArgumentParser:
                             "authenticated with (HMAC-SHA256); default $RSP_PLUGIN_CHECKPOINT_KEY, else "
                             "DIR/rsp-plugin.key, made at the first run; a state that does not authenticate is refused")
     query.add_argument("--batch-lines", type=int, metavar="N",
-                       help="--engine spark: stream lines per micro-batch (default 50000; --mode distributed: 1000000)")
+                       help="--engine spark: stream lines per micro-batch (default 50000; --mode distributed: 1000000 "
+                            "per task slot)")
     query.add_argument("--mode", choices=["driver", "distributed"], default=None,
                        help="--engine spark: driver (default): one engine on the driver, fed by Spark; "
                             "distributed: windows, entailment, joins and aggregates as Spark plans on the "
