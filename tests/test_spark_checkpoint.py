@@ -40,11 +40,12 @@ STREAM = ROOT / "tests" / "data" / "csrbench" / "stream-6s.tnt"
 ARGS = ["query", str(QUERY), "--stream", f"http://ex.org/csrbench={STREAM}"]
 
 
-def start_job(checkpoint: Path, out: Path, err: Path, args: list[str] = ARGS) -> subprocess.Popen:
+def start_job(checkpoint: Path, out: Path, err: Path, args: list[str] = ARGS,
+              batch_lines: int = 60) -> subprocess.Popen:
     with out.open("ab") as stdout, err.open("ab") as stderr:
         return subprocess.Popen(
             [sys.executable, "-m", "rsp_plugin.cli", *args, "--engine", "spark", "--checkpoint", str(checkpoint),
-             "--batch-lines", "60"],
+             "--batch-lines", str(batch_lines)],
             stdout=stdout, stderr=stderr, cwd=ROOT, start_new_session=True)
 
 
@@ -139,7 +140,7 @@ def test_a_tampered_checkpoint_is_refused_in_one_line_and_its_code_never_runs(tm
         "ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>",
         f"ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>\nRULES <{(tmp_path / 'seen.lars').as_uri()}>"))
     args = ["query", str(query), "--stream", f"http://ex.org/csrbench={STREAM}"]
-    job = start_job(checkpoint, out, err, args)
+    job = start_job(checkpoint, out, err, args, batch_lines=400)  # (a state to tamper with: a few batches do)
     assert job.wait(timeout=300) == 0, err.read_text()
     latest = checkpoint / "rsp-state" / f"state-{committed(checkpoint)}.json"
     mark = tmp_path / "code-ran"
@@ -165,7 +166,7 @@ def test_a_tampered_checkpoint_is_refused_in_one_line_and_its_code_never_runs(tm
 
     def restart() -> tuple[int, list[str]]:
         err.write_text("")
-        again = start_job(checkpoint, out, err, args)
+        again = start_job(checkpoint, out, err, args, batch_lines=400)
         code = again.wait(timeout=300)
         return code, [line for line in err.read_text().splitlines() if line.startswith("rsp-plugin:")]
 
