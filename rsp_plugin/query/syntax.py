@@ -880,13 +880,11 @@ class _Builder:
         return place.line, place.column
 
 
-def star_in_written_order(query, sparql: str, parsed=None):
+def star_in_written_order(query, sparql: str, parsed):
     """`SELECT *`'s variables in the order the query first writes them: rdflib gathers them in a set, so
     their order (the columns', the JSON keys') changed from one process to the next. In place, in each
     projection a `*` made (`parsed`: the parse tree, whose selects without a projection are the stars;
     rdflib makes one Project per select, in the same order). Returns `query`."""
-    if parsed is None:
-        return query
     stars = ["projection" not in node for node in _walk(parsed[1], ("SelectQuery", "SubSelect"))]
     if not any(stars):
         return query
