@@ -11,6 +11,10 @@ event time), each query in a shape the modes can run, keyed by the sensor:
              analysis: observedBy by its object), so it materializes less
     lars     a LARS program as RULES: a sensor whose last value is above 90 is hot, and a sensor hot at
              some time point of the last 2 s is Hot; SELECT ?s { ?s a ex:Hot }
+    merged   the window query over two streams merged by time (the stream's observations dealt to two
+             files): the time slices cut one timeline, so distributed mode runs it by the key split
+             (buckets of sensors, `rsp_plugin.spark.distributed.keys`); mode `general` (asked with
+             --modes) is distributed mode without the key split, the general way's Spark plans
 
 on three Spark masters, each in a process of its own (Spark allows one session
 per process; the session is started and warmed up before any timer):
@@ -54,6 +58,9 @@ from .spark import EX, RATE_PER_SECOND, STREAM
 
 MASTERS = ["local[1]", "local[2]", "local-cluster[2,1,1024]"]
 MODES = ["driver", "partitioned", "distributed"]
+#: distributed mode without the key split (`--modes ...,general`): the general way, for comparison
+GENERAL = "general"
+STREAM_B = f"{STREAM}-b"
 
 ONTOLOGY = f"""@prefix ex: <{EX}> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -80,7 +87,29 @@ WHERE {{ ?o ex:observedBy ?s . ?s a ex:Device }} GROUP BY ?s""",
     "lars": """PREFIX ex: <{ex}>
 SELECT ?s FROM STREAM <{stream}> [RANGE 1s STEP 1s] RULES <{rules}>
 WHERE {{ ?s a ex:Hot }}""",
+    "merged": """SELECT ?s (COUNT(?o) AS ?n) FROM STREAM <{stream}> [RANGE 1s STEP 1s]
+FROM STREAM <{stream}-b> [RANGE 1s STEP 1s] WHERE {{ ?o <{ex}observedBy> ?s }} GROUP BY ?s""",
 }
+
+
+def deal(stream: Path, first: Path, second: Path) -> None:
+    """The stream's observations (3 lines each) dealt to two files in turn: two sources in time order."""
+    lines = stream.read_text().splitlines(keepends=True)
+    parts = ([], [])
+    for start in range(0, len(lines), 3):
+        parts[(start // 3) % 2].extend(lines[start:start + 3])
+    first.write_text("".join(parts[0]))
+    second.write_text("".join(parts[1]))
+
+
+def sources_of(workload: str, stream: str, folder: Path) -> dict:
+    """The sources a workload reads: the stream, or (merged) its two halves."""
+    if workload != "merged":
+        return {STREAM: stream}
+    first, second = folder / f"{Path(stream).stem}-a.tnt", folder / f"{Path(stream).stem}-b.tnt"
+    if not first.exists():
+        deal(Path(stream), first, second)
+    return {STREAM: str(first), STREAM_B: str(second)}
 
 
 def write_observations(path: Path, triples: int, seed: int = 1) -> None:
@@ -193,7 +222,7 @@ def _plot(rows: list[dict], triples: int, path: Path) -> None:
 
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     masters = list(dict.fromkeys(r["master"] for r in rows))
-    modes = [mode for mode in MODES if any(r["mode"] == mode for r in rows)]
+    modes = [mode for mode in [*MODES, GENERAL] if any(r["mode"] == mode for r in rows)]
     figure, axes = plt.subplots(1, len(workloads), figsize=(max(5.0, 4.2 * len(workloads)), 3.8), sharey=True)
     if len(workloads) == 1:
         axes = [axes]
@@ -206,7 +235,7 @@ def _plot(rows: list[dict], triples: int, path: Path) -> None:
                          and not r.get("refused")]
                 values.append(triples / found[0]["seconds"] if found else 0)
             axis.bar([i + number * width for i in range(len(masters))], values, width, label=mode,
-                     color=f"C{MODES.index(mode)}")
+                     color=f"C{[*MODES, GENERAL].index(mode)}")
         axis.set_title(workload)
         axis.set_xticks([i + width * (len(modes) - 1) / 2 for i in range(len(masters))])
         axis.set_xticklabels([m.replace("local-cluster", "cluster") for m in masters], fontsize=8)
@@ -410,6 +439,16 @@ def _child_rows(master: str, config: dict):
         errors.close()
 
 
+def _without_key(text: str, sources: dict):
+    """Distributed mode's plan of `text` with the key split turned off (the general way's, for comparison)."""
+    from dataclasses import replace
+
+    from ..spark import _engine_of, check_mode
+
+    engine, _ = _engine_of(text, list(sources.items()), (), None, None)
+    return replace(check_mode(engine, "distributed", lanes=len(sources)), key=None)
+
+
 def cores_of(master: str) -> int | None:
     """The cores a master's tasks may use: N of local[N], executors x cores of local-cluster[E,C,M]."""
     import re
@@ -453,15 +492,16 @@ def _child(master: str, config_path: str) -> None:
     if not warm.exists():
         write_observations(warm, 3000, seed=2)
     for name, text in config["texts"].items():  # every mode's code imported and warm in the Python workers
-        spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, progress=False,
+        warm_sources = sources_of(name, str(warm), Path(config["folder"]))
+        spark_run(spark, text, warm_sources, lambda result: None, progress=False,
                   max_lines_per_trigger=3000).wait()
         if "partitioned" in config["modes"]:
             with contextlib.suppress(NotKeyLocal):
-                spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, mode="partitioned", key="s",
+                spark_run(spark, text, warm_sources, lambda result: None, mode="partitioned", key="s",
                           max_lines_per_trigger=3000).wait()
         if "distributed" in config["modes"]:
             with contextlib.suppress(NotDistributed):
-                spark_run(spark, text, {STREAM: str(warm)}, lambda result: None, mode="distributed",
+                spark_run(spark, text, warm_sources, lambda result: None, mode="distributed",
                           max_lines_per_trigger=3000).wait()
 
     def emit(row: dict) -> None:
@@ -479,9 +519,13 @@ def _child(master: str, config_path: str) -> None:
                     results = []
                     cpu_before = _session_cpu()
                     started = time.perf_counter()
-                    latencies = spark_run(spark, text, {STREAM: stream}, results.append, mode=mode,
+                    sources = sources_of(workload, stream, Path(config["folder"]))
+                    latencies = spark_run(spark, text, sources, results.append,
+                                          mode="distributed" if mode == GENERAL else mode,
                                           key="s" if mode == "partitioned" else None, progress=False,
-                                          max_lines_per_trigger=batch).wait().batch_seconds
+                                          max_lines_per_trigger=batch,
+                                          plan=_without_key(text, sources) if mode == GENERAL else None
+                                          ).wait().batch_seconds
                     seconds = time.perf_counter() - started
                     cores = (_session_cpu() - cpu_before) / seconds
                     runs.append((seconds, latencies, _by_instant(r.to_json() for r in results), cores))

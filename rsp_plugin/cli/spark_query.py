@@ -6,8 +6,9 @@ micro-batch every half second, ended by `--mqtt-idle`); then
 
 - `--mode driver` (default): the micro-batch driver feeds the same engine as
   `--engine local`, on the driver;
-- `--mode distributed`: windows, entailment, joins and aggregates run as Spark
-  plans on the executors (`rsp_plugin.spark.distributed`); a query with a part
+- `--mode distributed`: the embedded engine on the executors, over slices of time
+  or buckets of keys (a key-local query), else windows, entailment, joins and
+  aggregates as Spark plans (`rsp_plugin.spark.distributed`); a query with a part
   it does not cover yet is said so in one line on stderr and runs in driver mode;
 - `--partition-by VAR`: one engine per key on the executors
   (`rsp_plugin.spark.partitioned`); a query that is not key-local is refused.

@@ -3,7 +3,7 @@
     PARTITION BY ?sensor                 (a line of the query, or `key="sensor"`)
     REGISTER RSTREAM <http://ex/q/hot> AS
     SELECT ?sensor ?v FROM STREAM <http://ex/s> [RANGE 10s STEP 1s]
-    WHERE { ?obs ex:observedBy ?sensor . ?obs ex:value ?v . ?sensor ex:in ex:hall }
+    WHERE { ?sensor ex:temperature ?v . ?sensor ex:in ex:hall }
 
 When every triple pattern of a query mentions the key variable, with a
 constant predicate, the key in the same place (subject or object) wherever the

@@ -16,6 +16,8 @@ is said in one line (`NotDistributed`, raised by `rsp_plugin.spark.check_mode`
 before anything runs), and `--mode driver` runs it.
 
 Modules: `plan` (instants, what is distributed), `admission` (what is taken),
+`slices` (time slices: the embedded engine per task over a slice of time),
+`keys` (the key split of a key-local query: the embedded engine per bucket of keys),
 `expand` (one triple's entailments joined from its shape's template when read:
 the templates are `rsp_plugin.reasoning.templates`'), `rules` (two window
 premises: joins), `content` (facts with instant intervals; the instants a report

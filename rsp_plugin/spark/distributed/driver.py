@@ -157,11 +157,14 @@ class DistributedDriver(BatchEnds):
             from .plan import NotDistributed
 
             raise NotDistributed(f"a RULES program with {self.slices_refused}")
+        #: the key split (`keys`) answers the batches the time slices cannot take, for a key-local query
+        self.keyed = plan.key is not None
         self._slice_background = None
-        if self.slices_refused is None:
+        if self.slices_refused is None or self.keyed:
             if plan.entailment is not None and self.background is None:
                 self.background = spark.sparkContext.broadcast("\n".join(plan.background))
             self._slice_background = self.background if plan.entailment is not None else None
+        if self.slices_refused is None:
             # (the background goes to the executors once, as a broadcast: not with every task's function)
             self._slice_function = slice_function(replace(plan, background=[]), lanes[0], self._slice_background,
                                                   delay_ms, pieces)
@@ -209,15 +212,25 @@ class DistributedDriver(BatchEnds):
         if state.finished:
             raise RuntimeError("the replay has finished; new data needs a new checkpoint location")
         started = time.perf_counter()
-        known = None
-        if self.slices_refused is None and state.sliced:
-            report, known = self._process_sliced(batch_df, batch_id, started)
-            if report is not None:
-                return report
-            if self.plan.rules is not None:
+        known = admitted = None
+        if self.carried and state.sliced:
+            if self.slices_refused is None:
+                report, known = self._process_sliced(batch_df, batch_id, started)
+                if report is not None:
+                    return report
+            if self.keyed:
+                report, admitted = self._process_keyed(batch_df, batch_id, started, known)
+                if report is not None:
+                    return report
+            elif self.plan.rules is not None:
                 return self._process_on_driver(batch_df, batch_id, started, known)
             self._leave_slices(batch_id)
-        return self._process_general(batch_df, batch_id, started, known)
+        return self._process_general(batch_df, batch_id, started, known, admitted)
+
+    @property
+    def carried(self) -> bool:
+        """Do the batches go by the carry (the time slices, the key split) while they can?"""
+        return self.slices_refused is None or self.keyed
 
     def _admitted(self, batch_df, batch_id: int, known=None):
         """Admission on the driver (`admission.Admission`): the batch kept, its stats, the decision, and the
@@ -277,13 +290,14 @@ class DistributedDriver(BatchEnds):
             raise
         return _Admitted(frame, held, stats, decision, dead, rows, taken)
 
-    def _process_general(self, batch_df, batch_id: int, started: float, known=None) -> BatchReport:
+    def _process_general(self, batch_df, batch_id: int, started: float, known=None, admitted=None) -> BatchReport:
         """The general way: admission on the driver, facts with instant intervals, Spark plans.
-        `known`: (stats, decision) the time-slice path found and decided already."""
+        `known`: (stats, decision) the time-slice path found and decided already; `admitted`: the batch
+        admitted already (`_admitted`: the key split found a schema triple in it)."""
         state = self.state
         plan = self.plan
         admission = state.admission
-        frame, held, _, decision, dead, rows, taken = self._admitted(batch_df, batch_id, known)
+        frame, held, _, decision, dead, rows, taken = admitted or self._admitted(batch_df, batch_id, known)
         try:
             facts = window_rows(plan, taken, admission.lanes)
             if self.reasoner is not None and self.expansion is None:
@@ -332,7 +346,8 @@ class DistributedDriver(BatchEnds):
         finally:
             frame.unpersist()
         carry = self._carry()
-        arrived = arrived.select(["ts", "s", "p", "o", "floor"]).cast(carry.schema)
+        arrived = arrived.append_column("lane", pa.array([0] * arrived.num_rows, pa.int32()))
+        arrived = arrived.select(["ts", "s", "p", "o", "floor", "lane"]).cast(carry.schema)
         timeline = pa.concat_tables([carry, arrived]) if carry.num_rows else arrived
         results = self._report_sliced(admission.done, {}, timeline)
         self._keep_carry(batch_id, timeline)
@@ -340,6 +355,74 @@ class DistributedDriver(BatchEnds):
         report = BatchReport(batch_id, rows=rows)
         self._commit(batch_id, results, dead + decision.set_aside, report, started)
         return report
+
+    def _process_keyed(self, batch_df, batch_id: int, started: float, known=None):
+        """A batch the time slices cannot take, for a key-local query (`keys`): admission on the driver as
+        the general way decides it; then the carry and the taken rows routed to their keys, a bucket of keys
+        per task, each bucket's engine (the local engine's code) answering the instants due over its rows
+        and sending back the rows a later report reaches; the driver joins each instant's answers and keeps
+        the carry, so a later batch in time order from one source goes back to the time slices.
+        (its `BatchReport`, None), or (None, the batch admitted) when a schema triple in it (ENTAILMENT)
+        sends it the general way."""
+        from dataclasses import replace
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from ..session import task_slots
+        from .keys import KEYED_SCHEMA, SCHEMA, keyed_function, keyed_rows, merge_payloads
+        from .slices import needed_from
+
+        state = self.state
+        plan = self.plan
+        admission = state.admission
+        admitted = self._admitted(batch_df, batch_id, known)
+        frame, _, _, decision, dead, rows, taken = admitted
+        try:
+            clock = self._step("keys")
+            k_lo = k_hi = start = None
+            first = admission.first_instant(plan)
+            if admission.done is not None and first is not None:
+                low = first if state.reported is None else max(first, state.reported + 1)
+                if admission.done >= low:
+                    k_lo, k_hi = low, admission.done
+                    start = needed_from(plan, k_lo)
+                    if admission.first_seen is None or admission.first_seen >= start:
+                        start = None
+            reported = k_hi if k_hi is not None else state.reported
+            carry_from = needed_from(plan, reported + 1) if reported is not None else None
+            fresh = taken.selectExpr("ts", "s", "p", "o", "floor", "CAST(lane AS INT) AS lane", "row")
+            carry = self._carry()
+            if carry.num_rows:  # (before the batch's rows at equal times, in their order)
+                carry = carry.append_column("row", pa.array(range(-carry.num_rows, 0), pa.int64()))
+                fresh = self.spark.createDataFrame(carry).unionByName(fresh)
+            function = keyed_function(replace(plan, background=[]), admission.lanes, self._slice_background,
+                                      k_lo=k_lo, k_hi=k_hi, start=start, carry_from=carry_from)
+            table = keyed_rows(plan, fresh, task_slots(self.spark)).mapInArrow(function, KEYED_SCHEMA).toArrow()
+            self._time("keys", clock)
+        except BaseException:
+            frame.unpersist()
+            raise
+        kinds = table.column("kind")
+        if pc.any(pc.equal(kinds, SCHEMA)).as_py():
+            return None, admitted
+        frame.unpersist()
+        clock = self._step("keys-driver")
+        found: dict[int, list[str]] = {}
+        answers = table.filter(pc.equal(kinds, "answer"))
+        for k, text in zip(answers.column("k").to_pylist(), answers.column("text").to_pylist()):
+            found.setdefault(k, []).append(text)
+        results = []
+        if k_lo is not None:
+            results = self._answers(k_lo, k_hi, {}, given={k: merge_payloads(texts) for k, texts in found.items()})
+            state.reported = k_hi
+        kept = table.filter(pc.equal(kinds, "carry"))
+        kept = kept.take(pc.sort_indices(kept, sort_keys=[("ts", "ascending"), ("lane", "ascending")]))
+        self._keep_carry(batch_id, kept.select(["ts", "s", "p", "o", "floor", "lane"]))
+        self._time("keys-driver", clock)
+        report = BatchReport(batch_id, rows=rows)
+        self._commit(batch_id, results, dead + decision.set_aside, report, started)
+        return report, None
 
     def finish(self) -> list:
         """A replay ends: every instant whose windows still reach the last elements is reported."""
@@ -357,7 +440,7 @@ class DistributedDriver(BatchEnds):
         results = []
         if ends and admission.first_seen is not None:
             end = plan.grid.last_at_or_before(max(ends))
-            if self.slices_refused is None and state.sliced:
+            if self.carried and state.sliced:
                 results = self._report_sliced(end, {}, self._carry())
             else:
                 results = self._report_through(end)
@@ -447,6 +530,7 @@ class DistributedDriver(BatchEnds):
         order = pc.sort_indices(edges, sort_keys=[("part", "ascending")])  # (stable: each part's rows in order)
         edges = edges.take(order).select(["ts", "s", "p", "o"])
         edges = edges.append_column("floor", pa.nulls(edges.num_rows, pa.int64()))
+        edges = edges.append_column("lane", pa.array([0] * edges.num_rows, pa.int32()))
         carry = self._carry()
         timeline = pa.concat_tables([carry, edges.cast(carry.schema)]) if carry.num_rows else edges
         clock = self._step("edges")
@@ -518,10 +602,11 @@ class DistributedDriver(BatchEnds):
                 rows = timeline.filter(pc.and_(pc.greater_equal(stamps, start), pc.less_equal(stamps, until)))
             floors = rows.column("floor")
             edges.update(answers_over(
-                self.plan, background, self.state.admission.lanes[0], rows.column("ts").to_numpy(),
+                self.plan, background, self.state.admission.lanes, rows.column("ts").to_numpy(),
                 rows.column("s"), rows.column("p"), rows.column("o"), until,
                 lambda k, low=run_first, high=run_last: low <= k <= high, start=start, after=start,
-                floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors) else None))
+                floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors) else None,
+                lanes=rows.column("lane").to_numpy()))
         results = self._answers(k_lo, last, {}, given={**edges, **{k: v for k, v in interior.items()
                                                                   if k_lo <= k <= last}})
         state.reported = last
@@ -539,14 +624,11 @@ class DistributedDriver(BatchEnds):
             self._stale_carry = name
         if not carry.num_rows:
             return
-        import pyarrow as pa
-
-        F = self._F
-        carry = carry.select(["ts", "s", "p", "o"])  # (floors are the RULES path's: it never leaves the slices)
-        frame = self.spark.createDataFrame(carry.append_column("lane", pa.array([0] * carry.num_rows, pa.int32()))
-                                           .to_pandas())
+        # (each late row with its floor: the key split's carry keeps them, as the general way takes them)
+        frame = self.spark.createDataFrame(carry.to_pandas(), "ts BIGINT, s STRING, p STRING, o STRING, "
+                                                              "floor BIGINT, lane INT")
         frame = frame.selectExpr("s", "p", "o", "ts", "CAST(NULL AS STRING) AS rejected", "lane",
-                                 "monotonically_increasing_id() AS row")
+                                 "monotonically_increasing_id() AS row", "floor")
         shapes = present = None
         if self.expansion is not None:
             from pyspark.sql import Observation
@@ -556,7 +638,7 @@ class DistributedDriver(BatchEnds):
             frame.count()
             shapes = self.expansion.shapes_of(held.get)
             present = self.expansion.present(shapes)
-        facts = window_rows(self.plan, frame.withColumn("floor", F.lit(None).cast("long")), state.admission.lanes)
+        facts = window_rows(self.plan, frame, state.admission.lanes)
         if self.reasoner is not None and self.expansion is None:
             facts = facts.mapInArrow(stored_closures(self.plan, self.background), FACTS_SCHEMA)
         entry = self._keep(facts, f"c{batch_id}", shapes, present)

@@ -151,6 +151,14 @@ class DistributedPlan:
     #: (the module's docstring; empty: the RANGEs)
     rules: str | None = None
     depths: list[int] = field(default_factory=list)
+    #: the key split (`keys`): the variable each answer row keeps to one value of (partitioned mode's
+    #: locality analysis, `rsp_plugin.spark.partitioned.key_plan`), how a triple is routed to its key
+    #: (predicate -> "s" | "o"), and under ENTAILMENT the schema a batch must not bring (its triples would
+    #: join keys: such a batch goes the general way). None: the query is not key-local
+    key: str | None = None
+    routes: dict = field(default_factory=dict)
+    schema_predicates: list[str] = field(default_factory=list)
+    schema_classes: list[str] = field(default_factory=list)
 
     def depth(self, window: Window) -> int:
         """How far (ms) before its boundary a report of `window` depends on the stream's elements."""
@@ -257,13 +265,48 @@ def plan_of(engine, name: str | None = None, lanes: int | None = None) -> Distri
         static[iri] = sorted({f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in content.match(None, None, None)})
     unit = engine._gap_unit
     gap = engine.max_gap * unit if engine.max_gap is not None and unit is not None else None
+    split = _key_split(engine, registered) if rules is None else None
     return DistributedPlan(
         name=name, text=query.text, filename=query.filename, base=query.base, dialect=query.read_as,
         form=query.form, r2s=query.r2s.value, windows=windows, grid=Grid(registered.t0, period),
         entailment=query.entailment, background=background, static=static,
         ordered=registered.evaluator._ordered, gap=gap, max_gap=engine.max_gap, gap_unit=unit,
         streams=list(dict.fromkeys(w.stream for w in windows)), floor=registered.floor,
-        max_eval_ms=engine.max_eval_ms, max_solutions=engine.max_solutions, rules=rules, depths=depths)
+        max_eval_ms=engine.max_eval_ms, max_solutions=engine.max_solutions, rules=rules, depths=depths,
+        **(split or {}))
+
+
+def _key_split(engine, registered) -> dict | None:
+    """The key split's fields of the plan when the query is key-local for one of its variables (the first
+    one the locality analysis accepts, in the order the query writes them), else None. A CONSTRUCT
+    template with blank nodes is not split (each key's engine would name them)."""
+    from rdflib import BNode, Variable
+
+    from ..partitioned import NotKeyLocal, _engine_background, _nodes, key_plan
+
+    query = registered.query
+    algebra = query.algebra.algebra
+    template = algebra.get("template") or []
+    if any(isinstance(term, BNode) for triple in template for term in triple):
+        return None
+    if query.form == "SELECT":
+        candidates = list(algebra.get("PV") or [])
+    else:
+        candidates = [term for node in _nodes(algebra) if node.name == "BGP"
+                      for s, _, o in node["triples"] for term in (s, o) if isinstance(term, Variable)]
+    background = None
+    for variable in dict.fromkeys(candidates):
+        if background is None:
+            background = _engine_background(engine, query.text, query.filename)
+        try:
+            found = key_plan(query.text, str(variable), query.filename, background=background)
+        except NotKeyLocal:
+            continue
+        locality = found.locality
+        return {"key": found.key, "routes": dict(found.positions),
+                "schema_predicates": sorted(locality.schema_predicates) if locality is not None else [],
+                "schema_classes": sorted(locality.schema_classes) if locality is not None else []}
+    return None
 
 
 def _rules_depths(registered, windows: list[Window]) -> list[int]:

@@ -193,11 +193,11 @@ def start_timeline(engine, time_ms: int) -> None:
 NO_FLOOR = -(1 << 63)
 
 
-def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: int, wanted=None, made=None,
-                 start: int | None = None, floors=None, after: int | None = None) -> dict:
+def answers_over(plan, background_text: str, iri: str | list[str], times, s, p, o, until: int, wanted=None,
+                 made=None, start: int | None = None, floors=None, after: int | None = None, lanes=None) -> dict:
     """Run a fresh engine (or `made`: a `slice_engine` whose dictionary the ids are of) over one stream's
-    triples in time order, its watermark moved to `until`: {instant index k: answer payload} for every
-    report it made (`wanted(k)`: only those). Terms as written (arrow or lists), or ids (numpy).
+    triples in time order (or several streams': `iri` a list, `lanes` each row's index in it), its watermark
+    moved to `until`: {instant index k: answer payload} for every report it made (`wanted(k)`: only those). Terms as written (arrow or lists), or ids (numpy).
     `start`: the elements are every one from that time on, and some came before it (its RULES
     materializations start there: `start_timeline`). `floors` (numpy, `NO_FLOOR` for none): per row, the
     instant reported last when it came late (`admission.Admission.sequential`): it is given to the engine
@@ -218,9 +218,11 @@ def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: in
         terms = engine.terms
         ids = [column if isinstance(column, np.ndarray) else encode(column, terms) for column in (s, p, o)]
         times = np.asarray(times, dtype=np.int64)
+        streams = [iri] if isinstance(iri, str) else list(iri)
+        lanes = np.zeros(count, dtype=np.int64) if lanes is None else np.asarray(lanes, dtype=np.int64)
         late = None if floors is None else np.asarray(floors, dtype=np.int64) != NO_FLOOR
         if late is None or not late.any():
-            _feed_in_order(engine, iri, times, ids)
+            _feed_in_order(engine, streams, times, ids, lanes)
         else:  # each late row after the rows in time order up to its floor, the watermark moved there
             keys = np.where(late, floors, times)
             order = np.lexsort((late, keys))
@@ -229,13 +231,13 @@ def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: in
             for at in [*runs.tolist(), count]:
                 rows = order[begin:at]
                 if len(rows):
-                    _feed_in_order(engine, iri, times[rows], [column[rows] for column in ids])
+                    _feed_in_order(engine, streams, times[rows], [column[rows] for column in ids], lanes[rows])
                 if at < count:
                     row = order[at:at + 1]
                     floor = int(floors[row[0]])
                     if engine.watermark is None or floor > engine.watermark:
                         engine.advance_to(floor, collect=False)
-                    _feed_in_order(engine, iri, times[row], [column[row] for column in ids])
+                    _feed_in_order(engine, streams, times[row], [column[row] for column in ids], lanes[row])
                 begin = at + 1
     if engine.watermark is None or until > engine.watermark:
         engine.advance_to(until, collect=False)
@@ -250,19 +252,16 @@ def answers_over(plan, background_text: str, iri: str, times, s, p, o, until: in
     return out
 
 
-def _feed_in_order(engine, iri: str, times, ids) -> None:
-    """Rows into the engine a block at a time, as the local replay feeds them: the windows keep chunks of a
-    block, and what leaves them is forgotten as it goes (one chunk of a whole slice would hold every term
-    to its end)."""
-    import numpy as np
-
+def _feed_in_order(engine, streams: list[str], times, ids, lanes) -> None:
+    """Rows (each of stream `streams[lane]`) into the engine a block at a time, as the local replay feeds
+    them: the windows keep chunks of a block, and what leaves them is forgotten as it goes (one chunk of a
+    whole slice would hold every term to its end)."""
     from ...columnar.replay import feed
 
     count = len(times)
-    lanes = np.zeros(min(count, FEED_ROWS), dtype=np.int64)
     for start in range(0, count, FEED_ROWS):
         stop = min(count, start + FEED_ROWS)
-        feed(engine, [iri], lanes[:stop - start], times[start:stop], *(column[start:stop] for column in ids))
+        feed(engine, streams, lanes[start:stop], times[start:stop], *(column[start:stop] for column in ids))
 
 
 def edge_mask(times, width: int):
@@ -424,7 +423,7 @@ def _rows(schema, part: int, kind: str, *, k=None, text=None):
 
 # the carry: the triples later reports reach ------------------------------------------------------------------
 
-CARRY_COLUMNS = ("ts", "s", "p", "o", "floor")
+CARRY_COLUMNS = ("ts", "s", "p", "o", "floor", "lane")
 
 
 def carry_path(root: str | Path, batch_id: int) -> Path:
@@ -442,24 +441,27 @@ def write_carry(path: Path, table) -> None:
 
 
 def read_carry(path: Path):
-    """The carry file; one written before carries had floors gets a column of none."""
+    """The carry file; one written before carries had floors gets a column of none, before they had lanes
+    (several sources: the key split) the first source's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
     if "floor" not in table.column_names:
         table = table.append_column("floor", pa.nulls(table.num_rows, pa.int64()))
+    if "lane" not in table.column_names:
+        table = table.append_column("lane", pa.array([0] * table.num_rows, pa.int32()))
     return table.select(list(CARRY_COLUMNS)).cast(empty_carry().schema)
 
 
 def empty_carry():
-    """The carry's columns: each triple's time, its terms as written, and when it came late (`answers_over`'s
-    floors) the instant reported last before it came (null: it came in time order)."""
+    """The carry's columns: each triple's time, its terms as written, when it came late (`answers_over`'s
+    floors) the instant reported last before it came (null: it came in time order), its source's lane."""
     import pyarrow as pa
 
     return pa.table({"ts": pa.array([], pa.int64()), "s": pa.array([], pa.string()),
                      "p": pa.array([], pa.string()), "o": pa.array([], pa.string()),
-                     "floor": pa.array([], pa.int64())})
+                     "floor": pa.array([], pa.int64()), "lane": pa.array([], pa.int32())})
 
 
 def carry_files(root: str | Path) -> list[Path]:

@@ -1,0 +1,171 @@
+"""Distributed mode's key split: a key-local query's batches answered by buckets of keys on the executors.
+
+When each answer row joins the triples of one key (partitioned mode's locality
+analysis), the answer at tau is the union over keys of each key's answer. So the
+batches the time slices cannot take -- several sources merged by time, elements
+out of time order -- are routed to their keys after the driver's admission and
+answered by one engine per bucket of keys, instead of the general way; the
+driver joins each instant's answers and applies R2S to the whole. Checked here
+against the local engine (the command line, in this process) on `local[2]`:
+two streams merged by time (SELECT with aggregates, CONSTRUCT, ASK, RDFS with
+the schema in the background), a stream with late elements (the key split, then
+the time slices again), a schema triple on the stream (the general way), and
+the queries that are not key-local (no key found).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from rsp_plugin.cli.command_line import main
+
+pytestmark = pytest.mark.spark
+
+EX = "http://ex.org/keys/"
+XSD_INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+ONTOLOGY = f"""@prefix ex: <{EX}> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:temp rdfs:domain ex:Sensor ; rdfs:subPropertyOf ex:reading .
+ex:Sensor rdfs:subClassOf ex:Device .
+"""
+
+
+def readings(path: Path, *, offset: int, lines: int = 400, seed: int = 1, late: int = 0) -> Path:
+    """A sensor's readings and types every 50 ms from `offset`; with `late`, that many lines 1.5 s late."""
+    draw = random.Random(seed)
+    out = []
+    for number in range(lines):
+        stamp, sensor = offset + number * 50, f"<{EX}sensor{draw.randrange(12)}>"
+        if draw.random() < 0.2:
+            out.append(f"{stamp} {sensor} {RDF_TYPE} <{EX}Sensor> .")
+        else:
+            out.append(f'{stamp} {sensor} <{EX}temp> "{draw.randrange(40)}"^^{XSD_INT} .')
+    for number in range(late):
+        at = draw.randrange(lines // 3, lines)
+        stamp = int(out[at].split(" ", 1)[0]) - 1500
+        out.insert(at, f'{stamp} <{EX}sensor{draw.randrange(12)}> <{EX}temp> "{90 + number}"^^{XSD_INT} .')
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+QUERIES = {
+    "aggregate": (f"PREFIX ex: <{EX}>\nSELECT ?s (COUNT(?v) AS ?n) (MAX(?v) AS ?top) (AVG(?v) AS ?mean)\n"
+                  f"FROM STREAM <{EX}a> [RANGE 3s STEP 1s] FROM STREAM <{EX}b> [RANGE 3s STEP 1s]\n"
+                  "WHERE { ?s ex:temp ?v . ?s a ex:Sensor } GROUP BY ?s\n"),
+    "istream": (f"PREFIX ex: <{EX}>\nREGISTER ISTREAM <{EX}q> AS SELECT ?s ?v\n"
+                f"FROM STREAM <{EX}a> [RANGE 2s STEP 1s] FROM STREAM <{EX}b> [RANGE 2s STEP 1s]\n"
+                "WHERE { ?s ex:temp ?v FILTER(?v > 30) }\n"),
+    "construct": (f"PREFIX ex: <{EX}>\nCONSTRUCT {{ ?s ex:hot ?v }}\n"
+                  f"FROM STREAM <{EX}a> [RANGE 2s STEP 1s] FROM STREAM <{EX}b> [RANGE 2s STEP 1s]\n"
+                  "WHERE { ?s ex:temp ?v FILTER(?v > 35) }\n"),
+    "ask": (f"PREFIX ex: <{EX}>\nASK FROM STREAM <{EX}a> [RANGE 1s STEP 1s] FROM STREAM <{EX}b> [RANGE 1s STEP 1s]\n"
+            f"WHERE {{ <{EX}sensor3> ex:temp ?v FILTER(?v > 30) }}\n"),
+    "rdfs": (f"PREFIX ex: <{EX}>\nSELECT ?s (COUNT(?v) AS ?n)\n"
+             f"FROM STREAM <{EX}a> [RANGE 3s STEP 1s] FROM STREAM <{EX}b> [RANGE 3s STEP 1s]\n"
+             "ENTAILMENT <http://www.w3.org/ns/entailment/RDFS>\n"
+             "WHERE { ?s a ex:Device . ?s ex:reading ?v } GROUP BY ?s\n"),
+}
+
+
+def local(args: list) -> list[dict]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["query", *map(str, args), "-q"])
+    assert status == 0, err.getvalue()
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def on_spark(spark, query: Path, sources: dict, *, lines: int = 150, background=()):
+    from rsp_plugin.spark import run
+
+    results = []
+    finished = run(spark, str(query), sources, results.append, mode="distributed", max_lines_per_trigger=lines,
+                   background=background, progress=False).wait()
+    return [result.to_json() for result in results], finished.driver
+
+
+@pytest.mark.parametrize("shape", sorted(QUERIES))
+def test_two_streams_merged_by_time_are_answered_by_buckets_of_keys(spark, tmp_path, shape):
+    a = readings(tmp_path / "a.tnt", offset=0, seed=1)
+    b = readings(tmp_path / "b.tnt", offset=25, seed=2)
+    query = tmp_path / "q.rq"
+    query.write_text(QUERIES[shape])
+    background = []
+    args = [query, "--stream", f"{EX}a={a}", "--stream", f"{EX}b={b}"]
+    if shape == "rdfs":
+        (tmp_path / "onto.ttl").write_text(ONTOLOGY)
+        background = [str(tmp_path / "onto.ttl")]
+        args += ["--background", tmp_path / "onto.ttl"]
+    want = local(args)
+    got, driver = on_spark(spark, query, {f"{EX}a": str(a), f"{EX}b": str(b)}, background=background)
+    assert got == want and len(want) >= 15
+    assert driver.plan.key == ("v" if shape == "ask" else "s")  # (ASK: the only variable)
+    assert driver.state.sliced and "keys" in driver.timings, "every batch by the key split"
+    if shape in ("construct", "ask"):
+        assert any(line.get("triples") or line.get("boolean") for line in want)
+    if shape == "ask":
+        assert not all(line["boolean"] for line in want), "false at some instants too"
+
+
+def test_late_elements_go_by_the_key_split_and_the_rest_by_the_time_slices(spark, tmp_path):
+    stream = readings(tmp_path / "a.tnt", offset=0, lines=900, seed=4, late=6)
+    query = tmp_path / "q.rq"
+    query.write_text(QUERIES["aggregate"].replace(f" FROM STREAM <{EX}b> [RANGE 3s STEP 1s]", ""))
+    want = local([query, "--stream", f"{EX}a={stream}"])
+    got, driver = on_spark(spark, query, {f"{EX}a": str(stream)}, lines=150)
+    assert got == want and len(want) >= 40
+    assert any(line["bindings"] and any(b["top"].startswith('"9') for b in line["bindings"]) for line in want), \
+        "a late reading is in some window"
+    assert driver.state.sliced, "never the general way"
+    assert "keys" in driver.timings and "slices" in driver.timings
+
+
+def test_a_schema_triple_on_the_stream_sends_the_batch_the_general_way(spark, tmp_path):
+    a = readings(tmp_path / "a.tnt", offset=0, seed=5)
+    b = readings(tmp_path / "b.tnt", offset=25, seed=6)
+    lines = b.read_text().splitlines()
+    lines.insert(200, f"{lines[200].split(' ', 1)[0]} <{EX}level> <http://www.w3.org/2000/01/rdf-schema#subPropertyOf> "
+                      f"<{EX}reading> .")
+    b.write_text("\n".join(lines) + "\n")
+    query = tmp_path / "q.rq"
+    query.write_text(QUERIES["rdfs"])
+    (tmp_path / "onto.ttl").write_text(ONTOLOGY)
+    want = local([query, "--stream", f"{EX}a={a}", "--stream", f"{EX}b={b}", "--background", tmp_path / "onto.ttl"])
+    got, driver = on_spark(spark, query, {f"{EX}a": str(a), f"{EX}b": str(b)},
+                           background=[str(tmp_path / "onto.ttl")])
+    assert got == want
+    assert not driver.state.sliced and "keys" in driver.timings, "the key split, then the general way"
+
+
+def test_the_key_is_the_first_variable_the_locality_analysis_accepts(tmp_path):
+    from rsp_plugin.runtime.engine import RSPEngine
+    from rsp_plugin.spark.distributed.plan import plan_of
+
+    def key_of(text: str, background: str | None = None):
+        engine = RSPEngine()
+        engine.register_stream(f"{EX}a")
+        if background is not None:
+            (tmp_path / "onto.ttl").write_text(background)
+            engine.add_background(str(tmp_path / "onto.ttl"))
+        engine.register_query(f"PREFIX ex: <{EX}>\n" + text)
+        plan = plan_of(engine)
+        return plan.key, plan.routes
+
+    window = f"FROM STREAM <{EX}a> [RANGE 3s STEP 1s]"
+    assert key_of(f"SELECT ?v ?s {window} WHERE {{ ?s ex:temp ?v . ?s a ex:Sensor }}") == \
+        ("s", {f"<{EX}temp>": "s", RDF_TYPE: "s"})
+    assert key_of(f"SELECT ?o {window} WHERE {{ ?s ex:by ?o . ?t ex:in ?o }}")[0] == "o"
+    # an observation node joins the sensor's triples: not key-local by the sensor, and ?obs is not selected
+    assert key_of(f"SELECT ?s (COUNT(?obs) AS ?n) {window} WHERE {{ ?obs ex:by ?s . ?obs ex:v ?v }} GROUP BY ?s")[0] \
+        is None
+    assert key_of(f"SELECT (COUNT(?v) AS ?n) {window} WHERE {{ ?s ex:temp ?v }}")[0] is None  # a global aggregate
+    assert key_of(f"CONSTRUCT {{ _:b ex:of ?s }} {window} WHERE {{ ?s ex:temp ?v }}")[0] is None  # a blank node
+    assert key_of(f"SELECT ?s {window} ENTAILMENT <http://www.w3.org/ns/entailment/RDFS> WHERE {{ ?s a ex:Device }}",
+                  ONTOLOGY) == ("s", {f"<{EX}temp>": "s", RDF_TYPE: "s"})
