@@ -21,6 +21,7 @@ SPARK_GROUPS = {
     "tests/test_readme.py::test_a_shell_block_runs_as_written[docs/spark.md": 1,
     "tests/test_readme.py::test_a_python_block_runs_as_written[docs/spark.md": 1,
     "tests/test_spark_cluster.py": 2, "tests/test_spark_reason.py": 2, "tests/test_spark_checkpoint.py": 2,
+    "tests/test_spark_keys.py": 1,
     "tests/test_spark_distributed.py": 3, "tests/test_spark_slices.py": 3, "tests/test_spark_partitioned.py": 3,
     "tests/test_mqtt_spark.py": 3, "tests/test_spark_safety.py": 3, "tests/test_spark_rules_distributed.py": 3,
 }

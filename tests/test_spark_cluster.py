@@ -265,3 +265,21 @@ def test_entailment_with_the_schema_in_the_background_distributed_gives_the_loca
         outputs[name] = got
     assert '"bindings": [{' in outputs["count"] and '"bindings": [{' in outputs["property"]
     assert '"bindings": [{' in outputs["count-tumbling"]
+
+
+def test_two_streams_of_a_key_local_query_go_by_the_key_split_on_the_cluster(cluster, tmp_path):
+    """Two streams merged by time, RDFS with the schema in the background: distributed mode finds the key
+    (?s) and answers each batch by buckets of keys in the executors' processes (`tests/test_spark_keys.py`
+    has the cases on local[2])."""
+    from test_spark_keys import EX as KEYS, ONTOLOGY as KEYS_ONTOLOGY
+    from test_spark_keys import QUERIES as KEY_QUERIES
+    from test_spark_keys import readings
+
+    a = readings(tmp_path / "a.tnt", offset=0, seed=1)
+    b = readings(tmp_path / "b.tnt", offset=25, seed=2, late=4)
+    (tmp_path / "onto.ttl").write_text(KEYS_ONTOLOGY)
+    (tmp_path / "q.rq").write_text(KEY_QUERIES["rdfs"])
+    want, got, err = both(cluster, tmp_path / "q.rq", "--stream", f"{KEYS}a={a}", "--stream", f"{KEYS}b={b}",
+                          "--background", tmp_path / "onto.ttl", batch_lines=150)
+    assert got == want and '"bindings": [{' in want
+    assert NOT_YET not in err and err.count("rsp-plugin: batch ") >= 3
