@@ -116,6 +116,10 @@ def test_two_streams_merged_by_time_are_answered_by_buckets_of_keys(spark, tmp_p
 
 def test_late_elements_go_by_the_key_split_and_the_rest_by_the_time_slices(spark, tmp_path):
     stream = readings(tmp_path / "a.tnt", offset=0, lines=900, seed=4, late=6)
+    lines = stream.read_text().splitlines()  # and a line too far ahead (the gap bound), one unreadable
+    lines.insert(500, f'{int(lines[500].split(" ", 1)[0]) + 200_000_000} <{EX}sensor1> <{EX}temp> "1"^^{XSD_INT} .')
+    lines.insert(620, f"{lines[620].split(' ', 1)[0]} <{EX}sensor1> <{EX}temp> .")
+    stream.write_text("\n".join(lines) + "\n")
     query = tmp_path / "q.rq"
     query.write_text(QUERIES["aggregate"].replace(f" FROM STREAM <{EX}b> [RANGE 3s STEP 1s]", ""))
     want = local([query, "--stream", f"{EX}a={stream}"])
@@ -125,6 +129,7 @@ def test_late_elements_go_by_the_key_split_and_the_rest_by_the_time_slices(spark
         "a late reading is in some window"
     assert driver.state.sliced, "never the general way"
     assert "keys" in driver.timings and "slices" in driver.timings
+    assert driver.state.set_aside >= 2, "the line too far ahead and the unreadable one"
 
 
 def test_a_schema_triple_on_the_stream_sends_the_batch_the_general_way(spark, tmp_path):
