@@ -174,3 +174,35 @@ def test_the_key_is_the_first_variable_the_locality_analysis_accepts(tmp_path):
     assert key_of(f"CONSTRUCT {{ _:b ex:of ?s }} {window} WHERE {{ ?s ex:temp ?v }}")[0] is None  # a blank node
     assert key_of(f"SELECT ?s {window} ENTAILMENT <http://www.w3.org/ns/entailment/RDFS> WHERE {{ ?s a ex:Device }}",
                   ONTOLOGY) == ("s", {f"<{EX}temp>": "s", RDF_TYPE: "s"})
+
+
+HOT = f"""@prefix ex: <{EX}> .
+ex:hot(?s) :- ?s ex:temp ?v, ?v > 30 .
+?s a ex:Hot :- [RANGE 2] DIAMOND ex:hot(?s) .
+"""
+
+
+def test_a_rules_program_that_keeps_to_a_key_runs_over_two_streams_by_the_key_split(spark, tmp_path):
+    """Every rule keeps ?s (`partitioned._rules_key_local`): each bucket's engine runs the program over its
+    sensors' triples from the plan's text (its file deleted before the run), as the one engine runs it."""
+    a = readings(tmp_path / "a.tnt", offset=0, seed=7)
+    b = readings(tmp_path / "b.tnt", offset=25, seed=8, late=4)
+    program = tmp_path / "hot.lars"
+    program.write_text(HOT)
+    query = tmp_path / "q.rq"
+    query.write_text(f"PREFIX ex: <{EX}>\nSELECT ?s FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                     f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s]\nRULES <{program.as_uri()}>\nWHERE {{ ?s a ex:Hot }}\n")
+    want = local([query, "--stream", f"{EX}a={a}", "--stream", f"{EX}b={b}"])
+    from rsp_plugin.spark import _engine_of, check_mode, run
+
+    sources = {f"{EX}a": str(a), f"{EX}b": str(b)}
+    engine, _ = _engine_of(str(query), list(sources.items()), (), None, None)
+    plan = check_mode(engine, "distributed", lanes=2)
+    assert plan.key == "s" and plan.rules is not None
+    program.unlink()  # (the executors read the program's text from the plan)
+    results = []
+    finished = run(spark, engine, sources, results.append, mode="distributed", max_lines_per_trigger=150,
+                   progress=False, plan=plan).wait()
+    assert [result.to_json() for result in results] == want
+    assert len({json.dumps(line["bindings"]) for line in want}) > 5, "the hot sensors change"
+    assert "keys" in finished.driver.timings and finished.driver.state.sliced

@@ -99,11 +99,13 @@ def split_partition_clause(text: str) -> tuple[str, str | None]:
     return text[:found.start()] + text[found.end():], found.group(1)
 
 
-def key_plan(text: str, key: str | None = None, filename: str = "<query>", background=None) -> KeyPlan:
+def key_plan(text: str, key: str | None = None, filename: str = "<query>", background=None,
+             program: str | None = None) -> KeyPlan:
     """Check that a query is key-local for `key` (or its PARTITION BY line); raise NotKeyLocal if not.
 
     `background`: under ENTAILMENT, the background's N-Triples lines (`_engine_background`); the locality
-    analysis of the rules against it decides whether the materialization stays within a key."""
+    analysis of the rules against it decides whether the materialization stays within a key. `program`:
+    the RULES program's text as the engine read it (None: read from its file)."""
     from rdflib import URIRef, Variable
 
     from ..query.model import CountWindow, RangeWindow
@@ -163,7 +165,7 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>", backg
     if query.rules is not None:
         if query.entailment is not None:
             refuse("RULES and ENTAILMENT together")
-        body = _rules_key_local(query, body, positions, refuse)
+        body = _rules_key_local(query, body, positions, refuse, program)
     locality, lines = None, ()
     if query.entailment is not None:
         locality, lines = _entailment_key_local(query, nodes, key, positions, background, refuse)
@@ -220,7 +222,7 @@ def _engine_background(engine, text: str, filename: str) -> list[str]:
     return [f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in engine.datasets.background_triples(query)]
 
 
-def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str:
+def _rules_key_local(query, body: str, positions: dict[str, str], refuse, text: str | None = None) -> str:
     """RULES keep to one key when every rule has a variable K that every atom of the rule
     holds at its predicate's key place: for a triple, the subject or object where the
     query routes that predicate (triples only the rules read are routed there too);
@@ -232,10 +234,11 @@ def _rules_key_local(query, body: str, positions: dict[str, str], refuse) -> str
 
     from ..core.terms import TRIPLE
     from ..lars.program import COUNT, ExtendedAtom, Var
-    from ..mtl.programs import parse_program_file
+    from ..mtl.programs import parse_program, parse_program_file
 
     path = Path(unquote(urlparse(query.rules).path)) if query.rules.startswith("file://") else Path(query.rules)
-    program = parse_program_file(path)  # a mistake in it is its own located error
+    # (a mistake in it is its own located error)
+    program = parse_program_file(path) if text is None else parse_program(text, str(path))
     terms = program.terms
     triple = terms.find(TRIPLE)
     places: dict[tuple, int] = {}  # atom kind -> the argument position that holds the key

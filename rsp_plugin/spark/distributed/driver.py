@@ -153,12 +153,12 @@ class DistributedDriver(BatchEnds):
 
         #: why the time-slice path does not run this query (None: it does, while batches come in order)
         self.slices_refused = slices_apply(plan, lanes)
-        if plan.rules is not None and self.slices_refused is not None:  # (`plan_of` says so before: a safety net)
-            from .plan import NotDistributed
-
-            raise NotDistributed(f"a RULES program with {self.slices_refused}")
         #: the key split (`keys`) answers the batches the time slices cannot take, for a key-local query
         self.keyed = plan.key is not None
+        if plan.rules is not None and self.slices_refused is not None and not self.keyed:
+            from .plan import NotDistributed  # (`plan_of` says so before: a safety net)
+
+            raise NotDistributed(f"a RULES program with {self.slices_refused}")
         self._slice_background = None
         if self.slices_refused is None or self.keyed:
             if plan.entailment is not None and self.background is None:

@@ -242,10 +242,11 @@ def plan_of(engine, name: str | None = None, lanes: int | None = None) -> Distri
         period = steps.pop()
     _check_body(registered)
     rules, depths = None, []
+    split = _key_split(engine, registered)
     if query.rules is not None:
-        if lanes is not None and lanes != 1:
+        if lanes is not None and lanes != 1 and split is None:
             raise NotDistributed("a RULES program over several sources (the time slices it runs on cut one "
-                                 "timeline)")
+                                 "timeline, and the program does not keep to one key)")
         depths = _rules_depths(registered, windows)
         rules = _rules_text(engine, registered)
     terms = engine.terms
@@ -265,7 +266,6 @@ def plan_of(engine, name: str | None = None, lanes: int | None = None) -> Distri
         static[iri] = sorted({f"{keys[s]} {keys[p]} {keys[o]} ." for s, p, o in content.match(None, None, None)})
     unit = engine._gap_unit
     gap = engine.max_gap * unit if engine.max_gap is not None and unit is not None else None
-    split = _key_split(engine, registered) if rules is None else None
     return DistributedPlan(
         name=name, text=query.text, filename=query.filename, base=query.base, dialect=query.read_as,
         form=query.form, r2s=query.r2s.value, windows=windows, grid=Grid(registered.t0, period),
@@ -278,8 +278,9 @@ def plan_of(engine, name: str | None = None, lanes: int | None = None) -> Distri
 
 def _key_split(engine, registered) -> dict | None:
     """The key split's fields of the plan when the query is key-local for one of its variables (the first
-    one the locality analysis accepts, in the order the query writes them), else None. A CONSTRUCT
-    template with blank nodes is not split (each key's engine would name them)."""
+    one the locality analysis accepts, in the order the query writes them; with RULES, one every rule
+    keeps: `partitioned._rules_key_local`), else None. A CONSTRUCT template with blank nodes is not split
+    (each key's engine would name them)."""
     from rdflib import BNode, Variable
 
     from ..partitioned import NotKeyLocal, _engine_background, _nodes, key_plan
@@ -294,12 +295,13 @@ def _key_split(engine, registered) -> dict | None:
     else:
         candidates = [term for node in _nodes(algebra) if node.name == "BGP"
                       for s, _, o in node["triples"] for term in (s, o) if isinstance(term, Variable)]
-    background = None
+    background = program = None
     for variable in dict.fromkeys(candidates):
         if background is None:
             background = _engine_background(engine, query.text, query.filename)
+            program = _rules_text(engine, registered) if query.rules is not None else None
         try:
-            found = key_plan(query.text, str(variable), query.filename, background=background)
+            found = key_plan(query.text, str(variable), query.filename, background=background, program=program)
         except NotKeyLocal:
             continue
         locality = found.locality
