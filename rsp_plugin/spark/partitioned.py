@@ -419,23 +419,11 @@ def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sin
     for iri in lanes:
         if iri not in plan.streams:
             raise NotKeyLocal(f"stream <{iri}> is not read by the query", filename, 1, 1)
-    route = None
-    for predicate, place in plan.positions.items():
-        if predicate == _ANY_PREDICATE:
-            continue
-        route = (F.when(F.col("p") == predicate, F.col(place)) if route is None
-                 else route.when(F.col("p") == predicate, F.col(place)))
-    anywhere = plan.positions.get(_ANY_PREDICATE)
-    if anywhere is not None:
-        route = F.col(anywhere) if route is None else route.otherwise(F.col(anywhere))
+    route = route_column(plan.positions)
     rejected = F.col("rejected")
     locality = plan.locality
     if locality is not None and (locality.schema_predicates or locality.schema_classes):
-        schema = F.col("p").isin(sorted(locality.schema_predicates)) if locality.schema_predicates else F.lit(False)
-        if locality.schema_classes:
-            from .locality import RDF_TYPE
-
-            schema = schema | ((F.col("p") == RDF_TYPE) & F.col("o").isin(sorted(locality.schema_classes)))
+        schema = schema_column(locality.schema_predicates, locality.schema_classes)
         why = locality.set_aside(next(iter(locality.schema_predicates), ""), "")
         rejected = F.when(rejected.isNull() & schema,
                           F.concat(F.col("stream"), F.lit(": "), F.col("s"), F.lit(" "), F.col("p"), F.lit(" "),
@@ -468,6 +456,35 @@ def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sin
             shutil.rmtree(location, ignore_errors=True)
         raise
     return SparkRun("partitioned", started, driver, replay, scratch=None if checkpoint is not None else location)
+
+
+def route_column(positions: dict[str, str]):
+    """A row's key, as a Spark column: its subject or object as its predicate is routed (`KeyPlan.positions`),
+    null for a predicate no pattern reads."""
+    from pyspark.sql import functions as F
+
+    route = None
+    for predicate, place in positions.items():
+        if predicate == _ANY_PREDICATE:
+            continue
+        route = (F.when(F.col("p") == predicate, F.col(place)) if route is None
+                 else route.when(F.col("p") == predicate, F.col(place)))
+    anywhere = positions.get(_ANY_PREDICATE)
+    if anywhere is not None:
+        route = F.col(anywhere) if route is None else route.otherwise(F.col(anywhere))
+    return route
+
+
+def schema_column(predicates, classes):
+    """Is a row a schema triple (a predicate of `predicates`, or a type of one of `classes`)? A Spark column."""
+    from pyspark.sql import functions as F
+
+    from .locality import RDF_TYPE
+
+    schema = F.col("p").isin(sorted(predicates)) if predicates else F.lit(False)
+    if classes:
+        schema = schema | ((F.col("p") == RDF_TYPE) & F.col("o").isin(sorted(classes)))
+    return schema
 
 
 def _state_key(location: Path, given) -> bytes:

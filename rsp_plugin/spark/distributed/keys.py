@@ -35,8 +35,6 @@ KEYED_SCHEMA = ("kind STRING, k BIGINT, ts BIGINT, s STRING, p STRING, o STRING,
                 "text STRING")
 #: a task's word that its rows hold a schema triple (the batch goes the general way)
 SCHEMA = "schema"
-_ANY_PREDICATE = "<urn:x-rsp-plugin:any-predicate>"
-_RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 
 
 def keyed_rows(plan, frame, buckets: int):
@@ -44,20 +42,10 @@ def keyed_rows(plan, frame, buckets: int):
     row marked `read` (a pattern reads its predicate) and `schema` (under ENTAILMENT, a schema triple)."""
     from pyspark.sql import functions as F
 
-    route = None
-    for predicate, place in plan.routes.items():
-        if predicate == _ANY_PREDICATE:
-            continue
-        route = (F.when(F.col("p") == predicate, F.col(place)) if route is None
-                 else route.when(F.col("p") == predicate, F.col(place)))
-    anywhere = plan.routes.get(_ANY_PREDICATE)
-    if anywhere is not None:
-        route = F.col(anywhere) if route is None else route.otherwise(F.col(anywhere))
-    schema = F.lit(False)
-    if plan.schema_predicates:
-        schema = F.col("p").isin(list(plan.schema_predicates))
-    if plan.schema_classes:
-        schema = schema | ((F.col("p") == _RDF_TYPE) & F.col("o").isin(list(plan.schema_classes)))
+    from ..partitioned import route_column, schema_column
+
+    route = route_column(plan.routes)
+    schema = schema_column(plan.schema_predicates, plan.schema_classes)
     return (frame.withColumn("key", route)
             .withColumn("read", F.col("key").isNotNull())
             .withColumn("schema", schema)
@@ -69,9 +57,10 @@ def keyed_rows(plan, frame, buckets: int):
 
 def keyed_function(plan, lanes: list[str], background, *, k_lo: int | None, k_hi: int | None, start: int | None,
                    carry_from: int | None):
-    """mapInArrow over a bucket's rows (`lanes`: each lane's stream): the raw answers of instants [k_lo, k_hi] by one engine over the rows
-    they read (from `start` on when the stream had elements before it: `slices.answers_over`), and the rows
-    at or after `carry_from` (None: all of them) as the new carry (`KEYED_SCHEMA`)."""
+    """mapInArrow over a bucket's rows (`lanes`: each lane's stream): the raw answers of instants [k_lo, k_hi]
+    by one engine over the rows they read (from `start` on when the stream had elements before it:
+    `slices.answers_over`), and the rows at or after `carry_from` (None: all of them) as the new carry
+    (`KEYED_SCHEMA`)."""
 
     def run(batches):
         import numpy as np
