@@ -107,7 +107,7 @@ def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_not
 
     checkpoint, out, err = tmp_path / "chk", tmp_path / "out.jsonl", tmp_path / "err.txt"
     command = [sys.executable, "-m", "rsp_plugin.cli", *args, "--engine", "spark", "--mode", "distributed",
-               "--checkpoint", str(checkpoint), "--batch-lines", "500" if way == "slices" else "100"]
+               "--checkpoint", str(checkpoint), "--batch-lines", "500" if way == "slices" else "150"]
 
     def start() -> subprocess.Popen:
         with out.open("ab") as stdout, err.open("ab") as stderr:

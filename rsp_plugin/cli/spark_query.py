@@ -191,17 +191,20 @@ def _broker_frame(spark, source, lane: int, checkpoint, options):
 
 
 def _until_idle(run, idle: float | None) -> int:
-    """Wait for a live run: with `idle`, stop it once no micro-batch came for that long (none running),
-    then report its last windows as a replay does; without, until it is stopped (Ctrl-C)."""
+    """Wait for a live run: with `idle`, stop it once no micro-batch came for that long (none running,
+    none found data, the sources up: a loaded machine's slow start is not quiet), then report its last
+    windows as a replay does; without, until it is stopped (Ctrl-C)."""
     import time
 
     state = run.driver.state
     seen, quiet_since = state.last_batch, time.monotonic()
     while not run.query.awaitTermination(0.25):
-        if state.last_batch != seen:
+        status = run.query.status
+        busy = (status.get("isTriggerActive") or status.get("isDataAvailable")
+                or str(status.get("message", "")).startswith("Initializing"))
+        if state.last_batch != seen or busy:
             seen, quiet_since = state.last_batch, time.monotonic()
-        elif idle is not None and time.monotonic() - quiet_since >= idle \
-                and not run.query.status.get("isTriggerActive"):
+        elif idle is not None and time.monotonic() - quiet_since >= idle:
             run.query.stop()
             break
     run.driver.finish()
