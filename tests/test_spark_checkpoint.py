@@ -84,21 +84,11 @@ def test_killing_the_job_mid_stream_and_restarting_it_loses_and_repeats_nothing(
     assert " WARN " not in log, "Spark's own log shows errors only (its start-up's WARN lines gone)"
 
 
-@pytest.mark.parametrize("way", ["slices", "keys"])
-def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_nothing(tmp_path, way):
-    """The same in distributed mode (the driver's state in DIR/rsp-distributed/, the carry a Parquet file
-    there): the time slices over one stream, and the key split of a key-local query over two streams
-    merged by time, some elements late (`tests/test_spark_keys.py`)."""
-    if way == "slices":
-        query = ROOT / "queries" / "csrbench" / "max-temperature.rq"
-        args = ["query", str(query), "--stream", f"http://ex.org/csrbench={STREAM}"]
-    else:
-        from test_spark_keys import EX, QUERIES, readings
-
-        query = tmp_path / "q.rq"
-        query.write_text(QUERIES["aggregate"])
-        args = ["query", str(query), "--stream", f"{EX}a={readings(tmp_path / 'a.tnt', offset=0, seed=1)}",
-                "--stream", f"{EX}b={readings(tmp_path / 'b.tnt', offset=25, seed=2, late=4)}"]
+def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_nothing(tmp_path):
+    """The same in distributed mode (the windows as files of facts written by the executors, the driver's
+    state in DIR/rsp-distributed/)."""
+    query = ROOT / "queries" / "csrbench" / "max-temperature.rq"
+    args = ["query", str(query), "--stream", f"http://ex.org/csrbench={STREAM}"]
     local = io.StringIO()
     with contextlib.redirect_stdout(local), contextlib.redirect_stderr(io.StringIO()), contextlib.chdir(ROOT):
         assert main(args) == 0
@@ -107,7 +97,7 @@ def test_a_distributed_job_killed_mid_stream_and_restarted_loses_and_repeats_not
 
     checkpoint, out, err = tmp_path / "chk", tmp_path / "out.jsonl", tmp_path / "err.txt"
     command = [sys.executable, "-m", "rsp_plugin.cli", *args, "--engine", "spark", "--mode", "distributed",
-               "--checkpoint", str(checkpoint), "--batch-lines", "500" if way == "slices" else "150"]
+               "--checkpoint", str(checkpoint), "--batch-lines", "500"]
 
     def start() -> subprocess.Popen:
         with out.open("ab") as stdout, err.open("ab") as stderr:

@@ -205,3 +205,37 @@ def test_a_rules_program_that_keeps_to_a_key_runs_over_two_streams_by_the_key_sp
     assert [result.to_json() for result in results] == want
     assert len({json.dumps(line["bindings"]) for line in want}) > 5, "the hot sensors change"
     assert "keys" in finished.driver.timings and finished.driver.state.sliced
+
+
+def test_a_run_that_fails_mid_batch_restarts_from_its_checkpoint_losing_and_doubling_nothing(spark, tmp_path):
+    """The key split's state is distributed mode's (the driver's state, the carry as a Parquet file with its
+    lanes): a run whose third batch fails after writing its results, before its state is saved, is started
+    again on the same checkpoint; Spark runs that batch again, the file is cut back to where the last saved
+    batch ended, and the output is the uninterrupted run's. (`tests/test_spark_checkpoint.py` kills a whole
+    process with SIGKILL, on the time slices, which keep the same state.)"""
+    from rsp_plugin.spark import run
+    from rsp_plugin.spark.sinks import JSONLinesSink
+
+    a = readings(tmp_path / "a.tnt", offset=0, seed=1)
+    b = readings(tmp_path / "b.tnt", offset=25, seed=2, late=4)
+    query = tmp_path / "q.rq"
+    query.write_text(QUERIES["aggregate"])
+    want = local([query, "--stream", f"{EX}a={a}", "--stream", f"{EX}b={b}"])
+
+    class Failing(JSONLinesSink):
+        def write(self, batch_id: int, results: list) -> None:
+            super().write(batch_id, results)
+            if batch_id == 2 and results:
+                raise RuntimeError("the driver fails after writing batch 2's results")
+
+    sources = {f"{EX}a": str(a), f"{EX}b": str(b)}
+    out, checkpoint = tmp_path / "out.jsonl", tmp_path / "chk"
+    with pytest.raises(Exception, match="fails after writing"):
+        run(spark, str(query), sources, Failing(out), mode="distributed", checkpoint=checkpoint,
+            max_lines_per_trigger=60, progress=False).wait()
+    written = out.read_text().splitlines()
+    assert 0 < len(written) < len(want)
+    finished = run(spark, str(query), sources, JSONLinesSink(out), mode="distributed", checkpoint=checkpoint,
+                   max_lines_per_trigger=60, progress=False).wait()
+    assert [json.loads(line) for line in out.read_text().splitlines()] == want
+    assert finished.driver.resumed and "keys" in finished.driver.timings
