@@ -141,8 +141,14 @@ QUERIES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def built_query_parsers():
+    """The query and SPARQL parsers built from their grammars (once: a build takes a second)."""
+    return query_syntax.GRAMMAR.build(), checker.GRAMMAR.build()
+
+
 @pytest.mark.parametrize("text", QUERIES)
-def test_loaded_and_built_query_parsers_read_alike(text, monkeypatch):
+def test_loaded_and_built_query_parsers_read_alike(text, monkeypatch, built_query_parsers):
     def outcome():
         try:
             query = query_syntax.parse_query(text, "q.rq", base="http://ex.org/")
@@ -151,6 +157,6 @@ def test_loaded_and_built_query_parsers_read_alike(text, monkeypatch):
         return query.dialect, [str(clause) for clause in query.windows], str(query.algebra.algebra)
 
     loaded = outcome()
-    monkeypatch.setattr(query_syntax, "_PARSER", query_syntax.GRAMMAR.build())
-    monkeypatch.setattr(checker, "_PARSER", checker.GRAMMAR.build())
+    monkeypatch.setattr(query_syntax, "_PARSER", built_query_parsers[0])
+    monkeypatch.setattr(checker, "_PARSER", built_query_parsers[1])
     assert outcome() == loaded
