@@ -239,3 +239,18 @@ def test_a_run_that_fails_mid_batch_restarts_from_its_checkpoint_losing_and_doub
                    max_lines_per_trigger=60, progress=False).wait()
     assert [json.loads(line) for line in out.read_text().splitlines()] == want
     assert finished.driver.resumed and "keys" in finished.driver.timings
+
+
+def test_the_bench_merged_workload_deals_the_stream_to_two_sources_in_time_order(tmp_path):
+    from rsp_plugin.bench.spark_modes import STREAM, STREAM_B, sources_of, write_observations
+
+    stream = tmp_path / "s.tnt"
+    write_observations(stream, 3_000)
+    sources = sources_of("merged", str(stream), tmp_path)
+    assert list(sources) == [STREAM, STREAM_B]
+    halves = [Path(path).read_text().splitlines() for path in sources.values()]
+    assert sorted(halves[0] + halves[1]) == sorted(stream.read_text().splitlines())
+    for half in halves:
+        stamps = [int(line.split(" ", 1)[0]) for line in half]
+        assert stamps == sorted(stamps) and len(half) == 1_500
+    assert sources_of("window", str(stream), tmp_path) == {STREAM: str(stream)}
