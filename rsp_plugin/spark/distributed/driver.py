@@ -380,15 +380,9 @@ class DistributedDriver(BatchEnds):
         frame, _, _, decision, dead, rows, taken = admitted
         try:
             clock = self._step("keys")
-            k_lo = k_hi = start = None
-            first = admission.first_instant(plan)
-            if admission.done is not None and first is not None:
-                low = first if state.reported is None else max(first, state.reported + 1)
-                if admission.done >= low:
-                    k_lo, k_hi = low, admission.done
-                    start = needed_from(plan, k_lo)
-                    if admission.first_seen is None or admission.first_seen >= start:
-                        start = None
+            k_lo = self._first_due(admission.done)
+            k_hi = admission.done if k_lo is not None else None
+            start = self._timeline_start(k_lo) if k_lo is not None else None
             reported = k_hi if k_hi is not None else state.reported
             carry_from = needed_from(plan, reported + 1) if reported is not None else None
             fresh = taken.selectExpr("ts", "s", "p", "o", "floor", "CAST(lane AS INT) AS lane", "row")
@@ -566,20 +560,34 @@ class DistributedDriver(BatchEnds):
         if previous is not None and previous != path.name:
             self._stale_carry = previous
 
+    def _first_due(self, last: int | None) -> int | None:
+        """The first instant to report when the reports go up to `last` (None: none is due)."""
+        state = self.state
+        first = state.admission.first_instant(self.plan) if last is not None else None
+        if first is None:
+            return None
+        k_lo = first if state.reported is None else max(first, state.reported + 1)
+        return k_lo if k_lo <= last else None
+
+    def _timeline_start(self, k: int) -> int | None:
+        """Where an engine answering instants from k on starts (`slices.answers_over`'s `start`): the first
+        time their reports read (`needed_from`) when the stream had elements before it, else None (it starts
+        at its first element, as the whole run's did)."""
+        from .slices import needed_from
+
+        start = needed_from(self.plan, k)
+        seen = self.state.admission.first_seen
+        return None if seen is None or seen >= start else start
+
     def _report_sliced(self, last: int | None, interior: dict, timeline) -> list:
         """The instants after the last one made, up to `last`: those inside a partition as it answered
         them, the others by an engine over the edges and the carry (`timeline`), an empty window's answer
         where neither has one."""
-        from .slices import NO_FLOOR, answers_over, needed_from
+        from .slices import NO_FLOOR, answers_over
 
         state = self.state
-        if last is None:
-            return []
-        first = state.admission.first_instant(self.plan)
-        if first is None:
-            return []
-        k_lo = first if state.reported is None else max(first, state.reported + 1)
-        if last < k_lo:
+        k_lo = self._first_due(last)
+        if k_lo is None:
             return []
         background = self._slice_background.value if self._slice_background is not None else ""
 
@@ -591,12 +599,10 @@ class DistributedDriver(BatchEnds):
 
         edges = {}
         for run_first, run_last in _runs([k for k in range(k_lo, last + 1) if k not in interior]):
-            start = needed_from(self.plan, run_first)
-            seen = state.admission.first_seen
+            start = self._timeline_start(run_first)
             until = self.plan.grid.instant(run_last)
             stamps = timeline.column("ts")
-            if seen is None or seen >= start:
-                start = None
+            if start is None:
                 rows = timeline.filter(pc.less_equal(stamps, until))
             else:
                 rows = timeline.filter(pc.and_(pc.greater_equal(stamps, start), pc.less_equal(stamps, until)))
@@ -755,14 +761,8 @@ class DistributedDriver(BatchEnds):
     def _report_through(self, last: int | None, current: CurrentBatch | None = None) -> list:
         """Evaluate the instants after the last one evaluated, up to `last`; their results."""
         state = self.state
-        admission = state.admission
-        if last is None:
-            return []
-        first = admission.first_instant(self.plan)
-        if first is None:
-            return []
-        k_lo = first if state.reported is None else max(first, state.reported + 1)
-        if last < k_lo:
+        k_lo = self._first_due(last)
+        if k_lo is None:
             return []
         clock = self._step("query")
         content = self._content(k_lo, last, current)
