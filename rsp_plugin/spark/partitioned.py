@@ -103,7 +103,7 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>", backg
              program: str | None = None) -> KeyPlan:
     """Check that a query is key-local for `key` (or its PARTITION BY line); raise NotKeyLocal if not.
 
-    `background`: under ENTAILMENT, the background's N-Triples lines (`_engine_background`); the locality
+    `background`: under ENTAILMENT, the background's N-Triples lines (`engine_background`); the locality
     analysis of the rules against it decides whether the materialization stays within a key. `program`:
     the RULES program's text as the engine read it (None: read from its file)."""
     from rdflib import URIRef, Variable
@@ -133,7 +133,7 @@ def key_plan(text: str, key: str | None = None, filename: str = "<query>", backg
             refuse("only time windows ([RANGE r STEP s]) are split by key")
     variable = Variable(key)
     positions: dict[str, str] = {}
-    nodes = list(_nodes(query.algebra.algebra))
+    nodes = list(pattern_nodes(query.algebra.algebra))
     for node in nodes:
         name = node.name
         if name not in _ALLOWED:
@@ -208,7 +208,7 @@ def _entailment_key_local(query, nodes, key: str, positions: dict[str, str], bac
     return locality, lines
 
 
-def _engine_background(engine, text: str, filename: str) -> list[str]:
+def engine_background(engine, text: str, filename: str) -> list[str]:
     """The background a query's materialization reads (--background files, FROM graphs) as the engine read
     them, as N-Triples lines (none without ENTAILMENT)."""
     from ..query.syntax import parse_query
@@ -287,7 +287,7 @@ def _rules_key_local(query, body: str, positions: dict[str, str], refuse, text: 
     return re.sub(r"(?i)(RULES\s*)<[^>]*>", lambda m: f"{m.group(1)}<{file_iri(path.resolve())}>", body, count=1)
 
 
-def _nodes(value):
+def pattern_nodes(value):
     """The graph-pattern operators of rdflib's algebra, top down (expressions are not walked into)."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
@@ -296,7 +296,7 @@ def _nodes(value):
         for name in ("p", "p1", "p2"):
             child = dict.get(value, name)
             if child is not None:
-                yield from _nodes(child)
+                yield from pattern_nodes(child)
 
 
 def _show(term) -> str:
@@ -396,7 +396,7 @@ def engine_key_plan(engine, key: str | None) -> KeyPlan:
     if len(queries) != 1:
         raise NotKeyLocal(f"partitioned mode runs one query ({len(queries)} registered)", "<query>", 1, 1)
     query = queries[0].query
-    return key_plan(query.text, key, query.filename, background=_engine_background(engine, query.text, query.filename))
+    return key_plan(query.text, key, query.filename, background=engine_background(engine, query.text, query.filename))
 
 
 def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sink, *, checkpoint=None,

@@ -283,7 +283,7 @@ def _key_split(engine, registered) -> dict | None:
     (each key's engine would name them)."""
     from rdflib import BNode, Variable
 
-    from ..partitioned import NotKeyLocal, _engine_background, _nodes, key_plan
+    from ..partitioned import NotKeyLocal, engine_background, key_plan, pattern_nodes
 
     query = registered.query
     algebra = query.algebra.algebra
@@ -293,12 +293,12 @@ def _key_split(engine, registered) -> dict | None:
     if query.form == "SELECT":
         candidates = list(algebra.get("PV") or [])
     else:
-        candidates = [term for node in _nodes(algebra) if node.name == "BGP"
+        candidates = [term for node in pattern_nodes(algebra) if node.name == "BGP"
                       for s, _, o in node["triples"] for term in (s, o) if isinstance(term, Variable)]
     background = program = None
     for variable in dict.fromkeys(candidates):
         if background is None:
-            background = _engine_background(engine, query.text, query.filename)
+            background = engine_background(engine, query.text, query.filename)
             program = _rules_text(engine, registered) if query.rules is not None else None
         try:
             found = key_plan(query.text, str(variable), query.filename, background=background, program=program)
