@@ -583,7 +583,7 @@ class DistributedDriver(BatchEnds):
         """The instants after the last one made, up to `last`: those inside a partition as it answered
         them, the others by an engine over the edges and the carry (`timeline`), an empty window's answer
         where neither has one."""
-        from .slices import NO_FLOOR, answers_over
+        from .slices import timeline_answers
 
         state = self.state
         k_lo = self._first_due(last)
@@ -595,24 +595,11 @@ class DistributedDriver(BatchEnds):
         # first one's `needed_from` (the carry's start at the earliest) to the last one. When the stream had
         # elements before that, a RULES materialization starts its timeline there, not at its first triple,
         # and the engine reports every instant after it (a gap's too, though its first triple may come later)
-        import pyarrow.compute as pc
-
         edges = {}
         for run_first, run_last in _runs([k for k in range(k_lo, last + 1) if k not in interior]):
-            start = self._timeline_start(run_first)
-            until = self.plan.grid.instant(run_last)
-            stamps = timeline.column("ts")
-            if start is None:
-                rows = timeline.filter(pc.less_equal(stamps, until))
-            else:
-                rows = timeline.filter(pc.and_(pc.greater_equal(stamps, start), pc.less_equal(stamps, until)))
-            floors = rows.column("floor")
-            edges.update(answers_over(
-                self.plan, background, self.state.admission.lanes, rows.column("ts").to_numpy(),
-                rows.column("s"), rows.column("p"), rows.column("o"), until,
-                lambda k, low=run_first, high=run_last: low <= k <= high, start=start, after=start,
-                floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors) else None,
-                lanes=rows.column("lane").to_numpy()))
+            edges.update(timeline_answers(
+                self.plan, background, self.state.admission.lanes, timeline, self.plan.grid.instant(run_last),
+                lambda k, low=run_first, high=run_last: low <= k <= high, self._timeline_start(run_first)))
         results = self._answers(k_lo, last, {}, given={**edges, **{k: v for k, v in interior.items()
                                                                   if k_lo <= k <= last}})
         state.reported = last

@@ -67,7 +67,7 @@ def keyed_function(plan, lanes: list[str], background, *, k_lo: int | None, k_hi
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from .slices import NO_FLOOR, answers_over
+        from .slices import timeline_answers
 
         got = [batch for batch in batches if batch.num_rows]
         if not got:
@@ -80,22 +80,12 @@ def keyed_function(plan, lanes: list[str], background, *, k_lo: int | None, k_hi
                             table.column("ts").to_numpy()))
         table = table.take(pa.array(order))
         if k_lo is not None:
-            until = plan.grid.instant(k_hi)
-            fed = pc.and_(table.column("read"), pc.less_equal(table.column("ts"), until))
-            if start is not None:
-                fed = pc.and_(fed, pc.greater_equal(table.column("ts"), start))
-            rows = table.filter(fed)
-            if rows.num_rows:
-                floors = rows.column("floor")
-                answers = answers_over(
-                    plan, background.value if background is not None else "", lanes,
-                    rows.column("ts").to_numpy(), rows.column("s"), rows.column("p"), rows.column("o"), until,
-                    lambda k: k_lo <= k <= k_hi, start=start, after=start,
-                    floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors) else None,
-                    lanes=rows.column("lane").to_numpy())
-                if answers:
-                    ks = sorted(answers)
-                    yield _rows("answer", k=ks, text=[answers[k] for k in ks])
+            answers = timeline_answers(plan, background.value if background is not None else "", lanes,
+                                       table.filter(table.column("read")), plan.grid.instant(k_hi),
+                                       lambda k: k_lo <= k <= k_hi, start, skip_empty=True)
+            if answers:
+                ks = sorted(answers)
+                yield _rows("answer", k=ks, text=[answers[k] for k in ks])
         kept = table if carry_from is None else table.filter(pc.greater_equal(table.column("ts"), carry_from))
         if kept.num_rows:
             yield _carry_batch(kept)

@@ -252,6 +252,27 @@ def answers_over(plan, background_text: str, iri: str | list[str], times, s, p, 
     return out
 
 
+def timeline_answers(plan, background_text: str, streams: list[str], timeline, until: int, wanted,
+                     start: int | None = None, skip_empty: bool = False) -> dict:
+    """`answers_over` a table of the carry's columns (ts, s, p, o, floor, lane): its rows from `start` (None:
+    every one) to `until`, the engine's RULES timeline started at `start`. `skip_empty`: no engine when
+    no row is in that span ({}: every instant's answer is the empty window's)."""
+    import pyarrow.compute as pc
+
+    stamps = timeline.column("ts")
+    keep = pc.less_equal(stamps, until)
+    if start is not None:
+        keep = pc.and_(pc.greater_equal(stamps, start), keep)
+    rows = timeline.filter(keep)
+    if skip_empty and not rows.num_rows:
+        return {}
+    floors = rows.column("floor")
+    return answers_over(plan, background_text, streams, rows.column("ts").to_numpy(), rows.column("s"),
+                        rows.column("p"), rows.column("o"), until, wanted, start=start, after=start,
+                        floors=floors.fill_null(NO_FLOOR).to_numpy() if floors.null_count < len(floors) else None,
+                        lanes=rows.column("lane").to_numpy())
+
+
 def _feed_in_order(engine, streams: list[str], times, ids, lanes) -> None:
     """Rows (each of stream `streams[lane]`) into the engine a block at a time, as the local replay feeds
     them: the windows keep chunks of a block, and what leaves them is forgotten as it goes (one chunk of a
@@ -472,5 +493,6 @@ def carry_files(root: str | Path) -> list[Path]:
 
 
 __all__ = ["SLICE_SCHEMA", "answers_over", "edge_mask", "edge_width", "needed_from", "payload_answer", "reach",
+           "timeline_answers",
            "slice_engine", "slice_function", "slices_apply", "start_timeline"]
 
