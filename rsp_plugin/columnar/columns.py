@@ -184,6 +184,10 @@ class ColumnContent:
     union with other contents) reads it as a `TripleIndex`, built on first use.
     """
 
+    #: where a materialization's panes are read (`ShapeMaterializer`: `pane_rows`, `fixed_columns`),
+    #: or None: the panes are the chunks' rows by time. Not state: the view sets it again.
+    pane_source = None
+
     def __init__(self, chunks: list, low: int, high: int, distinct: bool, panes: PaneLedger | None = None):
         self._chunks = chunks
         self.low = low
@@ -207,9 +211,15 @@ class ColumnContent:
                 np.searchsorted(chunk.t, self.low, side="left"))
         return count
 
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name != "pane_source"}
+
     def rows_between(self, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(t, s, p, o) of the rows its chunks hold with low <= t < high, also those past its own
-        bounds (waiting for a later boundary): what a reader that works ahead per pane takes."""
+        bounds (waiting for a later boundary): what a reader that works ahead per pane takes. Over a
+        materialization's panes: their rows, t = the pane."""
+        if self.pane_source is not None:
+            return self.pane_source.pane_rows(low, high)
         parts = []
         for chunk in self._chunks:
             start = int(np.searchsorted(chunk.t, low, side="left"))
@@ -434,6 +444,16 @@ def triple_columns(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> ColumnContent
     return ColumnContent([_Rows(np.zeros(len(s), dtype=np.int64), s, p, o)], 0, 1, True)
 
 
+def pane_columns(s: np.ndarray, p: np.ndarray, o: np.ndarray, *, distinct: bool, ledger: PaneLedger, low: int,
+                 source) -> ColumnContent:
+    """A materialization's triples (`columns()`: these) whose panes `ledger` counts: panes low .. low + span - 1
+    are the window's, read from `source` (`ColumnContent.pane_source`)."""
+    content = ColumnContent([], low, low + ledger.span, distinct, ledger)
+    content._columns = (np.zeros(len(s), dtype=np.int64), s, p, o)
+    content.pane_source = source
+    return content
+
+
 def row_columns(t: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, *, distinct: bool) -> ColumnContent:
     """Rows given as columns (t in any order), read as a content whose `columns()` are these."""
     content = ColumnContent([], 0, 0, distinct)
@@ -447,4 +467,4 @@ class _Rows:
     def __init__(self, t, s, p, o):
         self.t, self.s, self.p, self.o = t, s, p, o
 
-__all__ = ["ColumnTimeWindow", "ColumnContent", "PaneLedger", "row_columns", "triple_columns", "triple_hashes"]
+__all__ = ["ColumnTimeWindow", "ColumnContent", "PaneLedger", "pane_columns", "row_columns", "triple_columns", "triple_hashes"]

@@ -12,8 +12,10 @@ and a report merges the partials of its panes (numpy over panes x groups rows).
 When merging is exact (the pane-locality rule). The window's solutions are the
 union of its panes' solutions, each counted once, when
 
-1. the window's content is a set with no triple in two panes: the content is
-   `distinct` (`ColumnContent.distinct`: no triple can be there twice);
+1. each triple of the window's content is counted once: the content is `distinct`
+   (`ColumnContent.distinct`: no triple can be there twice), or the joined patterns are
+   two or more, the rows of a pane are taken once each, and a triple in two panes holds
+   a join value in both, which rule 2 catches;
 2. every solution's triples lie in one pane. A solution maps each pattern to a
    triple; two patterns that share a variable map to triples holding the same
    value there. So if, for every variable shared by two patterns (a join
@@ -34,10 +36,22 @@ union of its panes' solutions, each counted once, when
    (xsd:decimal), MIN / MAX the one term of that value. A pane holding a decimal,
    a double, a non-number or a sum that may pass 62 bits makes a window that
    holds it be evaluated whole (mixed types, promotions and errors are then the
-   per-fact path's); so is a window whose content is not distinct, not aligned to
-   panes, or read with static graphs or named windows;
+   per-fact path's); so is a window not aligned to panes, read with static graphs or
+   named windows, or whose content is not distinct under a plan of one joined pattern;
 4. the filters read only the row: no NOW() (the pane is computed once, for every
-   report), nor a triple's timestamp (the columnar backend is not used then).
+   report), nor a triple's timestamp (the columnar backend is not used then);
+5. a pattern whose variables are all grouped on, and bound by the other patterns
+   (`?s a ex:Device` beside `GROUP BY ?s`), is not joined per pane: over a set, a
+   solution of the others extends in exactly one way or none, so it decides per group,
+   and a report keeps the groups whose pattern matches a triple anywhere in its window
+   (`split_existence`). Joined, it would tie every pane to every other (the sensor is
+   typed in each), and no window could be merged.
+
+Under ENTAILMENT with a static TBox the panes are the materialization's
+(`columnar.views`: `ShapeMaterializer` keeps its triples by expiry, a pane per time
+point; `ColumnContent.pane_source` reads them). B* and what never expires are in no
+pane: a plan one of whose joined patterns matches such a triple is evaluated whole. An
+entailment may be in a pane twice or in two panes (rule 1 takes it once per pane).
 
 COUNT(DISTINCT), SUM / AVG DISTINCT, SAMPLE (but of a group variable, which
 rdflib adds to project it) and GROUP_CONCAT do not merge: such a
@@ -74,8 +88,12 @@ _BIG = np.iinfo(np.int64).max
 class PaneShape:
     """What a plan's aggregation keeps per pane: the aggregated variables, the join variables."""
 
-    def __init__(self, plan: CompiledPlan, join_variables: list[str], numeric: list[str]):
+    def __init__(self, plan: CompiledPlan, join_variables: list[str], numeric: list[str], core: list | None = None,
+                 existence: list | None = None):
         self.group_variables = list(plan.aggregation.group_variables)
+        #: the patterns joined per pane, and those only tested per group (their variables all grouped on)
+        self.core = list(plan.conjunction.atoms) if core is None else core
+        self.existence = existence or []
         #: (name, variable or "*") of each aggregate, read once (an rdflib node's attributes are slow)
         self.aggregates = [(aggregate.name, str(aggregate.vars)) for aggregate in plan.aggregation.aggregates]
         #: variables of two patterns or more (their values decide pane-locality)
@@ -96,6 +114,8 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
     ...     found = pane_shape(compile_plan(prepareQuery("PREFIX : <http://ex/> " + body)))
     ...     return found if isinstance(found, str) else found.join_variables
     >>> shape("SELECT ?s (AVG(?v) AS ?a) WHERE { ?o a :Obs ; :sensor ?s ; :value ?v } GROUP BY ?s")
+    ['o']
+    >>> shape("SELECT ?s (AVG(?v) AS ?a) WHERE { ?o :sensor ?s ; :value ?v . ?s a :Device } GROUP BY ?s")
     ['o']
     >>> shape("SELECT (COUNT(DISTINCT ?v) AS ?n) WHERE { ?o :value ?v }")
     'COUNT(DISTINCT) does not merge'
@@ -137,7 +157,8 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
             return f"{name[len('Aggregate_'):].upper()}(DISTINCT) does not merge"
         if str(aggregate.vars) not in numeric:
             numeric.append(str(aggregate.vars))
-    pattern_variables = [{value for kind, value in pattern if kind == "v"} for _, pattern in conjunction.atoms]
+    core, existence = split_existence(conjunction.atoms, aggregation.group_variables)
+    pattern_variables = [{value for kind, value in pattern if kind == "v"} for _, pattern in core]
     if len(pattern_variables) > 1:
         reached, frontier = {0}, [0]  # the join graph: patterns, linked when they share a variable
         while frontier:
@@ -153,7 +174,19 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
         for name in names:
             counted[name] = counted.get(name, 0) + 1
     joins = sorted(name for name, count in counted.items() if count > 1)
-    return PaneShape(plan, joins, numeric)
+    return PaneShape(plan, joins, numeric, core, existence)
+
+
+def split_existence(atoms: list, group_variables) -> tuple[list, list]:
+    """(core, existence): the patterns whose variables are all grouped on and bound by the other
+    patterns are existence tests per group (rule 5 of the module doc); the others are joined."""
+    grouped = set(group_variables)
+    existence = [atom for atom in atoms if {value for kind, value in atom[1] if kind == "v"} <= grouped]
+    core = [atom for atom in atoms if atom not in existence]
+    bound = {value for _, pattern in core for kind, value in pattern if kind == "v"}
+    if not core or not grouped <= bound:
+        return list(atoms), []
+    return core, existence
 
 
 class PaneAggregates:
@@ -170,6 +203,8 @@ class PaneAggregates:
         self._reset(None)
         self.in_a_row = 0
         self.enabled = True
+        #: (B*'s first column, whether no joined pattern matches B*), for `_fixed_apart`
+        self._fixed: tuple | None = None
         #: how many reports were merged from panes (the others were evaluated whole)
         self.merged = 0
 
@@ -197,7 +232,13 @@ class PaneAggregates:
         snapshot = backend.snapshot
         content = snapshot.default
         ledger = getattr(content, "panes", None)
-        if ledger is None or snapshot.named or not getattr(content, "distinct", False):
+        if ledger is None or snapshot.named:
+            return None
+        repeats = not content.distinct
+        if repeats and len(self.shape.core) < 2:
+            return None  # (a triple in two panes would count twice: join values catch it, one pattern cannot)
+        source = content.pane_source
+        if source is not None and not self._fixed_apart(backend, source.fixed_columns()):
             return None
         width, origin = ledger.width, ledger.origin
         low, high = content.low, content.high
@@ -211,7 +252,7 @@ class PaneAggregates:
             return None  # (the content is older than what was kept, or a batch came into it since)
         self._forget_before(first)
         try:
-            self._refresh(backend, content, ledger, first)
+            self._refresh(backend, content, ledger, first, repeats)
         except Exception:  # noqa: BLE001 - past the report's bounds (EvaluationCut) or a failure: what was kept
             self.enabled = False  # may miss a batch, so panes are not kept any more; the whole evaluation
             return None  # says what is wrong, within its bounds
@@ -242,7 +283,26 @@ class PaneAggregates:
 
     # panes that changed --------------------------------------------------------------------------------
 
-    def _refresh(self, backend, content, ledger, first: int) -> None:
+    def _fixed_apart(self, backend, fixed) -> bool:
+        """Does no joined pattern match a row in no pane (B*)? Else a solution could join it to panes."""
+        if self._fixed is not None and self._fixed[0] is fixed[0]:
+            return self._fixed[1]
+        s, p, o = fixed
+        columns = (s, p, o)
+        apart = True
+        for _, pattern in self.shape.core:
+            mask = np.ones(len(s), dtype=bool)
+            for column, (kind, value) in zip(columns, pattern):
+                if kind == "c":
+                    found = backend.terms.find(value)
+                    mask &= column == (found if found is not None else -1)
+            if bool(mask.any()):
+                apart = False
+                break
+        self._fixed = (fixed[0], apart)
+        return apart
+
+    def _refresh(self, backend, content, ledger, first: int, repeats: bool = False) -> None:
         """Compute the panes (from `first` on) that batches touched since the last report, in one plan."""
         if ledger.serial == self.seen:
             return
@@ -258,7 +318,14 @@ class PaneAggregates:
         if len(changed) < changed[-1] - changed[0] + 1:
             keep = np.isin(pane, np.array(changed, dtype=np.int64))
             pane, s, p, o = pane[keep], s[keep], p[keep], o[keep]
-        batch = backend.over_panes(pane, s, p, o)
+        if repeats and len(pane) > 1:  # (each triple once per pane: a triple in two panes stays twice)
+            order = np.lexsort((o, p, s, pane))
+            pane, s, p, o = pane[order], s[order], p[order], o[order]
+            first = np.concatenate(([True], (pane[1:] != pane[:-1]) | (s[1:] != s[:-1]) | (p[1:] != p[:-1])
+                                    | (o[1:] != o[:-1])))
+            if not first.all():
+                pane, s, p, o = pane[first], s[first], p[first], o[first]
+        batch = backend.over_panes(pane, s, p, o, atoms=self.shape.core)
         changed_array = np.array(changed, dtype=np.int64)
         if self.shape.join_variables and not self._keep_join_values(batch, changed_array):
             batch.pane_everywhere = True  # (the batch's panes may share a join value: joined on the pane too)
@@ -341,6 +408,33 @@ class PaneAggregates:
             numbers.append(number)
         return np.array(numbers, dtype=np.int64)[inverse.reshape(-1)]
 
+    def _existing(self, backend, present: np.ndarray) -> np.ndarray:
+        """The groups (numbers) whose existence patterns each match a triple of the whole window."""
+        keys = self.group_keys
+        place = {name: k for k, name in enumerate(self.shape.group_variables)}
+        kept = present
+        for _, pattern in self.shape.existence:
+            resolved = []
+            for kind, value in pattern:
+                if kind == "c":
+                    found = backend.terms.find(value)
+                    if found is None:
+                        return present[:0]
+                    resolved.append(("c", found))
+                else:
+                    resolved.append(("v", value))
+            table = backend._pattern_table(None, resolved, carry=False)
+            if not len(table):
+                return present[:0]
+            names = table.columns
+            if not names:  # (a pattern without variables: it matched)
+                continue
+            found = set(table.rows())
+            at = [place[name] for name in names]
+            kept = np.array([number for number in kept.tolist() if tuple(keys[number][k] for k in at) in found],
+                            dtype=np.int64)
+        return kept
+
     def _renumber_groups(self) -> None:
         """Forget the groups no kept pane has (numbers made again, in their order)."""
         store = self.store
@@ -360,7 +454,7 @@ class PaneAggregates:
         panes, a solution's rows are in one pane anyway)."""
         terms = batch.terms
         fresh: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in self.shape.join_variables}
-        for _, pattern in self.plan.conjunction.atoms:
+        for _, pattern in self.shape.core:
             holds = [value for kind, value in pattern if kind == "v" and value in fresh]
             if not holds:
                 continue
@@ -457,6 +551,10 @@ class PaneAggregates:
         size = len(self.group_keys)
         rows = np.bincount(numbers, weights=store["__rows"][start:stop], minlength=size).astype(np.int64)
         present = np.flatnonzero(rows)
+        if shape.existence:
+            present = self._existing(backend, present)
+            if not len(present):
+                return backend.context.group(plan.aggregation, (all_slots(plan), []))
         merged: dict[str, dict] = {}
         for name, parts in shape.parts.items():
             found = {}

@@ -209,6 +209,8 @@ class ColumnarBackend(Backend):
         #: (then joins match panes too)
         self._pane_column: np.ndarray | None = None
         self.pane_everywhere = True
+        #: the patterns joined, when not all the plan's (`over_panes`: the part kept per pane)
+        self.atoms: list | None = None
 
     @property
     def _per_fact(self) -> FactBackend | None:
@@ -218,17 +220,20 @@ class ColumnarBackend(Backend):
             self._small = FactBackend(self.plan, indexed, self.context) if indexed is not None else None
         return self._small
 
-    def over_panes(self, pane: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> "ColumnarBackend":
-        """The same plan over rows of several panes (`pane`: each row's), by polars whatever their
-        size: its solutions carry a `__pane` column. Each solution's rows are from one pane when
-        the caller sets `pane_everywhere` (the join matches panes) or knows that no join value is
-        in two of the panes. The rows are taken as a set (a window that holds a triple twice is not
-        merged from panes)."""
-        batch = ColumnarBackend(self.plan, Snapshot([row_columns(pane, s, p, o, distinct=True)]), self.context,
+    def over_panes(self, pane: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, *, atoms=None,
+                   distinct: bool = True) -> "ColumnarBackend":
+        """The same plan (its patterns `atoms`, when given) over rows of several panes (`pane`: each
+        row's), by polars whatever their size: its solutions carry a `__pane` column. Each solution's
+        rows are from one pane when the caller sets `pane_everywhere` (the join matches panes) or
+        knows that no join value is in two of the panes. `distinct`: no row repeats another (else
+        each pattern's rows are taken once)."""
+        batch = ColumnarBackend(self.plan, Snapshot([row_columns(pane, s, p, o, distinct=distinct)]), self.context,
                                 self.state)
         batch._small = None
         batch._pane_column = pane
+        batch._pane_tables = {}
         batch.pane_everywhere = False
+        batch.atoms = atoms
         return batch
 
     def _small_snapshot(self):
@@ -266,7 +271,7 @@ class ColumnarBackend(Backend):
         conjunction = self.plan.conjunction
         terms = self.terms
         tables = []
-        for graph, pattern in conjunction.atoms:
+        for graph, pattern in (conjunction.atoms if self.atoms is None else self.atoms):
             resolved = []
             for kind, value in pattern:
                 if kind == "c":
@@ -392,6 +397,15 @@ class ColumnarBackend(Backend):
         """The rows of the graph matching a triple pattern, one column per variable: cut by numpy
         masks, made a frame once (a polars call costs more than the mask over 100k rows). `carry`:
         with the pane of each row (`over_panes`)."""
+        if self._pane_column is not None and graph is None:  # (a pane batch reads a pattern's rows twice)
+            key = tuple(pattern)
+            table = self._pane_tables.get(key)
+            if table is None:
+                table = self._pane_tables[key] = self._match_table(graph, pattern, True)
+            return table if carry or PANE not in table.columns else table.drop(PANE)
+        return self._match_table(graph, pattern, carry)
+
+    def _match_table(self, graph, pattern, carry: bool) -> pl.DataFrame:
         (s, p, o), distinct = self._content_columns(graph)
         columns = {"s": s, "p": p, "o": o}
         mask = None

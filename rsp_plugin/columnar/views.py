@@ -19,21 +19,28 @@ from math import gcd
 
 import numpy as np
 
+from ..core.time import NEVER_EXPIRES
 from ..reasoning.shapes import ShapeMaterializer, supports
-from .columns import ColumnTimeWindow, triple_columns
+from .columns import ColumnTimeWindow, PaneLedger, pane_columns, triple_columns
 from .materialize import BatchMaterializer
 
 
 class BatchMaterializedView:
     """The column window's materialization under an entailment profile, with the background."""
 
+    panes = None
+
     def __init__(self, window: ColumnTimeWindow, profile: str | None, *, terms, background=(), rules=None):
         self.window = window
         spec = window.spec
         self.tick = gcd(spec.range, spec.step)
         horizon = spec.range // self.tick - 1
+        #: under templates: which of the materializer's panes (expiry time points) changed when, so
+        #: that a query's partial aggregates per pane (`panes.py`) are computed once per pane
+        self.panes: PaneLedger | None = None
         if supports(profile, rules):
             self.materializer = ShapeMaterializer(profile, window=horizon, background=list(background), terms=terms)
+            self.panes = PaneLedger(1, 0, horizon + 1)
         else:
             self.materializer = BatchMaterializer(profile, window=horizon, background=list(background), terms=terms,
                                                   rules=rules)
@@ -70,10 +77,23 @@ class BatchMaterializedView:
         (`query.views.MaterializedView.start_at`)."""
 
     def _content(self):
-        content = triple_columns(*self.materializer.triple_columns())
-        if isinstance(self.materializer, ShapeMaterializer):  # panes may repeat a triple: readers take it once
-            content.distinct = self.materializer.distinct()
-        return content
+        materializer = self.materializer
+        if not isinstance(materializer, ShapeMaterializer):
+            return triple_columns(*materializer.triple_columns())
+        ledger = self.panes
+        if ledger is None:  # (a state stored before panes were counted: every pane is new)
+            ledger = self.panes = PaneLedger(1, 0, materializer.window + 1)
+            materializer.touched.update(h for h in materializer.panes if h != NEVER_EXPIRES)
+        if materializer.touched:
+            ledger.touched(np.array(sorted(materializer.touched), dtype=np.int64))
+            materializer.touched.clear()
+        if self.now is None:
+            content = triple_columns(*materializer.triple_columns())
+            content.distinct = materializer.distinct()  # panes may repeat a triple: readers take it once
+            return content
+        ledger.forget_before(self.now)
+        return pane_columns(*materializer.triple_columns(), distinct=materializer.distinct(), ledger=ledger,
+                            low=self.now, source=materializer)
 
     def _advance(self, point: int, columns) -> None:
         if self.now is not None and point <= self.now:

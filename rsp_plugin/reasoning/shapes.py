@@ -273,6 +273,10 @@ class ShapeMaterializer:
         self._false_held: dict[tuple, int] = {}
         self.now: int | None = None
         self.started = False
+        #: the panes (expiry time points) that triples went into since a reader last cleared it
+        #: (`columnar.views` keeps a `PaneLedger` of them: a pane reader recomputes only those);
+        #: not kept when tracking (the per-fact view reads what changed instead)
+        self.touched: set[int] = set()
 
     def __getstate__(self) -> dict:
         """Plain data for a checkpoint: the background given, the panes (columns and other facts) and the
@@ -638,6 +642,8 @@ class ShapeMaterializer:
             pane = self.panes[h] = _Pane()
         pane.add(s, p, o)
         self._note_present(pane, present if present is not None else _present_of(s, p, o, self._type))
+        if h != NEVER_EXPIRES and not self.track:
+            self.touched.add(h)
         if h == NEVER_EXPIRES or self.track:  # (held with B*, before the panes; a tracking materializer's
             self._ring.stale = True           # reader applies what changed: it keeps no buffer up to date)
         else:
@@ -698,6 +704,24 @@ class ShapeMaterializer:
                 prefix = tuple(np.concatenate([prefix[k], lasting[0][k]]) for k in range(3))
             ring.rebuild(prefix, [(h, columns) for h, columns in live if h != NEVER_EXPIRES])
         return ring.columns()
+
+    def pane_rows(self, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(h, s, p, o) of the triples in the panes that expire at low <= h < high (B* and what never
+        expires are in no pane: `fixed_columns`), by h."""
+        parts = [(h, pane.columns()) for h, pane in sorted(self.panes.items())
+                 if low <= h < high and h != NEVER_EXPIRES and pane.parts]
+        if not parts:
+            return _EMPTY, _EMPTY, _EMPTY, _EMPTY
+        t = np.concatenate([np.full(len(columns[0]), h, dtype=np.int64) for h, columns in parts])
+        return (t, *(np.concatenate([columns[k] for _, columns in parts]) for k in range(3)))
+
+    def fixed_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(s, p, o) of the triples that hold in no pane: B*, and what never expires."""
+        lasting = self.panes.get(NEVER_EXPIRES)
+        if lasting is None or not lasting.parts:
+            return self._base_columns
+        more = lasting.columns()
+        return tuple(np.concatenate([self._base_columns[k], more[k]]) for k in range(3))
 
     def holding(self) -> list[Triple]:
         if self.track:

@@ -167,7 +167,7 @@ SCHEMA: dict[str, dict | str] = {
     "rsp_plugin.columnar.views:BatchMaterializedView": dict(
         content=ours("columnar.columns:ColumnContent"), inconsistencies=LIST,
         materializer=ours("columnar.materialize:BatchMaterializer", "reasoning.shapes:ShapeMaterializer"),
-        now=maybe(int), tick=INT,
+        now=maybe(int), panes=maybe(ours("columnar.columns:PaneLedger")), tick=INT,
         window=ours("columnar.columns:ColumnTimeWindow")),
     "rsp_plugin.columnar.materialize:BatchMaterializer": dict(
         _all_triples=ANY, _false=DICT, _literal_predicates=DICT, _parts=DICT, _seen_literals=SET,
