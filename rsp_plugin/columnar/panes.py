@@ -89,11 +89,14 @@ class PaneShape:
     """What a plan's aggregation keeps per pane: the aggregated variables, the join variables."""
 
     def __init__(self, plan: CompiledPlan, join_variables: list[str], numeric: list[str], core: list | None = None,
-                 existence: list | None = None):
+                 existence: list | None = None, star: str | None = None):
         self.group_variables = list(plan.aggregation.group_variables)
         #: the patterns joined per pane, and those only tested per group (their variables all grouped on)
         self.core = list(plan.conjunction.atoms) if core is None else core
         self.existence = existence or []
+        #: the one variable the joined patterns share ("" for one pattern) when they share no other and
+        #: no filter reads them: the partials are then made by numpy (`_star_summary`); else None
+        self.star = star
         #: (name, variable or "*") of each aggregate, read once (an rdflib node's attributes are slow)
         self.aggregates = [(aggregate.name, str(aggregate.vars)) for aggregate in plan.aggregation.aggregates]
         #: variables of two patterns or more (their values decide pane-locality)
@@ -174,7 +177,13 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
         for name in names:
             counted[name] = counted.get(name, 0) + 1
     joins = sorted(name for name, count in counted.items() if count > 1)
-    return PaneShape(plan, joins, numeric, core, existence)
+    star = None
+    if not conjunction.conjuncts:
+        if len(core) == 1:
+            star = ""
+        elif len(joins) == 1 and all(joins[0] in names for names in pattern_variables):
+            star = joins[0]
+    return PaneShape(plan, joins, numeric, core, existence, star)
 
 
 def split_existence(atoms: list, group_variables) -> tuple[list, list]:
@@ -321,54 +330,158 @@ class PaneAggregates:
         if repeats and len(pane) > 1:  # (each triple once per pane: a triple in two panes stays twice)
             order = np.lexsort((o, p, s, pane))
             pane, s, p, o = pane[order], s[order], p[order], o[order]
-            first = np.concatenate(([True], (pane[1:] != pane[:-1]) | (s[1:] != s[:-1]) | (p[1:] != p[:-1])
-                                    | (o[1:] != o[:-1])))
-            if not first.all():
-                pane, s, p, o = pane[first], s[first], p[first], o[first]
-        batch = backend.over_panes(pane, s, p, o, atoms=self.shape.core)
+            once = np.concatenate(([True], (pane[1:] != pane[:-1]) | (s[1:] != s[:-1]) | (p[1:] != p[:-1])
+                                   | (o[1:] != o[:-1])))
+            if not once.all():
+                pane, s, p, o = pane[once], s[once], p[once], o[once]
+        tables = self._pattern_rows(backend, pane, s, p, o)
         changed_array = np.array(changed, dtype=np.int64)
-        if self.shape.join_variables and not self._keep_join_values(batch, changed_array):
-            batch.pane_everywhere = True  # (the batch's panes may share a join value: joined on the pane too)
-        self._keep_partials(batch, changed_array)
+        local = not self.shape.join_variables or self._keep_join_values(tables, changed_array)
+        summary = self._star_summary(backend, tables) if self.shape.star is not None else None
+        if summary is None:  # (polars: the columnar backend's joins and filters over the batch)
+            batch = backend.over_panes(pane, s, p, o, atoms=self.shape.core)
+            batch.pane_everywhere = not local  # (the batch's panes may share a join value: joined on the pane too)
+            summary = self._frame_summary(batch)
+        self._keep_partials(summary, changed_array)
 
-    def _keep_partials(self, batch, changed: np.ndarray) -> None:
-        """The partials of the changed panes replace theirs in `store`."""
+    def _pattern_rows(self, backend, pane, s, p, o) -> list[dict | None]:
+        """Per joined pattern, its rows among the batch's: {variable: values, PANE: panes} (None: a
+        constant no term has, so no row), cut by numpy masks."""
+        find = backend.terms.find
+        columns = (s, p, o)
+        tables: list[dict | None] = []
+        for _, pattern in self.shape.core:
+            mask = None
+            names: dict[str, np.ndarray] = {}
+            for column, (kind, value) in zip(columns, pattern):
+                if kind == "c":
+                    found = find(value)
+                    if found is None:
+                        break
+                    test = column == found
+                elif value in names:
+                    test = names[value] == column
+                else:
+                    names[value] = column
+                    continue
+                mask = test if mask is None else mask & test
+            else:
+                if mask is None:
+                    tables.append({**names, PANE: pane})
+                else:
+                    rows = np.flatnonzero(mask)
+                    tables.append({**{name: column[rows] for name, column in names.items()}, PANE: pane[rows]})
+                continue
+            tables.append(None)
+        return tables
+
+    def _star_summary(self, backend, tables: list) -> dict | None:
+        """The partials per (pane, group) by numpy, for joined patterns that share one variable and no
+        other, with no filter, when each pattern has at most one row per pane and value of it (None:
+        not so; polars then)."""
+        if any(table is None or not len(table[PANE]) for table in tables):
+            return {}
+        join = self.shape.star
+        if len(tables) == 1:
+            joined = tables[0]
+        else:
+            low = min(int(table[PANE].min()) for table in tables)
+            high = max(int(table[PANE].max()) for table in tables)
+            top = max(int(table[join].max()) for table in tables)
+            if min(int(table[join].min()) for table in tables) < 0 or (high - low + 1) * (top + 1) >= _LIMIT:
+                return None
+            keys = [(table[PANE] - low) * (top + 1) + table[join] for table in tables]
+            places = []
+            current = None
+            for key in keys:
+                ordered = np.sort(key)
+                if len(ordered) > 1 and not bool(np.all(ordered[1:] != ordered[:-1])):
+                    return None  # (two rows of one pattern for one value in a pane: a product, polars)
+                if current is None:
+                    current, places = key, [np.arange(len(key))]
+                    continue
+                current, mine, theirs = np.intersect1d(current, key, assume_unique=True, return_indices=True)
+                places = [place[mine] for place in places] + [theirs]
+            if not len(current):
+                return {}
+            joined = {PANE: tables[0][PANE][places[0]]}
+            for table, place in zip(tables, places):
+                for name, column in table.items():
+                    if name not in joined:
+                        joined[name] = column[place]
+        count = len(joined[PANE])
+        if not count:
+            return {}
+        shape = self.shape
+        columns = [joined[PANE], *(joined[name] for name in shape.group_variables)]
+        order = np.lexsort(columns[::-1])
+        columns = [column[order] for column in columns]
+        starts = np.zeros(count, dtype=bool)
+        starts[0] = True
+        for column in columns:
+            starts[1:] |= column[1:] != column[:-1]
+        starts = np.flatnonzero(starts)
+        summary = {PANE: columns[0][starts], "__rows": np.diff(np.append(starts, count)).astype(np.int64)}
+        for name, column in zip(shape.group_variables, columns[1:]):
+            summary[name] = column[starts]
+        for name, parts in shape.parts.items():
+            kinds, integers = backend._value_columns(joined[name][order])
+            summary[f"__odd_{name}"] = np.logical_or.reduceat(kinds != _INT_KIND, starts)
+            if "sum" in parts:
+                summary[f"__sum_{name}"] = np.add.reduceat(integers, starts)
+                summary[f"__top_{name}"] = np.maximum.reduceat(np.abs(integers), starts)
+            if "min" in parts:
+                summary[f"__min_{name}"] = np.minimum.reduceat(integers, starts)
+            if "max" in parts:
+                summary[f"__max_{name}"] = np.maximum.reduceat(integers, starts)
+        return summary
+
+    def _frame_summary(self, batch) -> dict:
+        """The partials per (pane, group) by polars over the batch's solutions (numpy columns by pane)."""
         shape = self.shape
         _, frame, _ = batch._solutions_plan()
         if isinstance(frame, pl.LazyFrame):
             frame = frame.collect()
+        if frame is None or not len(frame):
+            return {}
+        work = frame
+        for name in shape.numeric:
+            kinds, integers = batch._value_columns(frame[name].to_numpy())
+            work = work.with_columns(pl.Series(f"__odd_{name}", kinds != _INT_KIND),
+                                     pl.Series(f"__int_{name}", integers))
+        expressions = [pl.len().alias("__rows")]
+        for name, parts in shape.parts.items():
+            integer = pl.col(f"__int_{name}")
+            expressions.append(pl.col(f"__odd_{name}").any().alias(f"__odd_{name}"))
+            if "sum" in parts:
+                expressions += [integer.sum().alias(f"__sum_{name}"), integer.abs().max().alias(f"__top_{name}")]
+            if "min" in parts:
+                expressions.append(integer.min().alias(f"__min_{name}"))
+            if "max" in parts:
+                expressions.append(integer.max().alias(f"__max_{name}"))
+        summary = work.group_by([PANE, *shape.group_variables]).agg(expressions).sort(PANE)
+        return {name: summary[name].to_numpy() for name in summary.columns}
+
+    def _keep_partials(self, summary: dict, changed: np.ndarray) -> None:
+        """The partials of the changed panes (`summary`: per (pane, group) row, by pane) replace theirs
+        in `store`."""
+        shape = self.shape
         made: dict[str, np.ndarray] = {}
         odd: set[int] = set()
-        if frame is not None and len(frame):
-            work = frame
-            for name in shape.numeric:
-                kinds, integers = batch._value_columns(frame[name].to_numpy())
-                work = work.with_columns(pl.Series(f"__odd_{name}", kinds != _INT_KIND),
-                                         pl.Series(f"__int_{name}", integers))
-            expressions = [pl.len().alias("__rows")]
+        if summary:
+            size = len(summary[PANE])
+            made = {PANE: summary[PANE], "__rows": summary["__rows"].astype(np.int64),
+                    "__gid": self._group_numbers([summary[name] for name in shape.group_variables], size)}
+            wrong = np.zeros(size, dtype=bool)
             for name, parts in shape.parts.items():
-                integer = pl.col(f"__int_{name}")
-                expressions.append(pl.col(f"__odd_{name}").any().alias(f"__odd_{name}"))
+                wrong |= summary[f"__odd_{name}"].astype(bool)
                 if "sum" in parts:
-                    expressions += [integer.sum().alias(f"__sum_{name}"), integer.abs().max().alias(f"__top_{name}")]
-                if "min" in parts:
-                    expressions.append(integer.min().alias(f"__min_{name}"))
-                if "max" in parts:
-                    expressions.append(integer.max().alias(f"__max_{name}"))
-            summary = work.group_by([PANE, *shape.group_variables]).agg(expressions).sort(PANE)
-            made = {PANE: summary[PANE].to_numpy(), "__rows": summary["__rows"].to_numpy().astype(np.int64),
-                    "__gid": self._group_numbers([summary[name].to_numpy() for name in shape.group_variables],
-                                                 len(summary))}
-            wrong = np.zeros(len(summary), dtype=bool)
-            for name, parts in shape.parts.items():
-                wrong |= summary[f"__odd_{name}"].to_numpy()
-                if "sum" in parts:
-                    bound = summary[f"__top_{name}"].to_numpy().astype(np.float64) * made["__rows"]
+                    bound = summary[f"__top_{name}"].astype(np.float64) * made["__rows"]
                     wrong |= bound >= float(_LIMIT) / 2
                     made[f"__bound_{name}"] = bound  # (|sum| <= bound)
-                    made[f"__fsum_{name}"] = summary[f"__sum_{name}"].to_numpy().astype(np.float64)
+                    made[f"__fsum_{name}"] = summary[f"__sum_{name}"].astype(np.float64)
                 for part in parts:
-                    made[f"__{part}_{name}"] = summary[f"__{part}_{name}"].to_numpy().astype(np.int64)
+                    made[f"__{part}_{name}"] = summary[f"__{part}_{name}"].astype(np.int64)
             odd = set(np.unique(made[PANE][wrong]).tolist())
         self.odd = {pane for pane in self.odd if pane not in set(changed.tolist())} | odd
         store = self.store
@@ -447,32 +560,18 @@ class PaneAggregates:
         self.group_ids = {key: number for number, key in enumerate(self.group_keys)}
         store["__gid"] = inverse.reshape(-1).astype(np.int64)
 
-    def _keep_join_values(self, batch, changed: np.ndarray) -> bool:
-        """Per join variable, the values of the changed panes (from every pattern that holds it), and
-        which panes share one with an earlier pane less than a window away. True when no two
-        changed panes share a join value (the cheap test held: a join of the batch need not match
-        panes, a solution's rows are in one pane anyway)."""
-        terms = batch.terms
+    def _keep_join_values(self, tables: list, changed: np.ndarray) -> bool:
+        """Per join variable, the values of the changed panes (from every pattern that holds it:
+        `tables`), and which panes share one with an earlier pane less than a window away. True when
+        no two changed panes share a join value (the cheap test held: a join of the batch need not
+        match panes, a solution's rows are in one pane anyway)."""
         fresh: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in self.shape.join_variables}
-        for _, pattern in self.shape.core:
-            holds = [value for kind, value in pattern if kind == "v" and value in fresh]
-            if not holds:
+        for table in tables:
+            if table is None or not len(table[PANE]):
                 continue
-            resolved = []
-            for kind, value in pattern:
-                if kind == "c":
-                    found = terms.find(value)
-                    if found is None:
-                        break
-                    resolved.append(("c", found))
-                else:
-                    resolved.append(("v", value))
-            else:
-                table = batch._pattern_table(None, resolved, carry=True)
-                if len(table):
-                    panes = table[PANE].to_numpy()
-                    for name in holds:
-                        fresh[name].append((panes, table[name].to_numpy()))
+            for name in fresh:
+                if name in table:
+                    fresh[name].append((table[PANE], table[name]))
         exact = False
         for name, parts in fresh.items():
             if parts:
