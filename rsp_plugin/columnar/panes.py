@@ -94,6 +94,9 @@ class PaneShape:
         #: the patterns joined per pane, and those only tested per group (their variables all grouped on)
         self.core = list(plan.conjunction.atoms) if core is None else core
         self.existence = existence or []
+        #: each existence pattern's variables, in written order
+        self.tested = [list(dict.fromkeys(value for kind, value in pattern if kind == "v"))
+                       for _, pattern in self.existence]
         #: the one variable the joined patterns share ("" for one pattern) when they share no other and
         #: no filter reads them: the partials are then made by numpy (`_star_summary`); else None
         self.star = star
@@ -214,6 +217,8 @@ class PaneAggregates:
         self.enabled = True
         #: (B*'s first column, whether no joined pattern matches B*), for `_fixed_apart`
         self._fixed: tuple | None = None
+        #: (B*'s first column, the existence patterns' matches in it), for `_fixed_matches`
+        self._fixed_found: tuple | None = None
         #: how many reports were merged from panes (the others were evaluated whole)
         self.merged = 0
 
@@ -230,6 +235,9 @@ class PaneAggregates:
         self.keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         #: join variable -> the greatest value of the panes kept (the cheap test's bound)
         self.key_top: dict[str, int] = {}
+        #: per existence pattern: (pane, its variables' values) of the panes kept, by pane
+        self.matches: list[tuple[np.ndarray, np.ndarray]] = [
+            (np.empty(0, dtype=np.int64), np.empty((0, len(names)), dtype=np.int64)) for names in self.shape.tested]
 
     # a report ----------------------------------------------------------------------------------------
 
@@ -289,6 +297,10 @@ class PaneAggregates:
             if len(panes) and panes[0] < first:
                 cut = int(np.searchsorted(panes, first, side="left"))
                 self.keys[name] = (panes[cut:], values[cut:])
+        for number, (panes, values) in enumerate(self.matches):
+            if len(panes) and panes[0] < first:
+                cut = int(np.searchsorted(panes, first, side="left"))
+                self.matches[number] = (panes[cut:], values[cut:])
 
     # panes that changed --------------------------------------------------------------------------------
 
@@ -334,8 +346,10 @@ class PaneAggregates:
                                    | (o[1:] != o[:-1])))
             if not once.all():
                 pane, s, p, o = pane[once], s[once], p[once], o[once]
-        tables = self._pattern_rows(backend, pane, s, p, o)
+        tables = self._pattern_rows(backend, self.shape.core, pane, s, p, o)
         changed_array = np.array(changed, dtype=np.int64)
+        if self.shape.existence:
+            self._keep_matches(self._pattern_rows(backend, self.shape.existence, pane, s, p, o), changed_array)
         local = not self.shape.join_variables or self._keep_join_values(tables, changed_array)
         summary = self._star_summary(backend, tables) if self.shape.star is not None else None
         if summary is None:  # (polars: the columnar backend's joins and filters over the batch)
@@ -344,13 +358,27 @@ class PaneAggregates:
             summary = self._frame_summary(batch)
         self._keep_partials(summary, changed_array)
 
-    def _pattern_rows(self, backend, pane, s, p, o) -> list[dict | None]:
-        """Per joined pattern, its rows among the batch's: {variable: values, PANE: panes} (None: a
+    def _keep_matches(self, tables: list, changed: np.ndarray) -> None:
+        """The existence patterns' matches in the changed panes replace theirs."""
+        for number, (table, names) in enumerate(zip(tables, self.shape.tested)):
+            panes, values = self.matches[number]
+            kept = ~np.isin(panes, changed)
+            panes, values = panes[kept], values[kept]
+            if table is not None and len(table[PANE]):
+                fresh = np.stack([table[name] for name in names], axis=1) if names \
+                    else np.empty((len(table[PANE]), 0), dtype=np.int64)
+                panes, values = np.concatenate([panes, table[PANE]]), np.concatenate([values, fresh])
+                order = np.argsort(panes, kind="stable")
+                panes, values = panes[order], values[order]
+            self.matches[number] = (panes, values)
+
+    def _pattern_rows(self, backend, patterns: list, pane, s, p, o) -> list[dict | None]:
+        """Per pattern, its rows among the batch's: {variable: values, PANE: panes} (None: a
         constant no term has, so no row), cut by numpy masks."""
         find = backend.terms.find
         columns = (s, p, o)
         tables: list[dict | None] = []
-        for _, pattern in self.shape.core:
+        for _, pattern in patterns:
             mask = None
             names: dict[str, np.ndarray] = {}
             for column, (kind, value) in zip(columns, pattern):
@@ -521,32 +549,53 @@ class PaneAggregates:
             numbers.append(number)
         return np.array(numbers, dtype=np.int64)[inverse.reshape(-1)]
 
-    def _existing(self, backend, present: np.ndarray) -> np.ndarray:
-        """The groups (numbers) whose existence patterns each match a triple of the whole window."""
+    def _existing(self, backend, present: np.ndarray, first: int, last: int) -> np.ndarray:
+        """The groups (numbers) whose existence patterns each match a triple of the window: in its
+        panes (kept as they were computed), or in no pane (B*)."""
         keys = self.group_keys
         place = {name: k for k, name in enumerate(self.shape.group_variables)}
+        source = backend.snapshot.default.pane_source
+        fixed = self._fixed_matches(backend, source.fixed_columns()) if source is not None else None
         kept = present
-        for _, pattern in self.shape.existence:
-            resolved = []
-            for kind, value in pattern:
-                if kind == "c":
-                    found = backend.terms.find(value)
-                    if found is None:
-                        return present[:0]
-                    resolved.append(("c", found))
-                else:
-                    resolved.append(("v", value))
-            table = backend._pattern_table(None, resolved, carry=False)
-            if not len(table):
-                return present[:0]
-            names = table.columns
-            if not names:  # (a pattern without variables: it matched)
+        for number, names in enumerate(self.shape.tested):
+            panes, values = self.matches[number]
+            start = int(np.searchsorted(panes, first, side="left"))
+            stop = int(np.searchsorted(panes, last, side="right"))
+            values = values[start:stop]
+            extra = fixed[number] if fixed is not None else set()
+            if not names:  # (a pattern without variables: it matched, or no group is kept)
+                if not len(values) and not extra:
+                    return present[:0]
                 continue
-            found = set(table.rows())
             at = [place[name] for name in names]
-            kept = np.array([number for number in kept.tolist() if tuple(keys[number][k] for k in at) in found],
+            if len(names) == 1:  # (the usual case, by numpy: the window's panes hold many matches)
+                wanted = np.array([keys[group][at[0]] for group in kept.tolist()], dtype=np.int64)
+                hit = np.isin(wanted, values[:, 0])
+                if extra:
+                    hit |= np.array([(value,) in extra for value in wanted.tolist()], dtype=bool)
+                kept = kept[hit]
+                continue
+            found = set(map(tuple, values.tolist())) | extra
+            kept = np.array([group for group in kept.tolist() if tuple(keys[group][k] for k in at) in found],
                             dtype=np.int64)
         return kept
+
+    def _fixed_matches(self, backend, fixed) -> list[set]:
+        """Per existence pattern, its matches among the rows in no pane (made again when they change)."""
+        if self._fixed_found is not None and self._fixed_found[0] is fixed[0]:
+            return self._fixed_found[1]
+        pane = np.zeros(len(fixed[0]), dtype=np.int64)
+        tables = self._pattern_rows(backend, self.shape.existence, pane, *fixed)
+        found = []
+        for table, names in zip(tables, self.shape.tested):
+            if table is None or not len(table[PANE]):
+                found.append(set())
+            elif not names:
+                found.append({()})
+            else:
+                found.append(set(zip(*(table[name].tolist() for name in names))))
+        self._fixed_found = (fixed[0], found)
+        return found
 
     def _renumber_groups(self) -> None:
         """Forget the groups no kept pane has (numbers made again, in their order)."""
@@ -651,7 +700,7 @@ class PaneAggregates:
         rows = np.bincount(numbers, weights=store["__rows"][start:stop], minlength=size).astype(np.int64)
         present = np.flatnonzero(rows)
         if shape.existence:
-            present = self._existing(backend, present)
+            present = self._existing(backend, present, first, last)
             if not len(present):
                 return backend.context.group(plan.aggregation, (all_slots(plan), []))
         merged: dict[str, dict] = {}
