@@ -9,6 +9,7 @@ import pytest
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from rsp_plugin.bench import sosa
 from rsp_plugin.core.parser_tables import SharedScanLexer, ShippedGrammar
 from rsp_plugin.lars import syntax as lars_syntax
 from rsp_plugin.query import checker
@@ -100,8 +101,7 @@ def test_the_shared_scanner_lexes_as_lark_s_contextual_lexer(name, shipped, text
 
 def test_a_short_query_compiles_only_the_shared_scanner():
     parser = query_syntax.GRAMMAR.load()
-    parser.parse((ROOT / "queries").joinpath(sorted(p.name for p in (ROOT / "queries").glob("*.rq"))[0])
-                 .read_text(encoding="utf-8"))
+    parser.parse(sosa.query_text("off"))  # (`bench startup`'s query)
     lexer = parser.parser.lexer
     assert lexer.root_lexer._scanner is not None
     assert [state for state in set(lexer.lexers.values()) if state._scanner is not None] == []
