@@ -23,7 +23,7 @@ def test_a_short_query_imports_neither_pyarrow_compute_nor_pandas_and_freezes_it
               "except SystemExit as end:\n    assert not end.code, end.code\n"
               f"print('imported:', [name for name in {NOT_NEEDED!r} if name in sys.modules])\n"
               "print('collector:', gc.isenabled(), gc.get_freeze_count() > 10000)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 4 and '"avg"' in lines[0]  # the window's two reports
