@@ -24,6 +24,7 @@ from ..core import limits
 from ..core.errors import LocatedError, UserError
 from ..core.extras import MissingExtra, require
 from .options import QueryOptions, ReasonOptions, ServeOptions, typed
+from .startup import collector_paused, command_process
 
 EXIT_USER_ERROR = 2
 
@@ -54,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     one_core()  # polars on one core unless POLARS_MAX_THREADS says otherwise (docs/performance.md, "Threads")
     namespace = parse_arguments(argv)
     try:
-        return namespace.run(typed(namespace.options, namespace))
+        with command_process(argv is None):  # (rsp_plugin/cli/startup.py: no collector at a start)
+            return namespace.run(typed(namespace.options, namespace))
     except MissingExtra as error:  # a part whose extra is not installed (rsp_plugin/core/extras.py)
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except LocatedError as error:
@@ -485,7 +487,8 @@ def _query(options: QueryOptions) -> int:
         from .spark_query import cli_run
 
         return cli_run(options)
-    from .query import run_query
+    with collector_paused():  # (the imports: rdflib, polars, the query's parser)
+        from .query import run_query
 
     return run_query(options)
 

@@ -36,10 +36,12 @@ from ..query.writers import FormatError, writer_for
 from ..runtime.engine import RSPEngine
 from ..runtime.replay import replay
 from .progress import Progress, Quiet
+from .startup import collector_paused
 
 
 def run_query(options) -> int:
-    engine, registered, sources = engine_for(options)
+    with collector_paused():  # (the query read, its plan and engine made: rdflib's parser, polars)
+        engine, registered, sources = engine_for(options)
     query = registered.query
     variables = tuple(str(v) for v in (query.algebra.algebra.get("PV") or ())) if query.form == "SELECT" else ()
     readable = readable_for(options, query)

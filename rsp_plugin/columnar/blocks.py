@@ -39,7 +39,7 @@ from ..core.terms import XSD_STRING, Dictionary
 from ..core.time import NEVER_EXPIRES
 from ..io.formats import Rejected, StreamElement, read_ntriples_at, read_tnt
 from ..io.lines import byte_blocks, check_line
-from .encode import encode_checked
+from .encode import encode_checked, series_of
 
 #: bytes read per block (whole lines: a block ends at its last newline)
 BLOCK_BYTES = 8 << 20
@@ -85,7 +85,6 @@ def _lines(data: bytes):
     """The block's lines as a polars Series, each with its newline (Python's universal newlines),
     or None if the block is not all UTF-8. The lines are cut by numpy (offsets of the newlines)
     over the block's own bytes: no copy, no Python string per line."""
-    import polars as pl
     import pyarrow as pa
 
     raw = np.frombuffer(data, dtype=np.uint8)
@@ -106,7 +105,7 @@ def _lines(data: bytes):
         lines.validate(full=True)  # UTF-8
     except pa.ArrowInvalid:
         return None
-    return pl.from_arrow(lines)
+    return series_of(lines)
 
 
 def _slow_lines(data: bytes, first_line: int, rows=None) -> Iterator[tuple[int, str | None]]:

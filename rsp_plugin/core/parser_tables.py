@@ -9,6 +9,12 @@ options are the ones it was built from; otherwise the grammar is analysed as bef
 
 After a grammar changes: `python -m rsp_plugin.core.parser_tables` writes every table file
 again (tests/test_parser_tables.py fails until then).
+
+A parser loaded from its tables lexes with `SharedScanLexer` (a built one, with lark's own): lark's contextual lexer compiles one regex
+alternation per distinct set of terminals a parser state accepts, at that state's first token
+(~3 ms each, 21 of them for a short query: most of a first parse). Reading with the scanner of
+all terminals first gives the same token whenever the token it finds is one the state accepts;
+a state's own scanner is compiled only when it is not.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lark import Lark
+from lark.lexer import BasicLexer, ContextualLexer
 
 #: the way `_tagged` writes the tables, and what their header holds
 FORMAT = 3
@@ -66,7 +73,7 @@ class ShippedGrammar:
         if tables.get("header") != self.header(text):
             return self.build()
         stored = tables["parser"]
-        return Lark._load_from_dict(stored["data"], stored["memo"])
+        return Lark._load_from_dict(stored["data"], stored["memo"], _plugins=LEXER_PLUGIN)
 
     def tables_of(self, parser: Lark) -> dict:
         """A parser built from this grammar as plain JSON data, with the header it is checked against."""
@@ -81,6 +88,58 @@ class ShippedGrammar:
         """Build the parser from the grammar and store its tables (after the grammar changes)."""
         text = json.dumps(self.tables_of(self.build()), separators=(",", ":"), ensure_ascii=False)
         self.tables.write_text(text + "\n", encoding="utf-8")
+
+
+class _StateLexer(BasicLexer):
+    """One parser state's lexer (or the root lexer, of every terminal): it asks `shared`, the
+    scanner of every terminal, first, and compiles its own scanner only when that one's token is
+    not among the terminals this state accepts.
+
+    The same token as the state's own scanner: both try the terminals in one order (lark sorts
+    them by a key that ends with the name, so a state's order is the whole order with the others
+    left out) and a regex alternation takes its first alternative that matches. If that first
+    one is accepted here, every accepted one before it did not match; if nothing matches, no
+    accepted terminal does. (Only when no terminal needs a callback: see `SharedScanLexer`.)"""
+
+    shared = None  # the root lexer's scanner, once `SharedScanLexer` has checked it may be shared
+
+    def __init__(self, conf, comparator=None) -> None:
+        super().__init__(conf, comparator)
+        self.callback = {}  # (what `_build_scanner` sets, when `shared` stands for the state's scanner)
+        self.accepted = frozenset(terminal.name for terminal in self.terminals)
+
+    def match(self, text, pos):
+        if self.shared is not None:
+            found = self.shared.match(text, pos)
+            if found is None or found[1] in self.accepted:
+                return found
+        return self.scanner.match(text, pos)
+
+
+class SharedScanLexer(ContextualLexer):
+    """lark's contextual lexer whose states read with one shared scanner first (`_StateLexer`).
+
+    Shared only if the scanner of every terminal keeps every terminal and has no callbacks
+    (no string terminal that a regex terminal of its priority also matches, no lexer callbacks):
+    then a state's scanner would have none either. Otherwise each state compiles its own, as
+    lark does."""
+
+    BasicLexer = _StateLexer
+
+    def lex(self, lexer_state, parser_state):
+        if not getattr(self, "_shared_checked", False):
+            self._shared_checked = True
+            root = self.root_lexer
+            scanner = root.scanner  # (compiles it, and sets root.callback)
+            if not root.callback and len(scanner.terminals) == len(root.terminals):
+                for lexer in self.lexers.values():
+                    lexer.shared = scanner
+        return super().lex(lexer_state, parser_state)
+
+
+#: what a parser loaded from its tables is given: lark's plugin hook for the contextual lexer's class
+#: (not a built one: lark would write the class into the tables)
+LEXER_PLUGIN = {"ContextualLexer": SharedScanLexer}
 
 
 def _number_states_canonically(parser: Lark) -> None:

@@ -1,0 +1,39 @@
+"""`rsp-plugin query` on a 3-line stream before its stream matters (issue 29, start-up): it imports
+neither pyarrow.compute (~50 ms of CPU at import) nor pandas, and the objects its start made are
+frozen out of the garbage collector's scans (rsp_plugin/cli/startup.py) only when the process is
+the command."""
+
+import gc
+import json
+import subprocess
+import sys
+
+from rsp_plugin.bench import startup
+from rsp_plugin.cli import main
+
+NOT_NEEDED = ("pyarrow.compute", "pandas")
+
+
+def test_a_short_query_imports_neither_pyarrow_compute_nor_pandas_and_freezes_its_start(tmp_path):
+    command = startup.commands(tmp_path)["query"]
+    arguments = command[command.index("rsp_plugin.cli") + 1:]
+    script = ("import gc, runpy, sys\n"
+              f"sys.argv = ['rsp-plugin', *{arguments!r}]\n"
+              "try:\n    runpy.run_module('rsp_plugin.cli', run_name='__main__')\n"
+              "except SystemExit as end:\n    assert not end.code, end.code\n"
+              f"print('imported:', [name for name in {NOT_NEEDED!r} if name in sys.modules])\n"
+              "print('collector:', gc.isenabled(), gc.get_freeze_count() > 10000)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4 and '"avg"' in lines[0]  # the window's two reports
+    assert lines[2:] == ["imported: []", "collector: True True"]
+
+
+def test_a_caller_s_main_keeps_its_collector_as_it_is(tmp_path, capsys):
+    arguments = startup.commands(tmp_path)["query"]
+    arguments = arguments[arguments.index("rsp_plugin.cli") + 1:]
+    frozen = gc.get_freeze_count()
+    assert main(arguments) == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    assert [json.loads(line)["t"] for line in capsys.readouterr().out.splitlines()] == [5000, 10000]
