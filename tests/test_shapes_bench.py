@@ -42,3 +42,16 @@ def test_without_the_bench_extra_it_says_which_extra_to_install(monkeypatch):
     assert shapes.run(Namespace(workloads=[], quick=True), out=lines.append) == 2
     assert lines == ["bench shapes needs reasonable for its baselines: pip install 'rsp_plugin[bench]' "
                      "(or pip install pyoxigraph reasonable)"]
+
+
+def test_live_cells_report_per_report_figures():
+    """`--live`: the stream pushed element by element, a report per window closed, each timed."""
+    lines = []
+    options = Namespace(workloads=["plain", "rdfs"], quick=True, rates=[100], range_steps=[(10, 5), (60, 1)],
+                        sizes=[900], live=True)
+    assert shapes.run(options, out=lines.append) == 0
+    rows = [line.split() for line in lines if line.split() and line.split()[0] == "100"]
+    # 900 triples at 100/s: the last at 8.97 s; a report at every STEP whose window holds an element
+    assert [(row[1], row[2], int(row[3])) for row in rows] == [("10/5", "plain", 1), ("60/1", "plain", 8),
+                                                              ("10/5", "rdfs", 1), ("60/1", "rdfs", 8)]
+    assert all(float(row[4]) > 0 and float(row[7]) >= 0 for row in rows)

@@ -52,6 +52,8 @@ class BenchOptions:
     range_steps: tuple | None = None
     #: shapes: runs of each baseline (None: --repeat)
     baseline_repeat: int | None = None
+    #: shapes: per-report CPU of a live stream (`bench/live.py`) instead of whole processes
+    live: bool = False
 
 
 def run_suite(options: BenchOptions) -> int:

@@ -257,6 +257,10 @@ class Runner:
 
 
 def run(options, out=print) -> int:
+    if getattr(options, "live", False):  # (in-process, element by element: `bench/live.py`)
+        from .live import run as run_live
+
+        return run_live(options, out)
     missing = missing_extra()
     if missing:
         out(missing)

@@ -336,6 +336,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--marginal", action="store_true",
                        help="spark: seconds per extra million triples (runs at N and 2N), distributed mode next to "
                             "one pinned embedded core, workloads plain and rdfs; and the fixed cost of a small run")
+    bench.add_argument("--live", action="store_true",
+                       help="shapes: per-report CPU of a live stream, each element pushed and the watermark moved "
+                            "to it (the service's way), instead of whole processes")
     bench.set_defaults(run=_bench, options=BenchOptions, command_parser=bench)
     return parser
 
