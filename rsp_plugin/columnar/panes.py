@@ -5,9 +5,11 @@ Scotty's slicing; `columns.PaneLedger` says which panes changed). For a plan
 that is a basic graph pattern with FILTERs, GROUP BY and COUNT / SUM / AVG /
 MIN / MAX, `PaneAggregates` keeps one partial aggregate per (pane, group) --
 rows, integer sum, largest magnitude, least and greatest value -- computed once
-when a pane is complete or changed (a batch of panes per polars plan: the
-columnar backend's own joins, filters and value tables, `ColumnarBackend.over_panes`),
-and a report merges the partials of its panes (numpy over panes x groups rows).
+when a pane is complete or changed, and a report merges the partials of its panes
+(numpy over panes x groups rows). The changed panes are computed together: when
+the joined patterns share one variable and no filter reads them (a star: an
+observation's triples), by numpy (`_star_summary`), else by one polars plan (the
+columnar backend's own joins, filters and value tables, `ColumnarBackend.over_panes`).
 
 When merging is exact (the pane-locality rule). The window's solutions are the
 union of its panes' solutions, each counted once, when
