@@ -227,3 +227,18 @@ def test_a_checkpoint_mid_stream_keeps_the_reports():
     whole, _ = run()
     restored, merged = run(stop_at=len(stream.elements) // 2)
     assert restored == whole and merged > 10
+
+
+def test_a_materializer_whose_panes_no_one_reads_forgets_them_as_they_expire():
+    """`ShapeMaterializer.touched` (which panes changed, for a pane reader) holds only panes that still
+    hold: running for months with no reader keeps it bounded."""
+    from rsp_plugin.core.terms import Dictionary
+    from rsp_plugin.reasoning.shapes import ShapeMaterializer
+
+    terms = Dictionary()
+    materializer = ShapeMaterializer("rdfs", window=5, terms=terms)
+    subject, predicate = terms.intern(f"<{EX}a>"), terms.intern(f"<{EX}p>")
+    for point in range(1, 500):
+        value = terms.intern(f"<{EX}o{point}>")
+        materializer.advance_to(point, columns=(np.array([subject]), np.array([predicate]), np.array([value])))
+    assert sorted(materializer.touched) == list(range(499, 505))

@@ -353,6 +353,8 @@ class ShapeMaterializer:
                     if held.get(triple, NEVER_EXPIRES) < time_point:
                         del held[triple]
                         report.removed.append(triple)
+        if gone and self.touched:  # (a reader that never reads them keeps only the panes that hold)
+            self.touched.difference_update(gone)
         if gone and self._false_held:
             for fact in [f for f, h in self._false_held.items() if h < time_point]:
                 del self._false_held[fact]
