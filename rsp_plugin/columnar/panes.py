@@ -38,8 +38,8 @@ union of its panes' solutions, each counted once, when
    (xsd:decimal), MIN / MAX the one term of that value. A pane holding a decimal,
    a double, a non-number or a sum that may pass 62 bits makes a window that
    holds it be evaluated whole (mixed types, promotions and errors are then the
-   per-fact path's); so is a window not aligned to panes, read with static graphs or
-   named windows, or whose content is not distinct under a plan of one joined pattern;
+   per-fact path's); so is a window not aligned to panes, read with named windows or
+   another window, or whose content is not distinct under a plan of one joined pattern;
 4. the filters read only the row: no NOW() (the pane is computed once, for every
    report), nor a triple's timestamp (the columnar backend is not used then);
 5. a pattern whose variables are all grouped on, and bound by the other patterns
@@ -49,11 +49,19 @@ union of its panes' solutions, each counted once, when
    (`split_existence`). Joined, it would tie every pane to every other (the sensor is
    typed in each), and no window could be merged.
 
+Rows in no pane: the static graphs beside the window (FROM <g>) and, under
+ENTAILMENT, B*. A joined pattern that matches such a row is static (`_Layout`): it is
+joined with those rows as a whole (they hold for every pane alike), and a pane where
+it also matches a window row is evaluated whole; rule 2 is asked of the other
+patterns, which must form one connected join among themselves (a stream joined with a
+graph of where each sensor is: `?o :sensor ?s ; :value ?v . ?s :room ?r`). When the
+rows in no pane change, the partials are made again.
+
 Under ENTAILMENT with a static TBox the panes are the materialization's
 (`columnar.views`: `ShapeMaterializer` keeps its triples by expiry, a pane per time
-point; `ColumnContent.pane_source` reads them). B* and what never expires are in no
-pane: a plan one of whose joined patterns matches such a triple is evaluated whole. An
-entailment may be in a pane twice or in two panes (rule 1 takes it once per pane).
+point; `ColumnContent.pane_source` reads them, and B* with what never expires is in
+no pane). An entailment may be in a pane twice or in two panes (rule 1 takes it once
+per pane).
 
 COUNT(DISTINCT), SUM / AVG DISTINCT, SAMPLE (but of a group variable, which
 rdflib adds to project it) and GROUP_CONCAT do not merge: such a
@@ -71,7 +79,9 @@ import polars as pl
 
 from ..core.xsd import RANK_TYPE
 from ..query.backend import all_slots, group_slots
+from ..query.content import UnionContent
 from ..query.plan import CompiledPlan, walk
+from .columns import ColumnContent
 
 #: the column of a pane batch's rows that says each row's pane (joined like a variable)
 PANE = "__pane"
@@ -167,16 +177,8 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
             numeric.append(str(aggregate.vars))
     core, existence = split_existence(conjunction.atoms, aggregation.group_variables)
     pattern_variables = [{value for kind, value in pattern if kind == "v"} for _, pattern in core]
-    if len(pattern_variables) > 1:
-        reached, frontier = {0}, [0]  # the join graph: patterns, linked when they share a variable
-        while frontier:
-            here = frontier.pop()
-            for other, names in enumerate(pattern_variables):
-                if other not in reached and names & pattern_variables[here]:
-                    reached.add(other)
-                    frontier.append(other)
-        if len(reached) != len(pattern_variables):
-            return "the patterns are not one connected join"
+    if not _connected(pattern_variables):  # (the join graph: patterns, linked when they share a variable)
+        return "the patterns are not one connected join"
     counted: dict[str, int] = {}
     for names in pattern_variables:
         for name in names:
@@ -203,6 +205,74 @@ def split_existence(atoms: list, group_variables) -> tuple[list, list]:
     return core, existence
 
 
+class _Layout:
+    """Which joined patterns read the window and which the rows in no pane (B*, static graphs): a
+    pattern that matches such a row is static -- joined with those rows as a whole, and a pane where
+    it matches a window row is evaluated whole --, the others read the panes, their join values kept
+    pane-local. They must form one connected join among themselves (else two panes could meet
+    through a static row)."""
+
+    def __init__(self, window: list, static: list, joins: list[str], star: str | None, fixed):
+        self.window, self.static, self.joins, self.star, self.fixed = window, static, joins, star, fixed
+
+    @classmethod
+    def of(cls, shape: PaneShape, backend, fixed) -> "_Layout | None":
+        if fixed is None or not len(fixed[0]):
+            return cls(shape.core, [], shape.join_variables, shape.star, None)
+        window, static = [], []
+        for atom in shape.core:
+            (static if _matches_any(atom[1], fixed, backend.terms.find) else window).append(atom)
+        if not window:
+            return None
+        if not static:
+            return cls(window, [], shape.join_variables, shape.star, fixed)
+        names = [{value for kind, value in pattern if kind == "v"} for _, pattern in window]
+        if not _connected(names):
+            return None
+        counted: dict[str, int] = {}
+        for each in names:
+            for name in each:
+                counted[name] = counted.get(name, 0) + 1
+        return cls(window, static, sorted(name for name, count in counted.items() if count > 1), None, fixed)
+
+    def static_keys(self, backend) -> set:
+        """The static patterns as the columnar backend resolves them (constants as ids)."""
+        find = backend.terms.find
+        return {tuple(("c", find(value)) if kind == "c" else (kind, value) for kind, value in pattern)
+                for _, pattern in self.static}
+
+
+def _matches_any(pattern, columns, find) -> bool:
+    """Does a triple of the columns match the pattern (its constants, and a variable repeated)?"""
+    mask = np.ones(len(columns[0]), dtype=bool)
+    seen: dict[str, np.ndarray] = {}
+    for column, (kind, value) in zip(columns, pattern):
+        if kind == "c":
+            found = find(value)
+            if found is None:
+                return False
+            mask &= column == found
+        elif value in seen:
+            mask &= seen[value] == column
+        else:
+            seen[value] = column
+    return bool(mask.any())
+
+
+def _connected(names: list[set]) -> bool:
+    """Do the patterns (their variables) form one join graph?"""
+    if len(names) < 2:
+        return True
+    reached, frontier = {0}, [0]
+    while frontier:
+        here = frontier.pop()
+        for other, each in enumerate(names):
+            if other not in reached and each & names[here]:
+                reached.add(other)
+                frontier.append(other)
+    return len(reached) == len(names)
+
+
 class PaneAggregates:
     """One query's partial aggregates per (pane, group), kept across reports (module doc: the rule).
 
@@ -217,9 +287,11 @@ class PaneAggregates:
         self._reset(None)
         self.in_a_row = 0
         self.enabled = True
-        #: (B*'s first column, whether no joined pattern matches B*), for `_fixed_apart`
+        #: (key, columns, parts) of the rows in no pane (B*, static graphs), for `_window_of`
         self._fixed: tuple | None = None
-        #: (B*'s first column, the existence patterns' matches in it), for `_fixed_matches`
+        #: (the rows' key, `_Layout`), for `_layout_for`
+        self._layout: tuple | None = None
+        #: (None, the existence patterns' matches in the rows in no pane), for `_fixed_matches`
         self._fixed_found: tuple | None = None
         #: how many reports were merged from panes (the others were evaluated whole)
         self.merged = 0
@@ -249,16 +321,18 @@ class PaneAggregates:
         if not self.enabled:
             return None
         snapshot = backend.snapshot
-        content = snapshot.default
-        ledger = getattr(content, "panes", None)
-        if ledger is None or snapshot.named:
+        if snapshot.named:
+            return None
+        content, fixed = self._window_of(backend, snapshot.default)
+        if content is None:
+            return None
+        ledger = content.panes
+        layout = self._layout_for(backend, fixed)
+        if layout is None:
             return None
         repeats = not content.distinct
-        if repeats and len(self.shape.core) < 2:
+        if repeats and len(layout.window) < 2:
             return None  # (a triple in two panes would count twice: join values catch it, one pattern cannot)
-        source = content.pane_source
-        if source is not None and not self._fixed_apart(backend, source.fixed_columns()):
-            return None
         width, origin = ledger.width, ledger.origin
         low, high = content.low, content.high
         if (low - origin) % width or (high - origin) % width or high <= low:
@@ -271,7 +345,7 @@ class PaneAggregates:
             return None  # (the content is older than what was kept, or a batch came into it since)
         self._forget_before(first)
         try:
-            self._refresh(backend, content, ledger, first, repeats)
+            self._refresh(backend, content, ledger, first, repeats, layout)
         except Exception:  # noqa: BLE001 - past the report's bounds (EvaluationCut) or a failure: what was kept
             self.enabled = False  # may miss a batch, so panes are not kept any more; the whole evaluation
             return None  # says what is wrong, within its bounds
@@ -306,26 +380,46 @@ class PaneAggregates:
 
     # panes that changed --------------------------------------------------------------------------------
 
-    def _fixed_apart(self, backend, fixed) -> bool:
-        """Does no joined pattern match a row in no pane (B*)? Else a solution could join it to panes."""
-        if self._fixed is not None and self._fixed[0] is fixed[0]:
-            return self._fixed[1]
-        s, p, o = fixed
-        columns = (s, p, o)
-        apart = True
-        for _, pattern in self.shape.core:
-            mask = np.ones(len(s), dtype=bool)
-            for column, (kind, value) in zip(columns, pattern):
-                if kind == "c":
-                    found = backend.terms.find(value)
-                    mask &= column == (found if found is not None else -1)
-            if bool(mask.any()):
-                apart = False
-                break
-        self._fixed = (fixed[0], apart)
-        return apart
+    def _window_of(self, backend, content) -> tuple:
+        """(the window content whose panes are kept, the rows in no pane: (key, (s, p, o)) or None), or
+        (None, None) when the default graph is not one such window beside static graphs. The rows in no
+        pane are a materialization's B* (`ColumnContent.pane_source`) and the static graphs' triples."""
+        parts = content.parts if isinstance(content, UnionContent) else [content]
+        windows = [part for part in parts if getattr(part, "panes", None) is not None]
+        if len(windows) != 1:
+            return None, None
+        window = windows[0]
+        fixed = []
+        if window.pane_source is not None:
+            fixed.append(window.pane_source.fixed_columns())
+        for part in parts:
+            if part is window:
+                continue
+            if isinstance(part, ColumnContent):
+                return None, None  # (another window: its rows change, and have no panes)
+            fixed.append(backend._static_columns(part))
+        if not fixed:
+            return window, None
+        key = tuple((id(columns[0]), len(columns[0])) for columns in fixed)
+        if self._fixed is None or self._fixed[0] != key:
+            rows = fixed[0] if len(fixed) == 1 else tuple(np.concatenate(c) for c in zip(*fixed))
+            self._fixed = (key, rows, fixed)  # (the parts kept: their ids stay theirs while they are used)
+        return window, (key, self._fixed[1])
 
-    def _refresh(self, backend, content, ledger, first: int, repeats: bool = False) -> None:
+    def _layout_for(self, backend, fixed) -> _Layout | None:
+        """The plan's joined patterns split for this content's rows in no pane (`_Layout`); made again,
+        and the kept partials dropped, when those rows change. None: no pattern reads the window only."""
+        key = fixed[0] if fixed is not None else None
+        if self._layout is not None and self._layout[0] == key:
+            return self._layout[1]
+        layout = _Layout.of(self.shape, backend, fixed[1] if fixed is not None else None)
+        if self._layout is not None:
+            self._reset(self.ledger)  # (partials joined with other static rows)
+        self._layout = (key, layout)
+        self._fixed_found = None
+        return layout
+
+    def _refresh(self, backend, content, ledger, first: int, repeats: bool, layout: _Layout) -> None:
         """Compute the panes (from `first` on) that batches touched since the last report, in one plan."""
         if ledger.serial == self.seen:
             return
@@ -348,17 +442,24 @@ class PaneAggregates:
                                    | (o[1:] != o[:-1])))
             if not once.all():
                 pane, s, p, o = pane[once], s[once], p[once], o[once]
-        tables = self._pattern_rows(backend, self.shape.core, pane, s, p, o)
+        tables = self._pattern_rows(backend, layout.window, pane, s, p, o)
         changed_array = np.array(changed, dtype=np.int64)
         if self.shape.existence:
             self._keep_matches(self._pattern_rows(backend, self.shape.existence, pane, s, p, o), changed_array)
-        local = not self.shape.join_variables or self._keep_join_values(tables, changed_array)
-        summary = self._star_summary(backend, tables) if self.shape.star is not None else None
+        local = not layout.joins or self._keep_join_values(tables, changed_array, layout.joins)
+        odd: set[int] = set()
+        for table in self._pattern_rows(backend, layout.static, pane, s, p, o):
+            if table is not None and len(table[PANE]):  # (a static pattern matches the window there)
+                odd |= set(np.unique(table[PANE]).tolist())
+        summary = self._star_summary(backend, tables) if layout.star is not None else None
         if summary is None:  # (polars: the columnar backend's joins and filters over the batch)
             batch = backend.over_panes(pane, s, p, o, atoms=self.shape.core)
-            batch.pane_everywhere = not local  # (the batch's panes may share a join value: joined on the pane too)
+            if layout.static:
+                batch.fixed = (layout.static_keys(backend), layout.fixed)
+            # (joined on the pane too where the batch's panes may share a join value, or static rows join)
+            batch.pane_everywhere = not local or bool(layout.static)
             summary = self._frame_summary(batch)
-        self._keep_partials(summary, changed_array)
+        self._keep_partials(summary, changed_array, odd)
 
     def _keep_matches(self, tables: list, changed: np.ndarray) -> None:
         """The existence patterns' matches in the changed panes replace theirs."""
@@ -492,7 +593,7 @@ class PaneAggregates:
         summary = work.group_by([PANE, *shape.group_variables]).agg(expressions).sort(PANE)
         return {name: summary[name].to_numpy() for name in summary.columns}
 
-    def _keep_partials(self, summary: dict, changed: np.ndarray) -> None:
+    def _keep_partials(self, summary: dict, changed: np.ndarray, more_odd: set | None = None) -> None:
         """The partials of the changed panes (`summary`: per (pane, group) row, by pane) replace theirs
         in `store`."""
         shape = self.shape
@@ -513,6 +614,8 @@ class PaneAggregates:
                 for part in parts:
                     made[f"__{part}_{name}"] = summary[f"__{part}_{name}"].astype(np.int64)
             odd = set(np.unique(made[PANE][wrong]).tolist())
+        if more_odd:
+            odd |= more_odd
         self.odd = {pane for pane in self.odd if pane not in set(changed.tolist())} | odd
         store = self.store
         if store is None or not len(store[PANE]):
@@ -556,8 +659,7 @@ class PaneAggregates:
         panes (kept as they were computed), or in no pane (B*)."""
         keys = self.group_keys
         place = {name: k for k, name in enumerate(self.shape.group_variables)}
-        source = backend.snapshot.default.pane_source
-        fixed = self._fixed_matches(backend, source.fixed_columns()) if source is not None else None
+        fixed = self._fixed_matches(backend, self._fixed[1]) if self._layout and self._layout[0] is not None else None
         kept = present
         for number, names in enumerate(self.shape.tested):
             panes, values = self.matches[number]
@@ -584,7 +686,7 @@ class PaneAggregates:
 
     def _fixed_matches(self, backend, fixed) -> list[set]:
         """Per existence pattern, its matches among the rows in no pane (made again when they change)."""
-        if self._fixed_found is not None and self._fixed_found[0] is fixed[0]:
+        if self._fixed_found is not None:
             return self._fixed_found[1]
         pane = np.zeros(len(fixed[0]), dtype=np.int64)
         tables = self._pattern_rows(backend, self.shape.existence, pane, *fixed)
@@ -611,12 +713,12 @@ class PaneAggregates:
         self.group_ids = {key: number for number, key in enumerate(self.group_keys)}
         store["__gid"] = inverse.reshape(-1).astype(np.int64)
 
-    def _keep_join_values(self, tables: list, changed: np.ndarray) -> bool:
+    def _keep_join_values(self, tables: list, changed: np.ndarray, joins: list[str]) -> bool:
         """Per join variable, the values of the changed panes (from every pattern that holds it:
         `tables`), and which panes share one with an earlier pane less than a window away. True when
         no two changed panes share a join value (the cheap test held: a join of the batch need not
         match panes, a solution's rows are in one pane anyway)."""
-        fresh: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in self.shape.join_variables}
+        fresh: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in joins}
         for table in tables:
             if table is None or not len(table[PANE]):
                 continue

@@ -232,6 +232,7 @@ class ColumnarBackend(Backend):
         batch._small = None
         batch._pane_column = pane
         batch._pane_tables = {}
+        batch.fixed = None  # (set by the caller: (static patterns, their rows), joined without panes)
         batch.pane_everywhere = False
         batch.atoms = atoms
         return batch
@@ -401,12 +402,19 @@ class ColumnarBackend(Backend):
             key = tuple(pattern)
             table = self._pane_tables.get(key)
             if table is None:
-                table = self._pane_tables[key] = self._match_table(graph, pattern, True)
+                static = self.fixed is not None and key in self.fixed[0]
+                table = self._pane_tables[key] = self._match_table(graph, pattern, not static,
+                                                                   self.fixed[1] if static else None)
             return table if carry or PANE not in table.columns else table.drop(PANE)
         return self._match_table(graph, pattern, carry)
 
-    def _match_table(self, graph, pattern, carry: bool) -> pl.DataFrame:
-        (s, p, o), distinct = self._content_columns(graph)
+    def _match_table(self, graph, pattern, carry: bool, rows=None) -> pl.DataFrame:
+        """`_pattern_table`'s work; `rows`: (s, p, o) read instead of the graph's (a pane batch's
+        static rows: no pane, each taken once)."""
+        if rows is None:
+            (s, p, o), distinct = self._content_columns(graph)
+        else:
+            (s, p, o), distinct = rows, False
         columns = {"s": s, "p": p, "o": o}
         mask = None
         names: dict[str, str] = {}
@@ -423,7 +431,7 @@ class ColumnarBackend(Backend):
             test = columns[first] == columns[second]
             mask = test if mask is None else mask & test
         carried = {}
-        if self._pane_column is not None and graph is None and carry:
+        if self._pane_column is not None and graph is None and carry and rows is None:
             carried[PANE] = self._pane_column
         if mask is not None:
             rows = np.flatnonzero(mask)
