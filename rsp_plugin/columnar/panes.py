@@ -242,6 +242,14 @@ class _Layout:
                 for _, pattern in self.static}
 
 
+def _without(panes: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
+    """Which rows (`panes`: each row's, in order) are in no changed pane (`changed`: in order); None
+    when none is because every changed pane comes after them (the stream in time order)."""
+    if not len(panes) or panes[-1] < changed[0]:
+        return None
+    return ~np.isin(panes, changed)
+
+
 def _matches_any(pattern, columns, find) -> bool:
     """Does a triple of the columns match the pattern (its constants, and a variable repeated)?"""
     mask = np.ones(len(columns[0]), dtype=bool)
@@ -465,14 +473,16 @@ class PaneAggregates:
         """The existence patterns' matches in the changed panes replace theirs."""
         for number, (table, names) in enumerate(zip(tables, self.shape.tested)):
             panes, values = self.matches[number]
-            kept = ~np.isin(panes, changed)
-            panes, values = panes[kept], values[kept]
+            kept = _without(panes, changed)
+            if kept is not None:
+                panes, values = panes[kept], values[kept]
             if table is not None and len(table[PANE]):
                 fresh = np.stack([table[name] for name in names], axis=1) if names \
                     else np.empty((len(table[PANE]), 0), dtype=np.int64)
                 panes, values = np.concatenate([panes, table[PANE]]), np.concatenate([values, fresh])
-                order = np.argsort(panes, kind="stable")
-                panes, values = panes[order], values[order]
+                if len(panes) > 1 and not bool(np.all(panes[1:] >= panes[:-1])):
+                    order = np.argsort(panes, kind="stable")
+                    panes, values = panes[order], values[order]
             self.matches[number] = (panes, values)
 
     def _pattern_rows(self, backend, patterns: list, pane, s, p, o) -> list[dict | None]:
@@ -521,20 +531,24 @@ class PaneAggregates:
             top = max(int(table[join].max()) for table in tables)
             if min(int(table[join].min()) for table in tables) < 0 or (high - low + 1) * (top + 1) >= _LIMIT:
                 return None
-            keys = [(table[PANE] - low) * (top + 1) + table[join] for table in tables]
+            keys = [(table[PANE] - low) * (top + 1) + table[join] if high > low else table[join]
+                    for table in tables]
             places = []
             current = None
             for key in keys:
-                ordered = np.sort(key)
+                order = np.argsort(key, kind="stable")
+                ordered = key[order]
                 if len(ordered) > 1 and not bool(np.all(ordered[1:] != ordered[:-1])):
                     return None  # (two rows of one pattern for one value in a pane: a product, polars)
                 if current is None:
-                    current, places = key, [np.arange(len(key))]
+                    current, places = ordered, [order]
                     continue
-                current, mine, theirs = np.intersect1d(current, key, assume_unique=True, return_indices=True)
-                places = [place[mine] for place in places] + [theirs]
-            if not len(current):
-                return {}
+                at = np.minimum(np.searchsorted(ordered, current), len(ordered) - 1)
+                hit = ordered[at] == current
+                current = current[hit]
+                places = [place[hit] for place in places] + [order[at[hit]]]
+                if not len(current):
+                    return {}
             joined = {PANE: tables[0][PANE][places[0]]}
             for table, place in zip(tables, places):
                 for name, column in table.items():
@@ -621,7 +635,10 @@ class PaneAggregates:
         if store is None or not len(store[PANE]):
             self.store = made if made else None
             return
-        kept = ~np.isin(store[PANE], changed)
+        kept = _without(store[PANE], changed)
+        if kept is None:  # (in time order: the changed panes all after those kept)
+            self.store = {name: np.concatenate([store[name], made[name]]) for name in store} if made else store
+            return
         if made:
             merged = {name: np.concatenate([store[name][kept], made[name]]) for name in store}
             order = np.argsort(merged[PANE], kind="stable")
@@ -735,8 +752,9 @@ class PaneAggregates:
             else:
                 panes = values = np.empty(0, dtype=np.int64)
             old_panes, old_values = self.keys.get(name, (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
-            kept = ~np.isin(old_panes, changed)
-            old_panes, old_values = old_panes[kept], old_values[kept]
+            kept = _without(old_panes, changed)
+            if kept is not None:
+                old_panes, old_values = old_panes[kept], old_values[kept]
             after = not len(old_panes) or not len(panes) or panes[0] > old_panes[-1]
             if after:
                 all_panes, all_values = np.concatenate([old_panes, panes]), np.concatenate([old_values, values])
