@@ -33,9 +33,14 @@ union of its panes' solutions, each counted once, when
 3. each partial reproduces SPARQL's aggregate exactly: COUNT of rows (COUNT(*)
    or of a variable the pattern binds, not DISTINCT), and SUM / AVG / MIN / MAX
    (MIN / MAX DISTINCT too) only while every value in the pane is an xsd:integer
-   in canonical form that fits 62 bits (the columnar backend's integer kind):
-   sums are exact integers, AVG = SUM / COUNT as the per-fact path divides
-   (xsd:decimal), MIN / MAX the one term of that value. A pane holding a decimal,
+   in canonical form that fits 62 bits (the columnar backend's integer kind) or
+   a canonical xsd:decimal of at most 6 fraction digits under 2**31 (read as an
+   integer of millionths): sums are exact integers (a group with a decimal
+   summed in millionths, its integers lifted, the result the xsd:decimal the
+   per-fact path adds up), AVG = SUM / COUNT as the per-fact path divides
+   (xsd:decimal), MIN / MAX the one term of that value (a group with both
+   integers and decimals under MIN / MAX is evaluated whole: equal values of
+   two terms). A pane holding a decimal,
    a double, a non-number or a sum that may pass 62 bits makes a window that
    holds it be evaluated whole (mixed types, promotions and errors are then the
    per-fact path's); so is a window not aligned to panes, read with named windows or
@@ -91,6 +96,9 @@ _MERGING = {"Aggregate_Count", "Aggregate_Sum", "Aggregate_Avg", "Aggregate_Min"
 _PART = {"Aggregate_Sum": "sum", "Aggregate_Avg": "sum", "Aggregate_Min": "min", "Aggregate_Max": "max"}
 _TAU_DEPENDENT = {"Builtin_NOW"}
 _INT_KIND = 0  # (columnar.query's INT: a canonical xsd:integer that fits 62 bits)
+_DEC_KIND = 1  # (columnar.query's DEC: a canonical xsd:decimal as an integer of millionths)
+_SCALE = 10 ** 6  # (columnar.query.DECIMAL_SCALE)
+_SCALE_LIMIT = (1 << 62) // _SCALE
 _LIMIT = 1 << 62
 _EXACT_FLOAT = float(1 << 52)
 _XSD_INTEGER = RANK_TYPE[0]
@@ -242,6 +250,15 @@ class _Layout:
                 for _, pattern in self.static}
 
 
+def _value_parts(kinds: np.ndarray, integers: np.ndarray) -> dict[str, np.ndarray]:
+    """Per row of a numeric variable: a value partials cannot merge (`odd`), a decimal (`dec`), an integer
+    too large for millionths (`big`), and its value in millionths (`scaled`; 0 for a big one)."""
+    dec = kinds == _DEC_KIND
+    big = (kinds == _INT_KIND) & (np.abs(integers) >= _SCALE_LIMIT)
+    scaled = np.where(dec, integers, np.where(big, 0, integers) * _SCALE)
+    return {"odd": (kinds != _INT_KIND) & ~dec, "dec": dec, "big": big, "scaled": scaled}
+
+
 def _without(panes: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
     """Which rows (`panes`: each row's, in order) are in no changed pane (`changed`: in order); None
     when none is because every changed pane comes after them (the stream in time order)."""
@@ -365,8 +382,10 @@ class PaneAggregates:
                 self.enabled = False
             return None
         self.in_a_row = 0
-        self.merged += 1
-        return self._merge(backend, first, last)
+        found = self._merge(backend, first, last)
+        if found is not None:
+            self.merged += 1
+        return found
 
     def _forget_before(self, first: int) -> None:
         store = self.store
@@ -571,14 +590,18 @@ class PaneAggregates:
             summary[name] = column[starts]
         for name, parts in shape.parts.items():
             kinds, integers = backend._value_columns(joined[name][order])
-            summary[f"__odd_{name}"] = np.logical_or.reduceat(kinds != _INT_KIND, starts)
-            if "sum" in parts:
-                summary[f"__sum_{name}"] = np.add.reduceat(integers, starts)
-                summary[f"__top_{name}"] = np.maximum.reduceat(np.abs(integers), starts)
-            if "min" in parts:
-                summary[f"__min_{name}"] = np.minimum.reduceat(integers, starts)
-            if "max" in parts:
-                summary[f"__max_{name}"] = np.maximum.reduceat(integers, starts)
+            columns = _value_parts(kinds, integers)
+            summary[f"__odd_{name}"] = np.logical_or.reduceat(columns["odd"], starts)
+            summary[f"__bigs_{name}"] = np.logical_or.reduceat(columns["big"], starts)
+            summary[f"__decs_{name}"] = np.add.reduceat(columns["dec"].astype(np.int64), starts)
+            for prefix, values in (("", integers), ("s", columns["scaled"])):
+                if "sum" in parts:
+                    summary[f"__{prefix}sum_{name}"] = np.add.reduceat(values, starts)
+                    summary[f"__{prefix}top_{name}"] = np.maximum.reduceat(np.abs(values), starts)
+                if "min" in parts:
+                    summary[f"__{prefix}min_{name}"] = np.minimum.reduceat(values, starts)
+                if "max" in parts:
+                    summary[f"__{prefix}max_{name}"] = np.maximum.reduceat(values, starts)
         return summary
 
     def _frame_summary(self, batch) -> dict:
@@ -592,18 +615,24 @@ class PaneAggregates:
         work = frame
         for name in shape.numeric:
             kinds, integers = batch._value_columns(frame[name].to_numpy())
-            work = work.with_columns(pl.Series(f"__odd_{name}", kinds != _INT_KIND),
-                                     pl.Series(f"__int_{name}", integers))
+            columns = _value_parts(kinds, integers)
+            work = work.with_columns(pl.Series(f"__odd_{name}", columns["odd"]), pl.Series(f"__big_{name}", columns["big"]),
+                                     pl.Series(f"__dec_{name}", columns["dec"].astype(np.int64)),
+                                     pl.Series(f"__int_{name}", integers), pl.Series(f"__sc_{name}", columns["scaled"]))
         expressions = [pl.len().alias("__rows")]
         for name, parts in shape.parts.items():
-            integer = pl.col(f"__int_{name}")
-            expressions.append(pl.col(f"__odd_{name}").any().alias(f"__odd_{name}"))
-            if "sum" in parts:
-                expressions += [integer.sum().alias(f"__sum_{name}"), integer.abs().max().alias(f"__top_{name}")]
-            if "min" in parts:
-                expressions.append(integer.min().alias(f"__min_{name}"))
-            if "max" in parts:
-                expressions.append(integer.max().alias(f"__max_{name}"))
+            expressions += [pl.col(f"__odd_{name}").any().alias(f"__odd_{name}"),
+                            pl.col(f"__big_{name}").any().alias(f"__bigs_{name}"),
+                            pl.col(f"__dec_{name}").sum().alias(f"__decs_{name}")]
+            for prefix, column in (("", f"__int_{name}"), ("s", f"__sc_{name}")):
+                values = pl.col(column)
+                if "sum" in parts:
+                    expressions += [values.sum().alias(f"__{prefix}sum_{name}"),
+                                    values.abs().max().alias(f"__{prefix}top_{name}")]
+                if "min" in parts:
+                    expressions.append(values.min().alias(f"__{prefix}min_{name}"))
+                if "max" in parts:
+                    expressions.append(values.max().alias(f"__{prefix}max_{name}"))
         summary = work.group_by([PANE, *shape.group_variables]).agg(expressions).sort(PANE)
         return {name: summary[name].to_numpy() for name in summary.columns}
 
@@ -619,14 +648,21 @@ class PaneAggregates:
                     "__gid": self._group_numbers([summary[name] for name in shape.group_variables], size)}
             wrong = np.zeros(size, dtype=bool)
             for name, parts in shape.parts.items():
-                wrong |= summary[f"__odd_{name}"].astype(bool)
+                decs = summary[f"__decs_{name}"].astype(np.int64)
+                scaled = decs > 0  # (a group with a decimal in the pane: its partials in millionths)
+                wrong |= summary[f"__odd_{name}"].astype(bool) | (scaled & summary[f"__bigs_{name}"].astype(bool))
+                made[f"__decs_{name}"], made[f"__scaled_{name}"] = decs, scaled
+
+                def pick(part: str, name=name, scaled=scaled):
+                    return np.where(scaled, summary[f"__s{part}_{name}"], summary[f"__{part}_{name}"]).astype(np.int64)
+
                 if "sum" in parts:
-                    bound = summary[f"__top_{name}"].astype(np.float64) * made["__rows"]
+                    bound = pick("top").astype(np.float64) * made["__rows"]
                     wrong |= bound >= float(_LIMIT) / 2
                     made[f"__bound_{name}"] = bound  # (|sum| <= bound)
-                    made[f"__fsum_{name}"] = summary[f"__sum_{name}"].astype(np.float64)
+                    made[f"__fsum_{name}"] = pick("sum").astype(np.float64)
                 for part in parts:
-                    made[f"__{part}_{name}"] = summary[f"__{part}_{name}"].astype(np.int64)
+                    made[f"__{part}_{name}"] = pick(part)
             odd = set(np.unique(made[PANE][wrong]).tolist())
         if more_odd:
             odd |= more_odd
@@ -828,14 +864,26 @@ class PaneAggregates:
         merged: dict[str, dict] = {}
         for name, parts in shape.parts.items():
             found = {}
+            decs = np.bincount(numbers, weights=store[f"__decs_{name}"][start:stop], minlength=size).astype(np.int64)
+            found["decimal"] = (decs[present] > 0).tolist()
+            if ("min" in parts or "max" in parts) and bool(np.any((decs > 0) & (decs < rows))):
+                return None  # (integers and decimals in one group: MIN / MAX pick among equal values term by term)
+            scaled = store[f"__scaled_{name}"][start:stop]
+            lift = np.where((decs[numbers] > 0) & ~scaled, _SCALE, 1)  # (a group's integer partials in millionths)
+            lifted = bool((lift > 1).any())
             if "sum" in parts:
-                bound = np.bincount(numbers, weights=store[f"__bound_{name}"][start:stop], minlength=size)
-                totals = np.bincount(numbers, weights=store[f"__fsum_{name}"][start:stop], minlength=size)[present]
+                bound = store[f"__bound_{name}"][start:stop] * lift
+                if lifted and float(bound.max()) >= float(_LIMIT) / 2:
+                    return None
+                bound = np.bincount(numbers, weights=bound, minlength=size)
+                totals = np.bincount(numbers, weights=store[f"__fsum_{name}"][start:stop] * lift,
+                                     minlength=size)[present]
                 if float(bound.max()) < _EXACT_FLOAT:  # (every partial sum of the groups' is exact as a double)
                     found["sum"] = totals.astype(np.int64).tolist()
                 else:
-                    sums = store[f"__sum_{name}"][start:stop]
-                    found["sum"] = [int(sum(sums[numbers == number].tolist())) for number in present.tolist()]
+                    sums = (store[f"__sum_{name}"][start:stop] * lift).tolist()
+                    found["sum"] = [sum(value for value, number in zip(sums, numbers.tolist()) if number == group)
+                                    for group in present.tolist()]
             if "min" in parts:
                 least = np.full(size, _BIG, dtype=np.int64)
                 np.minimum.at(least, numbers, store[f"__min_{name}"][start:stop])
@@ -863,10 +911,12 @@ class PaneAggregates:
                     values.append(keys[g][shape.group_variables.index(variable)])
                     continue
                 found = merged[variable]
-                if name == "Aggregate_Min":
-                    values.append(intern(f'"{found["min"][g]}"^^<{_XSD_INTEGER}>'))
-                elif name == "Aggregate_Max":
-                    values.append(intern(f'"{found["max"][g]}"^^<{_XSD_INTEGER}>'))
+                if name in ("Aggregate_Min", "Aggregate_Max"):
+                    value = found["min" if name == "Aggregate_Min" else "max"][g]
+                    values.append(backend.decimal_term(value) if found["decimal"][g]
+                                  else intern(f'"{value}"^^<{_XSD_INTEGER}>'))
+                elif found["decimal"][g]:
+                    values.append(backend.decimal_result(name, found["sum"][g], count))
                 else:
                     values.append(backend.integer_result(name, found["sum"][g], count))
             out.append(tuple(values))

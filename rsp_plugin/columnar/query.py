@@ -57,7 +57,10 @@ from .columns import ColumnContent, row_columns
 from .panes import PANE, PaneAggregates, pane_shape
 
 #: value kinds of a term, for aggregates: a canonical xsd:integer that fits in 62 bits, anything else
-INT, OTHER = 0, 3
+INT, DEC, OTHER = 0, 1, 3
+#: a canonical xsd:decimal of at most 6 fraction digits under 2**31 is read as an integer of
+#: millionths (DEC): the partial aggregates of panes sum and compare such values exactly
+DECIMAL_SCALE = 10 ** 6
 _XSD_INTEGER = RANK_TYPE[0]
 _XSD_DECIMAL = RANK_TYPE[1]
 #: aggregate results kept by value (`integer_result`): the oldest half dropped past this many
@@ -638,6 +641,26 @@ class ColumnarBackend(Backend):
                 self.state.results = dict(list(self.state.results.items())[_RESULTS_KEPT // 2:])
         return found
 
+    def decimal_result(self, name: str, scaled: int, count: int) -> int:
+        """The id of SUM (`scaled` millionths) or AVG (that / `count`) of xsd:decimals (and integers),
+        made as the per-fact path makes it (`sparql_values.total`, `arithmetic`): an xsd:decimal."""
+        key = ("dsum" if name == "Aggregate_Sum" else "davg", scaled, count)
+        found = self.state.results.get(key)
+        if found is None:
+            value = Decimal(scaled).scaleb(-6)
+            if name == "Aggregate_Avg":
+                value = value / Decimal(count)
+            lexical = decimal_lexical(value)
+            found = self.terms.intern_valued(f'"{lexical}"^^<{_XSD_DECIMAL}>', Decimal(lexical))
+            self.state.results[key] = found
+            if len(self.state.results) > _RESULTS_KEPT:
+                self.state.results = dict(list(self.state.results.items())[_RESULTS_KEPT // 2:])
+        return found
+
+    def decimal_term(self, scaled: int) -> int:
+        """The id of the canonical xsd:decimal of `scaled` millionths (MIN / MAX of decimals: the term itself)."""
+        return self.terms.intern(f'"{decimal_lexical(Decimal(scaled).scaleb(-6))}"^^<{_XSD_DECIMAL}>')
+
     def count_result(self, count: int) -> int:
         """The id of the xsd:integer `count` (COUNT's value), once per value."""
         key = ("count", count)
@@ -789,6 +812,9 @@ def _value_of(value: int, key: str) -> tuple:
     if (found is not None and found[0] == 0 and -(1 << 62) < found[1] < (1 << 62)
             and key == f'"{found[1]}"^^<{_XSD_INTEGER}>'):
         return (value, INT, found[1])
+    if (found is not None and found[0] == 1 and abs(found[1]) < (1 << 31)
+            and found[1].as_tuple().exponent >= -6 and key == f'"{decimal_lexical(found[1])}"^^<{_XSD_DECIMAL}>'):
+        return (value, DEC, int(found[1] * DECIMAL_SCALE))  # (exact: at most 16 digits)
     return (value, OTHER, None)
 
 
