@@ -7,8 +7,9 @@ MIN / MAX, `PaneAggregates` keeps one partial aggregate per (pane, group) --
 rows, integer sum, largest magnitude, least and greatest value -- computed once
 when a pane is complete or changed, and a report merges the partials of its panes
 (numpy over panes x groups rows). The changed panes are computed together: when
-the joined patterns share one variable and no filter reads them (a star: an
-observation's triples), by numpy (`_star_summary`), else by one polars plan (the
+the joined patterns share one variable and no other (a star: an observation's
+triples; its filters decided once per distinct value), by numpy (`_star_summary`),
+else by one polars plan (the
 columnar backend's own joins, filters and value tables, `ColumnarBackend.over_panes`).
 
 When merging is exact (the pane-locality rule). The window's solutions are the
@@ -85,7 +86,7 @@ import polars as pl
 from ..core.xsd import RANK_TYPE
 from ..query.backend import all_slots, group_slots
 from ..query.content import UnionContent
-from ..query.plan import CompiledPlan, walk
+from ..query.plan import CompiledPlan, expression_variables, walk
 from .columns import ColumnContent
 
 #: the column of a pane batch's rows that says each row's pane (joined like a variable)
@@ -117,8 +118,8 @@ class PaneShape:
         #: each existence pattern's variables, in written order
         self.tested = [list(dict.fromkeys(value for kind, value in pattern if kind == "v"))
                        for _, pattern in self.existence]
-        #: the one variable the joined patterns share ("" for one pattern) when they share no other and
-        #: no filter reads them: the partials are then made by numpy (`_star_summary`); else None
+        #: the one variable the joined patterns share ("" for one pattern) when they share no other (the
+        #: filters read only what they bind): the partials are then made by numpy (`_star_summary`); else None
         self.star = star
         #: (name, variable or "*") of each aggregate, read once (an rdflib node's attributes are slow)
         self.aggregates = [(aggregate.name, str(aggregate.vars)) for aggregate in plan.aggregation.aggregates]
@@ -193,7 +194,8 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
             counted[name] = counted.get(name, 0) + 1
     joins = sorted(name for name, count in counted.items() if count > 1)
     star = None
-    if not conjunction.conjuncts:
+    bound = set().union(*pattern_variables)
+    if all(graph is None and expression_variables(conjunct) <= bound for graph, conjunct in conjunction.conjuncts):
         if len(core) == 1:
             star = ""
         elif len(joins) == 1 and all(joins[0] in names for names in pattern_variables):
@@ -573,6 +575,12 @@ class PaneAggregates:
                 for name, column in table.items():
                     if name not in joined:
                         joined[name] = column[place]
+        for _, conjunct in self.plan.conjunction.conjuncts:  # (the filters, on the joined rows)
+            if not len(joined[PANE]):
+                return {}
+            keep = self._passing(backend, conjunct, joined)
+            if keep is not None:
+                joined = {name: column[keep] for name, column in joined.items()}
         count = len(joined[PANE])
         if not count:
             return {}
@@ -603,6 +611,37 @@ class PaneAggregates:
                 if "max" in parts:
                     summary[f"__{prefix}max_{name}"] = np.maximum.reduceat(values, starts)
         return summary
+
+    @staticmethod
+    def _passing(backend, conjunct, joined: dict) -> np.ndarray | None:
+        """Which joined rows pass a filter conjunct (None: all), decided once per distinct tuple of the
+        values it reads, as the columnar backend's filters are (`ColumnarBackend._filter`)."""
+        names = sorted(expression_variables(conjunct))
+        check = backend.context.conjunct_check(None, conjunct, {name: k for k, name in enumerate(names)})
+        if not names:
+            return None if check(()) else np.zeros(len(joined[PANE]), dtype=bool)
+        if len(names) == 1:
+            values, inverse = np.unique(joined[names[0]], return_inverse=True)
+            candidates = [(value,) for value in values.tolist()]
+        else:
+            values, inverse = np.unique(np.stack([joined[name] for name in names], axis=1), axis=0,
+                                        return_inverse=True)
+            candidates = [tuple(row) for row in values.tolist()]
+        memo = backend._memo_of(conjunct)
+        within_budget = backend.budget.check
+        passing = np.empty(len(candidates), dtype=bool)
+        for number, values_of in enumerate(candidates):
+            if not number % 64:
+                within_budget()
+            found = memo.get(values_of) if memo is not None else None
+            if found is None:
+                found = bool(check(values_of))
+                if memo is not None:
+                    memo[values_of] = found
+            passing[number] = found
+        if passing.all():
+            return None
+        return passing[inverse.reshape(-1)]
 
     def _frame_summary(self, batch) -> dict:
         """The partials per (pane, group) by polars over the batch's solutions (numpy columns by pane)."""
