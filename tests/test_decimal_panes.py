@@ -56,11 +56,11 @@ def _stream(seed: int, rate: int, count: int, odd: str = "") -> list[tuple[int, 
     return elements
 
 
-def _run(elements, window: str, *, batch: bool):
+def _run(elements, window: str, *, batch: bool, bodies=None):
     engine = RSPEngine(batch=batch, max_eval_ms=None)
     engine.register_stream(STREAM)
     seen: list = []
-    for number, body in enumerate(BODIES):
+    for number, body in enumerate(bodies or BODIES):
         select, _, rest = body.partition(" WHERE ")
         engine.register_query(f"REGISTER RSTREAM <{EX}q{number}> AS\n{PREFIX}{select}\nFROM STREAM <{STREAM}> "
                               f"{window}\nWHERE {rest}").subscribe(lambda result: seen.append(result.to_json()))
@@ -103,3 +103,26 @@ def test_what_partials_cannot_reproduce_is_evaluated_whole_and_agrees(odd):
         assert merged[0] >= reports - 2 and merged[1] < reports // 2
     else:
         assert all(count < reports for count in merged)
+
+
+FILTERED = [
+    "SELECT ?s (AVG(?v) AS ?avg) (COUNT(*) AS ?n) WHERE { ?o a ex:Obs ; ex:sensor ?s ; ex:value ?v FILTER(?v > 100) } "
+    "GROUP BY ?s",
+    "SELECT ?s (MIN(?v) AS ?lo) WHERE { ?o ex:sensor ?s ; ex:value ?v FILTER(?s != ex:s1 && ?v < 2000) } GROUP BY ?s",
+    "SELECT ?s (COUNT(?o) AS ?n) WHERE { ?o ex:sensor ?s ; ex:value ?v FILTER(?v * 2 > ?v + 50) } GROUP BY ?s",
+]
+
+
+@pytest.mark.parametrize("seed,odd", [(1, ""), (2, "integers"), (3, "double")])
+def test_filters_of_a_star_are_decided_on_its_joined_rows(seed, odd):
+    """A threshold (and a filter of two variables, and one whose arithmetic fails on a non-number)
+    on an observation's triples: decided per distinct value on the pane's joined rows, the per-fact
+    path's reports."""
+    elements = _stream(seed, 100, 900, odd)
+    window = "[RANGE 20000ms STEP 1000ms]"
+    expected, _ = _run(elements, window, batch=False, bodies=FILTERED)
+    found, merged = _run(elements, window, batch=True, bodies=FILTERED)
+    assert len(merged) == len(FILTERED)
+    assert found == expected
+    if not odd:
+        assert all(count >= len(expected) // len(FILTERED) - 2 for count in merged), merged
