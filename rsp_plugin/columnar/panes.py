@@ -261,6 +261,19 @@ def _value_parts(kinds: np.ndarray, integers: np.ndarray) -> dict[str, np.ndarra
     return {"odd": (kinds != _INT_KIND) & ~dec, "dec": dec, "big": big, "scaled": scaled}
 
 
+def _distinct_rows(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """The rows of the columns, each once (sorted)."""
+    if len(columns[0]) < 2:
+        return columns
+    order = np.lexsort(columns[::-1])
+    columns = [column[order] for column in columns]
+    once = np.zeros(len(columns[0]), dtype=bool)
+    once[0] = True
+    for column in columns:
+        once[1:] |= column[1:] != column[:-1]
+    return columns if once.all() else [column[once] for column in columns]
+
+
 def _without(panes: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
     """Which rows (`panes`: each row's, in order) are in no changed pane (`changed`: in order); None
     when none is because every changed pane comes after them (the stream in time order)."""
@@ -464,13 +477,6 @@ class PaneAggregates:
         if len(changed) < changed[-1] - changed[0] + 1:
             keep = np.isin(pane, np.array(changed, dtype=np.int64))
             pane, s, p, o = pane[keep], s[keep], p[keep], o[keep]
-        if repeats and len(pane) > 1:  # (each triple once per pane: a triple in two panes stays twice)
-            order = np.lexsort((o, p, s, pane))
-            pane, s, p, o = pane[order], s[order], p[order], o[order]
-            once = np.concatenate(([True], (pane[1:] != pane[:-1]) | (s[1:] != s[:-1]) | (p[1:] != p[:-1])
-                                   | (o[1:] != o[:-1])))
-            if not once.all():
-                pane, s, p, o = pane[once], s[once], p[once], o[once]
         tables = self._pattern_rows(backend, layout.window, pane, s, p, o)
         changed_array = np.array(changed, dtype=np.int64)
         if self.shape.existence:
@@ -480,8 +486,10 @@ class PaneAggregates:
         for table in self._pattern_rows(backend, layout.static, pane, s, p, o):
             if table is not None and len(table[PANE]):  # (a static pattern matches the window there)
                 odd |= set(np.unique(table[PANE]).tolist())
-        summary = self._star_summary(backend, tables) if layout.star is not None else None
+        summary = self._star_summary(backend, tables, repeats) if layout.star is not None else None
         if summary is None:  # (polars: the columnar backend's joins and filters over the batch)
+            if repeats:  # (each triple once per pane: a triple in two panes stays twice)
+                pane, s, p, o = _distinct_rows([pane, s, p, o])
             batch = backend.over_panes(pane, s, p, o, atoms=self.shape.core)
             if layout.static:
                 batch.fixed = (layout.static_keys(backend), layout.fixed)
@@ -537,7 +545,7 @@ class PaneAggregates:
             tables.append(None)
         return tables
 
-    def _star_summary(self, backend, tables: list) -> dict | None:
+    def _star_summary(self, backend, tables: list, repeats: bool = False) -> dict | None:
         """The partials per (pane, group) by numpy, for joined patterns that share one variable and no
         other, with no filter, when each pattern has at most one row per pane and value of it (None:
         not so; polars then)."""
@@ -556,11 +564,19 @@ class PaneAggregates:
                     for table in tables]
             places = []
             current = None
-            for key in keys:
+            for number, key in enumerate(keys):
                 order = np.argsort(key, kind="stable")
                 ordered = key[order]
                 if len(ordered) > 1 and not bool(np.all(ordered[1:] != ordered[:-1])):
-                    return None  # (two rows of one pattern for one value in a pane: a product, polars)
+                    if not repeats:
+                        return None  # (two rows of one pattern for one value in a pane: a product, polars)
+                    names = list(tables[number])  # (a triple repeated in a pane: its rows taken once)
+                    table = tables[number] = dict(zip(names, _distinct_rows([tables[number][n] for n in names])))
+                    key = keys[number] = (table[PANE] - low) * (top + 1) + table[join] if high > low else table[join]
+                    order = np.argsort(key, kind="stable")
+                    ordered = key[order]
+                    if len(ordered) > 1 and not bool(np.all(ordered[1:] != ordered[:-1])):
+                        return None
                 if current is None:
                     current, places = ordered, [order]
                     continue
