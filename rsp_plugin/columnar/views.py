@@ -22,7 +22,6 @@ import numpy as np
 from ..core.time import NEVER_EXPIRES
 from ..reasoning.shapes import ShapeMaterializer, supports
 from .columns import ColumnTimeWindow, PaneLedger, pane_columns, triple_columns
-from .materialize import BatchMaterializer
 
 
 class BatchMaterializedView:
@@ -42,6 +41,8 @@ class BatchMaterializedView:
             self.materializer = ShapeMaterializer(profile, window=horizon, background=list(background), terms=terms)
             self.panes = PaneLedger(1, 0, horizon + 1)
         else:
+            from .materialize import BatchMaterializer  # (the path of RULES: not imported otherwise)
+
             self.materializer = BatchMaterializer(profile, window=horizon, background=list(background), terms=terms,
                                                   rules=rules)
         self.now: int | None = None

@@ -37,16 +37,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..core.errors import RuleSyntaxError
 from ..core.terms import TRIPLE, Dictionary
-from ..lars.engine import IncrementalEngine, StepReport
 from ..lars.program import COUNT, ExtendedAtom, Program, Rule, Var, stratify
 from ..lars.syntax import parse_program, parse_program_file
 from .background import load_background
 from .datatypes import literal_facts
 from .rulesets import rules_of
+
+if TYPE_CHECKING:
+    from ..lars.engine import StepReport
 
 OWL = "http://www.w3.org/2002/07/owl#"
 Triple = tuple[int, int, int]
@@ -92,7 +94,7 @@ class MaterializationReport:
     removed: list[Triple] = field(default_factory=list)
     inconsistencies: list[Inconsistency] = field(default_factory=list)
     #: the engine's own report (rule evaluations, derivations, expiries)
-    step: StepReport | None = None
+    step: "StepReport | None" = None
 
     def __repr__(self) -> str:
         return (
@@ -136,6 +138,9 @@ class Materializer:
         self._window_triple = self.terms.intern(WINDOW_TRIPLE)
         self._background_triple = self.terms.intern(BACKGROUND_TRIPLE)
         self.program, axioms = self._program(rules, trivial)
+        from ..lars.engine import IncrementalEngine  # (not imported with the module: the shape materializer,
+        # the path of a static TBox, needs only `materialization_program` from here)
+
         self.engine = IncrementalEngine(self.program, start=start, explain=explain)
         self._false = false_heads(self.program, self.terms)
         reads = {literal.atom.predicate for rule in self.program.rules for literal in rule.positive}
@@ -252,6 +257,8 @@ class Materializer:
         (The engine's timeline starts at the first `advance_to`, which computes it into the stream.)
         """
         if self._before_start is None:
+            from ..lars.engine import IncrementalEngine
+
             engine = IncrementalEngine(self.program, start=0)
             engine.add_background(self._given_before_start)
             engine.advance_to(0)
