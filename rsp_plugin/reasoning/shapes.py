@@ -507,7 +507,7 @@ class ShapeMaterializer:
             code = cache.get(term)
             if code is None:
                 key = keys[term]
-                code = 0 if key[0] != '"' and numbers[term] is None else self._literal_code(term, key)
+                code = 0 if key[0] != '"' and numbers.get(term) is None else self._literal_code(term, key)
                 if code:
                     if len(cache) > 200_000:
                         cache.clear()
