@@ -212,7 +212,10 @@ class ColumnContent:
         return count
 
     def __getstate__(self) -> dict:
-        return {name: value for name, value in self.__dict__.items() if name != "pane_source"}
+        state = {name: value for name, value in self.__dict__.items() if name != "pane_source"}
+        if self.pane_source is not None:  # (read back without its source: a set of triples, no panes)
+            state["panes"], state["serial"] = None, 0
+        return state
 
     def rows_between(self, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(t, s, p, o) of the rows its chunks hold with low <= t < high, also those past its own
