@@ -15,8 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .shapes import ENTAILMENT, ONTOLOGY, ONTOLOGY_IRI, PROFILES, RATES, STREAM, WINDOWS, continuous_query, \
-    write_stream
+from .shapes import ENTAILMENT, ONTOLOGY, ONTOLOGY_IRI, PROFILES, STREAM, WINDOWS, continuous_query, write_stream
 
 #: triples per cell (a 60s/1s window at 100 triples/s makes ~600 reports of it)
 LIVE_SIZE = 60_000
