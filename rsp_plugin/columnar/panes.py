@@ -631,11 +631,10 @@ class PaneAggregates:
     @staticmethod
     def _passing(backend, conjunct, joined: dict) -> np.ndarray | None:
         """Which joined rows pass a filter conjunct (None: all), decided once per distinct tuple of the
-        values it reads, as the columnar backend's filters are (`ColumnarBackend._filter`)."""
+        values it reads (`ColumnarBackend.passing`, the columnar backend's filters' own)."""
         names = sorted(expression_variables(conjunct))
-        check = backend.context.conjunct_check(None, conjunct, {name: k for k, name in enumerate(names)})
         if not names:
-            return None if check(()) else np.zeros(len(joined[PANE]), dtype=bool)
+            return None if backend.passing(None, conjunct, names, [()])[0] else np.zeros(len(joined[PANE]), bool)
         if len(names) == 1:
             values, inverse = np.unique(joined[names[0]], return_inverse=True)
             candidates = [(value,) for value in values.tolist()]
@@ -643,21 +642,8 @@ class PaneAggregates:
             values, inverse = np.unique(np.stack([joined[name] for name in names], axis=1), axis=0,
                                         return_inverse=True)
             candidates = [tuple(row) for row in values.tolist()]
-        memo = backend._memo_of(conjunct)
-        within_budget = backend.budget.check
-        passing = np.empty(len(candidates), dtype=bool)
-        for number, values_of in enumerate(candidates):
-            if not number % 64:
-                within_budget()
-            found = memo.get(values_of) if memo is not None else None
-            if found is None:
-                found = bool(check(values_of))
-                if memo is not None:
-                    memo[values_of] = found
-            passing[number] = found
-        if passing.all():
-            return None
-        return passing[inverse.reshape(-1)]
+        passing = np.array(backend.passing(None, conjunct, names, candidates), dtype=bool)
+        return None if passing.all() else passing[inverse.reshape(-1)]
 
     def _frame_summary(self, batch) -> dict:
         """The partials per (pane, group) by polars over the batch's solutions (numpy columns by pane)."""

@@ -452,14 +452,26 @@ class ColumnarBackend(Backend):
 
     def _filter(self, frame: pl.DataFrame, graph, conjunct, variables: list[str]) -> pl.DataFrame:
         """Keep the rows whose values pass the conjunct, decided once per distinct tuple of values."""
-        slots = {name: index for index, name in enumerate(variables)}
-        check = self.context.conjunct_check(graph, conjunct, slots)
         if not variables:
-            return frame if check(()) else frame.clear()
-        memo = self._memo_of(conjunct)
+            return frame if self.passing(graph, conjunct, variables, [()])[0] else frame.clear()
         candidates = frame.select(variables).unique().rows()
-        passing = []
+        passing = [values for values, found in zip(candidates, self.passing(graph, conjunct, variables, candidates))
+                   if found]
+        if len(passing) == len(candidates):
+            return frame
+        if len(variables) == 1:
+            name = variables[0]
+            return frame.filter(pl.col(name).is_in(pl.Series(name, [v[0] for v in passing], dtype=pl.Int64).implode()))
+        keep = pl.DataFrame(passing, schema={name: pl.Int64 for name in variables}, orient="row")
+        return frame.join(keep, on=variables, how="semi")
+
+    def passing(self, graph, conjunct, variables: list[str], candidates: list[tuple]) -> list[bool]:
+        """Whether each tuple of values of `variables` (distinct) passes the filter conjunct: decided once
+        per tuple across evaluations (the query's memo, unless the conjunct reads the time)."""
+        check = self.context.conjunct_check(graph, conjunct, {name: k for k, name in enumerate(variables)})
+        memo = self._memo_of(conjunct)
         within_budget = self.budget.check
+        out = []
         for number, values in enumerate(candidates):
             if not number % 64:
                 within_budget()
@@ -468,15 +480,8 @@ class ColumnarBackend(Backend):
                 found = bool(check(values))
                 if memo is not None:
                     memo[values] = found
-            if found:
-                passing.append(values)
-        if len(passing) == len(candidates):
-            return frame
-        if len(variables) == 1:
-            name = variables[0]
-            return frame.filter(pl.col(name).is_in(pl.Series(name, [v[0] for v in passing], dtype=pl.Int64).implode()))
-        keep = pl.DataFrame(passing, schema={name: pl.Int64 for name in variables}, orient="row")
-        return frame.join(keep, on=variables, how="semi")
+            out.append(found)
+        return out
 
     def _memo_of(self, conjunct) -> dict | None:
         if any(getattr(node, "name", None) in _TIME_DEPENDENT for node in walk(conjunct)):
