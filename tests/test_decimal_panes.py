@@ -17,6 +17,7 @@ import pytest
 from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
+from pane_feeds import merged
 from rsp_plugin.runtime.engine import RSPEngine
 
 EX = "http://ex/"
@@ -70,11 +71,7 @@ def _run(elements, window: str, *, batch: bool, bodies=None):
         engine.push(STREAM, [triple], timestamp=stamp)
     engine.finish()
     assert not engine.errors, engine.errors
-    merged = []
-    for query in engine.queries.values() if batch else ():
-        kept = [panes for panes in query.evaluator.columnar.panes.values() if panes is not None]
-        merged.append(sum(panes.merged for panes in kept))
-    return seen, merged
+    return seen, merged(engine) if batch else []
 
 
 @pytest.mark.parametrize("rate,step", [(10, 5000), (100, 1000), (1000, 1000)])

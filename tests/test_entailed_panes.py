@@ -25,7 +25,7 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, RDFS
 
-from rsp_plugin.core.rdfterms import term_key
+from pane_feeds import feed, merged
 from rsp_plugin.runtime.engine import RSPEngine
 
 EX = "http://ex/"
@@ -111,38 +111,13 @@ def _engine(batch: bool, window: str, profile, queries, background: Graph) -> tu
 
 def _fed(stream: Stream, window: str, seed: int, profile, queries, background: Graph, *, batch: bool,
          columns: bool):
-    """The stream in micro-batches, the watermark moved to each batch's latest time as a replay moves
-    it: (reports, what was set aside, engine)."""
+    """The stream fed as a replay feeds it (`pane_feeds.feed`): (reports, what was set aside, engine)."""
     engine, seen = _engine(batch, window, profile, queries, background)
-    draw = random.Random(seed)
-    intern = engine.terms.intern
-    elements, start = stream.elements, 0
-    while start < len(elements):
-        stop = start + draw.choice([1, 1, 9, 40, 300])
-        rows = elements[start:stop]
-        times = [stamp for stamp, _ in rows]
-        if columns:
-            ids = np.array([[intern(term_key(term)) for term in triple] for _, triple in rows], dtype=np.int64)
-            engine.push_columns(STREAM, times, ids[:, 0], ids[:, 1], ids[:, 2])
-        else:
-            for stamp, triple in rows:
-                engine.push(STREAM, [triple], timestamp=stamp)
-        top = max(times)
-        if engine.watermark is None or top > engine.watermark:
-            engine.advance_to(top)
-        start = stop
-    engine.finish()
-    assert not engine.errors, engine.errors
+    feed(engine, STREAM, stream.elements, seed, columns=columns)
     return seen, [str(record) for record in engine.rejected], engine
 
 
-def _merged(engine: RSPEngine) -> list[int]:
-    """Per query, how many of its reports were merged from panes."""
-    out = []
-    for query in engine.queries.values():
-        kept = [panes for panes in query.evaluator.columnar.panes.values() if panes is not None]
-        out.append(sum(panes.merged for panes in kept))
-    return out
+_merged = merged
 
 
 CASES = [("rdfs", 10, 2, 5000), ("rdfs", 100, 60, 1000), ("rdfs", 1000, 300, 1000), ("rdfs", 10_000, 2, 200),
