@@ -41,3 +41,20 @@ def merged(engine) -> list[int]:
         kept = [panes for panes in columnar.panes.values() if panes is not None] if columnar is not None else []
         out.append(sum(panes.merged for panes in kept))
     return out
+
+
+def restored_midway(make_engine, stream: str, elements: list, query: str, stop_at: int | None = None):
+    """Elements pushed one by one (the watermark moved to each), the engine stored and read back
+    (`runtime.state`) before element `stop_at` when given: (its reports, how many were merged)."""
+    from rsp_plugin.runtime import state
+
+    engine, seen = make_engine()
+    for number, (stamp, triple) in enumerate(elements):
+        if number == stop_at:
+            engine = state.loads(state.dumps(engine, key=b"k" * 32), key=b"k" * 32)
+            engine.queries[query].subscribe(lambda result: seen.append(result.to_json()))
+        if engine.watermark is None or stamp > engine.watermark:
+            engine.advance_to(stamp)
+        engine.push(stream, [triple], timestamp=stamp)
+    engine.finish()
+    return seen, merged(engine)[0]

@@ -25,7 +25,7 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, RDFS
 
-from pane_feeds import feed, merged
+from pane_feeds import feed, merged, restored_midway
 from rsp_plugin.runtime.engine import RSPEngine
 
 EX = "http://ex/"
@@ -181,27 +181,17 @@ def test_entailed_panes_fall_back_where_they_cannot_merge_and_agree(seed):
 def test_a_checkpoint_mid_stream_keeps_the_reports():
     """The view's pane ledger is state, the partials are work: an engine stored and read back
     mid-stream makes the reports of one never stopped, merged from panes again."""
-    from rsp_plugin.runtime import state
 
     stream = Stream(9, 100, 2000, typing=3000)
     window = "[RANGE 10000ms STEP 1000ms]"
     bodies = [QUERIES[0][0]]
 
     def run(stop_at=None):
-        engine, seen = _engine(True, window, "rdfs", bodies, ontology())
-        for number, (stamp, triple) in enumerate(stream.elements):
-            if number == stop_at:
-                engine = state.loads(state.dumps(engine, key=b"k" * 32), key=b"k" * 32)
-                engine.queries[f"{EX}q0"].subscribe(lambda result: seen.append(result.to_json()))
-            if engine.watermark is None or stamp > engine.watermark:
-                engine.advance_to(stamp)
-            engine.push(STREAM, [triple], timestamp=stamp)
-        engine.finish()
-        return seen, _merged(engine)[0]
+        return restored_midway(lambda: _engine(True, window, "rdfs", bodies, ontology()), STREAM, stream.elements, f"{EX}q0", stop_at)
 
     whole, _ = run()
-    restored, merged = run(stop_at=len(stream.elements) // 2)
-    assert restored == whole and merged > 10
+    restored, count = run(stop_at=len(stream.elements) // 2)
+    assert restored == whole and count > 10
 
 
 def test_a_materializer_whose_panes_no_one_reads_forgets_them_as_they_expire():

@@ -20,7 +20,7 @@ import pytest
 from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
-from pane_feeds import feed, merged
+from pane_feeds import feed, merged, restored_midway
 from rsp_plugin.runtime.engine import RSPEngine
 
 EX = "http://ex/"
@@ -181,24 +181,14 @@ def test_average_terms_are_the_per_fact_paths():
 def test_a_checkpoint_mid_stream_keeps_the_reports():
     """Panes are work, not state: an engine stored and read back mid-stream (`runtime.state`) makes
     its panes again and the reports of one never stopped."""
-    from rsp_plugin.runtime import state
 
     stream = Stream(9, 100, 3000)
     window = "[RANGE 10000ms STEP 1000ms]"
     queries = QUERIES[:1]
 
     def run(stop_at=None):
-        engine, seen = _engine(True, window, queries)
-        for number, (stamp, triple) in enumerate(stream.elements):
-            if number == stop_at:
-                engine = state.loads(state.dumps(engine, key=b"k" * 32), key=b"k" * 32)
-                engine.queries[f"{EX}q0"].subscribe(lambda result: seen.append(result.to_json()))
-            if engine.watermark is None or stamp > engine.watermark:
-                engine.advance_to(stamp)
-            engine.push(STREAM, [triple], timestamp=stamp)
-        engine.finish()
-        return seen, _merged(engine)[0]
+        return restored_midway(lambda: _engine(True, window, queries), STREAM, stream.elements, f"{EX}q0", stop_at)
 
     whole, _ = run()
-    restored, merged = run(stop_at=len(stream.elements) // 2)
-    assert restored == whole and merged > 10
+    restored, count = run(stop_at=len(stream.elements) // 2)
+    assert restored == whole and count > 10
