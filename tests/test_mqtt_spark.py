@@ -55,7 +55,9 @@ def test_spark_reads_a_topic_and_a_restart_from_the_checkpoint_loses_and_doubles
     assert second.returncode == 0, stderr_second
     expected = subprocess.run([sys.executable, "-m", "rsp_plugin.cli", "query", str(QUERY), "--stream",
                                f"{STREAM_IRI}={stream}"], capture_output=True, text=True, env=env, cwd=ROOT)
-    assert expected.stdout.count("\n") == 13 and out_path.read_text() == expected.stdout
+    found = out_path.read_text()
+    assert expected.stdout.count("\n") == 13 and found == expected.stdout, (  # (all of it, to tell why)
+        f"reports:\n{found}\nexpected:\n{expected.stdout}\nfirst run:\n{stderr_first}\nrestarted run:\n{stderr_second}")
     assert f"{broker.url('positions')}:13: a triple ends with ' .'" in stderr_first + stderr_second
     # every message once: none lost, none counted twice (the triples seen would hide a double)
     assert f"replay finished: {len(lines) + 1} rows in, 1 set aside" in stderr_second
