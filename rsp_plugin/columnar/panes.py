@@ -753,7 +753,8 @@ class PaneAggregates:
         panes (kept as they were computed), or in no pane (B*)."""
         keys = self.group_keys
         place = {name: k for k, name in enumerate(self.shape.group_variables)}
-        fixed = self._fixed_matches(backend, self._fixed[1]) if self._layout and self._layout[0] is not None else None
+        layout = self._layout[1] if self._layout is not None else None
+        fixed = self._fixed_matches(backend, layout.fixed) if layout is not None and layout.fixed is not None else None
         kept = present
         for number, names in enumerate(self.shape.tested):
             panes, values = self.matches[number]

@@ -437,9 +437,9 @@ class ColumnarBackend(Backend):
         if self._pane_column is not None and graph is None and carry and rows is None:
             carried[PANE] = self._pane_column
         if mask is not None:
-            rows = np.flatnonzero(mask)
-            table = pl.DataFrame({**{name: columns[position][rows] for name, position in names.items()},
-                                  **{name: column[rows] for name, column in carried.items()}},
+            picked = np.flatnonzero(mask)
+            table = pl.DataFrame({**{name: columns[position][picked] for name, position in names.items()},
+                                  **{name: column[picked] for name, column in carried.items()}},
                                  schema={name: pl.Int64 for name in [*names, *carried]})
         else:
             table = pl.DataFrame({**{name: columns[position] for name, position in names.items()}, **carried},
