@@ -277,6 +277,8 @@ class ShapeMaterializer:
         #: (`columnar.views` keeps a `PaneLedger` of them: a pane reader recomputes only those);
         #: not kept when tracking (the per-fact view reads what changed instead)
         self.touched: set[int] = set()
+        #: (the lasting pane's first column, B* with it), for `fixed_columns`
+        self._fixed_cache: tuple | None = None
 
     def __getstate__(self) -> dict:
         """Plain data for a checkpoint: the background given, the panes (columns and other facts) and the
@@ -723,7 +725,11 @@ class ShapeMaterializer:
         if lasting is None or not lasting.parts:
             return self._base_columns
         more = lasting.columns()
-        return tuple(np.concatenate([self._base_columns[k], more[k]]) for k in range(3))
+        cached = self._fixed_cache  # (the same arrays while nothing new lasts: a pane reader keys on them)
+        if cached is None or cached[0] is not more[0]:
+            self._fixed_cache = cached = (more[0], tuple(np.concatenate([self._base_columns[k], more[k]])
+                                                         for k in range(3)))
+        return cached[1]
 
     def holding(self) -> list[Triple]:
         if self.track:
