@@ -274,12 +274,23 @@ def _distinct_rows(columns: list[np.ndarray]) -> list[np.ndarray]:
     return columns if once.all() else [column[once] for column in columns]
 
 
+def _isin(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Which of `values` are among `candidates`: np.isin's answer, by one sort and a binary search
+    (np.isin's fixed cost is ~10 us, twice this, and a report asks a few times)."""
+    if not len(candidates) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    ordered = np.sort(candidates)
+    at = np.searchsorted(ordered, values)
+    at[at == len(ordered)] = 0
+    return ordered[at] == values
+
+
 def _without(panes: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
     """Which rows (`panes`: each row's, in order) are in no changed pane (`changed`: in order); None
     when none is because every changed pane comes after them (the stream in time order)."""
     if not len(panes) or panes[-1] < changed[0]:
         return None
-    return ~np.isin(panes, changed)
+    return ~_isin(panes, changed)
 
 
 def _matches_any(pattern, columns, find) -> bool:
@@ -475,7 +486,7 @@ class PaneAggregates:
         t, s, p, o = content.rows_between(origin + changed[0] * width, origin + (changed[-1] + 1) * width)
         pane = (t - origin) // width
         if len(changed) < changed[-1] - changed[0] + 1:
-            keep = np.isin(pane, np.array(changed, dtype=np.int64))
+            keep = _isin(pane, np.array(changed, dtype=np.int64))
             pane, s, p, o = pane[keep], s[keep], p[keep], o[keep]
         tables = self._pattern_rows(backend, layout.window, pane, s, p, o)
         changed_array = np.array(changed, dtype=np.int64)
@@ -555,10 +566,11 @@ class PaneAggregates:
         if len(tables) == 1:
             joined = tables[0]
         else:
-            low = min(int(table[PANE].min()) for table in tables)
-            high = max(int(table[PANE].max()) for table in tables)
-            top = max(int(table[join].max()) for table in tables)
-            if min(int(table[join].min()) for table in tables) < 0 or (high - low + 1) * (top + 1) >= _LIMIT:
+            every_pane = np.concatenate([table[PANE] for table in tables])
+            every_value = np.concatenate([table[join] for table in tables])
+            low, high = int(every_pane.min()), int(every_pane.max())
+            top = int(every_value.max())
+            if int(every_value.min()) < 0 or (high - low + 1) * (top + 1) >= _LIMIT:
                 return None
             keys = [(table[PANE] - low) * (top + 1) + table[join] if high > low else table[join]
                     for table in tables]
@@ -704,10 +716,15 @@ class PaneAggregates:
                     made[f"__fsum_{name}"] = pick("sum").astype(np.float64)
                 for part in parts:
                     made[f"__{part}_{name}"] = pick(part)
-            odd = set(np.unique(made[PANE][wrong]).tolist())
+            if bool(wrong.any()):
+                odd = set(made[PANE][wrong].tolist())
         if more_odd:
             odd |= more_odd
-        self.odd = {pane for pane in self.odd if pane not in set(changed.tolist())} | odd
+        if self.odd:
+            redone = set(changed.tolist())
+            self.odd = {pane for pane in self.odd if pane not in redone} | odd
+        else:
+            self.odd = odd
         store = self.store
         if store is None or not len(store[PANE]):
             self.store = made if made else None
@@ -732,6 +749,16 @@ class PaneAggregates:
                 self.group_keys.append(())
                 self.group_ids[()] = 0
             return np.zeros(count, dtype=np.int64)
+        ids, known = self.group_ids, self.group_keys
+        if len(columns) == 1 and count <= 256:  # (a pane's few groups: by the dictionary, no sort)
+            values = columns[0].tolist()
+            numbers = [ids.get((value,)) for value in values]
+            if None in numbers:  # (new groups numbered in order of value, as np.unique's)
+                for value in sorted({value for value, number in zip(values, numbers) if number is None}):
+                    ids[(value,)] = len(known)
+                    known.append((value,))
+                numbers = [ids[(value,)] for value in values]
+            return np.array(numbers, dtype=np.int64)
         if len(columns) == 1:
             found, inverse = np.unique(columns[0], return_inverse=True)
             keys = [(value,) for value in found.tolist()]
@@ -739,7 +766,6 @@ class PaneAggregates:
             found, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
             keys = [tuple(row) for row in found.tolist()]
         numbers = []
-        ids, known = self.group_ids, self.group_keys
         for key in keys:
             number = ids.get(key)
             if number is None:
@@ -769,7 +795,7 @@ class PaneAggregates:
             at = [place[name] for name in names]
             if len(names) == 1:  # (the usual case, by numpy: the window's panes hold many matches)
                 wanted = np.array([keys[group][at[0]] for group in kept.tolist()], dtype=np.int64)
-                hit = np.isin(wanted, values[:, 0])
+                hit = _isin(wanted, values[:, 0])
                 if extra:
                     hit |= np.array([(value,) in extra for value in wanted.tolist()], dtype=bool)
                 kept = kept[hit]
@@ -941,8 +967,12 @@ class PaneAggregates:
         out = []
         counts = rows[present].tolist()
         within_budget = backend.budget.check
+        within_budget(max(groups - 1, 0))  # (the most rows made before the last group's)
+        sampled = {variable: shape.group_variables.index(variable)
+                   for name, variable in shape.aggregates if name == "Aggregate_Sample"}
         for g in range(groups):
-            within_budget(len(out))
+            if not g & 255:  # (the time, now and then)
+                within_budget(len(out))
             values = list(keys[g])
             count = counts[g]
             for name, variable in shape.aggregates:
@@ -950,7 +980,7 @@ class PaneAggregates:
                     values.append(backend.count_result(count))
                     continue
                 if name == "Aggregate_Sample":  # (of a group variable)
-                    values.append(keys[g][shape.group_variables.index(variable)])
+                    values.append(keys[g][sampled[variable]])
                     continue
                 found = merged[variable]
                 if name in ("Aggregate_Min", "Aggregate_Max"):

@@ -637,7 +637,8 @@ class ColumnarBackend(Backend):
         found = self.state.results.get(key)
         if found is None:
             if name == "Aggregate_Avg":  # (sparql_values.arithmetic's integer division, its term written directly)
-                lexical = decimal_lexical(Decimal(total) / Decimal(count))
+                quotient, remainder = divmod(int(total), count)  # (|total| < 2**62: exact in 28 digits)
+                lexical = f"{quotient}.0" if not remainder else decimal_lexical(Decimal(total) / Decimal(count))
                 found = self.terms.intern_valued(f'"{lexical}"^^<{_XSD_DECIMAL}>', Decimal(lexical))
             else:
                 found = self.terms.intern_valued(f'"{int(total)}"^^<{_XSD_INTEGER}>', int(total))

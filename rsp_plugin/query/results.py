@@ -134,7 +134,11 @@ class QueryResult:
     def rows(self) -> list[tuple]:
         """SELECT rows as N-Triples keys (None: unbound), in the contract's order."""
         rows = [tuple(self._keys(row)) for row in self.answer.rows]
-        return rows if self.answer.ordered else sorted(rows, key=_row_order)
+        if self.answer.ordered:
+            return rows
+        if any(None in row for row in rows):
+            return sorted(rows, key=_row_order)
+        return sorted(rows)  # (no unbound value: the rows' own order is _row_order's)
 
     def triples(self) -> list[str]:
         """CONSTRUCT triples as N-Triples lines, sorted."""

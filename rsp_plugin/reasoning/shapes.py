@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import chain
 from typing import Iterable
 
@@ -470,23 +471,18 @@ class ShapeMaterializer:
         for the whole shape (None when the schema is too large to pack one)."""
         schema = self._schema
         size = len(schema)
-        keys, ranks, named_columns = [], [], []
-        for position, column in enumerate((s, p, o)):
-            at = np.minimum(np.searchsorted(schema, column), size - 1)
-            named = schema[at] == column
-            key = np.where(named, column, -1 - position)
-            rank = np.where(named, at, size + position)
-            if position >= 1:
-                same = ~named & (column == s)
-                key = np.where(same, -1, key)
-                rank = np.where(same, size, rank)
-            if position == 2:
-                same = ~named & (column == p) & (column != s)
-                key = np.where(same, -2, key)
-                rank = np.where(same, size + 1, rank)
-            keys.append(key)
-            ranks.append(rank)
-            named_columns.append(named)
+        rows = np.stack((s, p, o))  # (the three positions at once: a step's arrays are short)
+        at = np.minimum(np.searchsorted(schema, rows), size - 1)
+        named = schema[at] == rows
+        key = np.where(named, rows, _MINUS_POSITION)
+        rank = np.where(named, at, size + _POSITION)
+        same = ~named[1] & (p == s)
+        key[1][same], rank[1][same] = -1, size
+        same = ~named[2] & (o == s)
+        key[2][same], rank[2][same] = -1, size
+        same = ~named[2] & (o == p) & (o != s)
+        key[2][same], rank[2][same] = -2, size + 1
+        keys, ranks, named_columns = list(key), list(rank), list(named)
         codes = self._codes((s, p, o), named_columns)
         base = size + 3
         combined = None
@@ -504,17 +500,18 @@ class ShapeMaterializer:
             return out
         values, inverse = np.unique(everything, return_inverse=True)
         keys, numbers, cache = self.terms.keys, self.terms.numbers, self._literal_codes
-        found = []
-        for term in values.tolist():
-            code = cache.get(term)
-            if code is None:
-                key = keys[term]
-                code = 0 if key[0] != '"' and numbers.get(term) is None else self._literal_code(term, key)
-                if code:
-                    if len(cache) > 200_000:
-                        cache.clear()
-                    cache[term] = code
-            found.append(code)
+        terms = values.tolist()
+        found = list(map(cache.get, terms))
+        if None in found:
+            for number, term in enumerate(terms):
+                if found[number] is None:
+                    key = keys[term]
+                    code = 0 if key[0] != '"' and numbers.get(term) is None else self._literal_code(term, key)
+                    if code:
+                        if len(cache) > 200_000:
+                            cache.clear()
+                        cache[term] = code
+                    found[number] = code
         if not any(found):
             return out
         all_codes = np.array(found, dtype=np.int64)[inverse.reshape(-1)]
@@ -780,12 +777,23 @@ class ShapeMaterializer:
                      self._schema_set, self.joins.live_terms())
 
 
+#: per position (rows s, p, o): its number, and -1 - it (the key of a term in no rule, first seen there)
+_POSITION = np.arange(3, dtype=np.int64).reshape(3, 1)
+_MINUS_POSITION = -1 - _POSITION
+
+
+@lru_cache(maxsize=4096)
+def _pattern_of(args: tuple) -> tuple:
+    """A template fact's constants in their places (None: a slot), once per template fact."""
+    return tuple(a if a >= 0 else None for a in args)
+
+
 def _merged(parts: list) -> tuple:
     """The rows of a step's template facts, one set of columns: facts of one pattern (the same constants
     in the same places, `sensor a Observation` from two shapes) taken once each."""
     by_pattern: dict[tuple, list] = defaultdict(list)
     for args, made in parts:
-        by_pattern[tuple(a if a >= 0 else None for a in args)].append(made)
+        by_pattern[_pattern_of(args)].append(made)
     out = []
     for pattern, group in by_pattern.items():
         if len(group) == 1:
