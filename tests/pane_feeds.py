@@ -9,14 +9,14 @@ import numpy as np
 from rsp_plugin.core.rdfterms import term_key
 
 
-def feed(engine, stream: str, elements: list, seed: int, *, columns: bool) -> None:
-    """The elements in micro-batches (each pushed as columns, or element by element), the watermark
-    moved to each batch's latest time, as a replay moves it; then the end of the stream."""
+def feed(engine, stream: str, elements: list, seed: int, *, columns: bool, sizes=(1, 1, 7, 40, 300)) -> None:
+    """The elements in micro-batches of `sizes` (each pushed as columns, or element by element), the
+    watermark moved to each batch's latest time, as a replay moves it; then the end of the stream."""
     draw = random.Random(seed)
     intern = engine.terms.intern
     start = 0
     while start < len(elements):
-        stop = start + draw.choice([1, 1, 7, 40, 300])
+        stop = start + draw.choice(sizes)
         rows = elements[start:stop]
         times = [stamp for stamp, _ in rows]
         if columns:

@@ -315,6 +315,8 @@ class ColumnTimeWindow(TimeWindow):
         #: chunks not yet handed to a reader of what enters (`entered`), and what entered last time
         self._fresh: list[_Chunk] = []
         self.entered = _EMPTY_COLUMNS
+        #: rows a reader took before their boundary (`take_ahead`): they enter with it, not in `entered`
+        self._taken: list[_Chunk] = []
         spec = self.grid
         #: which panes (gcd(RANGE, STEP)) changed, for readers that keep work per pane
         width = gcd(spec.range, spec.step) or 1
@@ -403,12 +405,47 @@ class ColumnTimeWindow(TimeWindow):
             if stop < len(chunk.t):
                 waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:], ordered=True))
         self._fresh = waiting
+        if self._taken:  # (what was taken ahead and enters now is the reader's already)
+            self._taken = [kept for kept in (chunk.trim_before(high) for chunk in self._taken) if kept is not None]
         if not parts:
             self.entered = _EMPTY_COLUMNS
             return
         t, s, p, o = (np.concatenate(column) for column in zip(*parts)) if len(parts) > 1 else parts[0]
         order = np.argsort(t, kind="stable")
         self.entered = (t[order], s[order], p[order], o[order])
+
+    def take_ahead(self, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(t, s, p, o) of the rows waiting for a later boundary with t < high, oldest first, handed
+        now to a reader that works ahead (a materialization, `columnar.views`): they enter the window
+        at their boundary as any row (and count for `next_change`), but are not in `entered` then.
+        `give_back` returns the ones the reader did not take."""
+        parts, waiting = [], []
+        for chunk in self._fresh:
+            stop = int(np.searchsorted(chunk.t, high, side="left"))
+            if stop:
+                parts.append((chunk.t[:stop], chunk.s[:stop], chunk.p[:stop], chunk.o[:stop]))
+            if stop < len(chunk.t):
+                waiting.append(chunk if not stop else _Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:],
+                                                             chunk.o[stop:], ordered=True))
+        if not parts:
+            return _EMPTY_COLUMNS
+        self._fresh = waiting
+        t, s, p, o = (np.concatenate(column) for column in zip(*parts)) if len(parts) > 1 else parts[0]
+        if len(parts) > 1:
+            order = np.argsort(t, kind="stable")
+            t, s, p, o = t[order], s[order], p[order], o[order]
+        self._taken.append(_Chunk(t, s, p, o, ordered=True))
+        return t, s, p, o
+
+    def give_back(self, taken: int) -> None:
+        """Of the rows `take_ahead` handed out last, the reader took the first `taken`: the others wait
+        for their boundary again."""
+        chunk = self._taken.pop()
+        if taken:
+            self._taken.append(_Chunk(chunk.t[:taken], chunk.s[:taken], chunk.p[:taken], chunk.o[:taken], ordered=True))
+        if taken < len(chunk.t):
+            self._fresh.insert(0, _Chunk(chunk.t[taken:], chunk.s[taken:], chunk.p[taken:], chunk.o[taken:],
+                                         ordered=True))
 
     def is_empty(self) -> bool:
         return self.content.is_empty()
@@ -424,7 +461,7 @@ class ColumnTimeWindow(TimeWindow):
         (None: nothing held or staged), as `TimeWindow.next_change`: the on-content-change
         policy skips the others."""
         grid, candidates = self.grid, []
-        staged = [int(chunk.t[0]) for chunk in self._fresh if len(chunk.t)]
+        staged = [int(chunk.t[0]) for chunk in (*self._fresh, *self._taken) if len(chunk.t)]
         staged += [stamp for stamp, _ in self._waiting]
         if staged:  # enters at the first window that holds it
             candidates.append(grid.instant(grid.k_range(min(staged))[0]))

@@ -24,6 +24,12 @@ from ..reasoning.shapes import ShapeMaterializer, supports
 from .columns import ColumnTimeWindow, PaneLedger, pane_columns, triple_columns
 
 
+#: how many time points past the boundary a materialization under templates works ahead, on how many
+#: rows at most (`BatchMaterializedView._run_ahead`)
+AHEAD_POINTS = 64
+AHEAD_ROWS = 1 << 15
+
+
 class BatchMaterializedView:
     """The column window's materialization under an entailment profile, with the background."""
 
@@ -70,7 +76,28 @@ class BatchMaterializedView:
             for start, end in zip(starts.tolist(), ends.tolist()):
                 self._advance(int(points[start]), (s[start:end], p[start:end], o[start:end]))
         self._advance((window.boundary - window.t0) // self.tick, None)
+        if isinstance(self.materializer, ShapeMaterializer) and self.now is not None:
+            self._run_ahead()
         self.content = self._content()
+
+    def _run_ahead(self) -> None:
+        """When what was taken ahead has all arrived: the rows of the next `AHEAD_POINTS` time points
+        (at most about `AHEAD_ROWS`) that the window already holds go to the materializer at once
+        (`ShapeMaterializer.run_ahead`): a report then costs what its time point adds, not a pass of
+        the templates (a stream read from a file, or a burst, holds many time points at a time)."""
+        materializer = self.materializer
+        if materializer.ahead_until() is not None:
+            return
+        window = self.window
+        t, s, p, o = window.take_ahead(window.t0 + (self.now + AHEAD_POINTS) * self.tick)
+        if not len(t):
+            return
+        points = (t - window.t0) // self.tick + 1
+        offered = len(t)
+        if offered > AHEAD_ROWS:  # (cut at a time point: at least the first one's rows)
+            offered = int(np.searchsorted(points, points[AHEAD_ROWS], side="left")) or \
+                int(np.searchsorted(points, points[0], side="right"))
+        window.give_back(materializer.run_ahead(points[:offered], s[:offered], p[:offered], o[:offered]))
 
     def start_at(self, time_ms: int) -> None:
         """Where the timeline starts changes nothing here: the batch path's rules are positive and read no

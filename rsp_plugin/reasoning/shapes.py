@@ -280,15 +280,21 @@ class ShapeMaterializer:
         self.touched: set[int] = set()
         #: (the lasting pane's first column, B* with it), for `fixed_columns`
         self._fixed_cache: tuple | None = None
+        #: entailments of triples taken ahead of their time point (`run_ahead`): expiry -> [(s, p, o, summary
+        #: entries, other facts)], into the panes when the triples arrive
+        self._ahead: dict[int, list[tuple]] = {}
 
     def __getstate__(self) -> dict:
         """Plain data for a checkpoint: the background given, the panes (columns and other facts) and the
         time; rules, B*, templates and the joins' store are made again (`__setstate__`)."""
         panes = [[h, *pane.columns(), [[predicate, list(args)] for predicate, args in pane.others]]
                  for h, pane in sorted(self.panes.items())]
+        ahead = [[h, *(np.concatenate([part[k] for part in parts]) for k in range(3)),
+                  [[predicate, list(args)] for part in parts for predicate, args in part[4]]]
+                 for h, parts in sorted(self._ahead.items())]
         return {"profile": self.profile, "window": self.window, "track": self.track, "terms": self.terms,
                 "given": [list(triple) for triple in self._given], "now": self.now, "started": self.started,
-                "panes": panes}
+                "panes": panes, "ahead": ahead}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["profile"], window=state["window"], background=[tuple(t) for t in state["given"]],
@@ -308,6 +314,10 @@ class ShapeMaterializer:
                 for triple in zip(s.tolist(), p.tolist(), o.tolist()):
                     if self._held.get(triple, -1) < h:
                         self._held[triple] = h
+        for h, s, p, o, others in state.get("ahead", ()):
+            self._ahead[h] = [(s, p, o, _present_of(s, p, o, self._type) if len(s) else set(),
+                               [(predicate, tuple(args)) for predicate, args in others])]
+            self.touched.add(h)  # (a pane reader read back computes them again)
 
     def __repr__(self) -> str:
         rows = sum(len(pane.columns()[0]) for pane in self.panes.values())
@@ -327,6 +337,8 @@ class ShapeMaterializer:
             self.started = True
             self._base_inconsistencies(report)
         self._expire(time_point, report)
+        if self._ahead:
+            self._arrive_ahead(time_point, report)
         if columns is not None:
             s, p, o = (np.asarray(column, dtype=np.int64) for column in columns)
         else:
@@ -390,6 +402,117 @@ class ShapeMaterializer:
                 kinds[kind].add(value)
             self._summary_cache = tuple(frozenset(kinds[kind]) for kind in "pncr")
         return self._summary_cache
+
+    # working ahead ------------------------------------------------------------------------------------------
+
+    def run_ahead(self, points: np.ndarray, s, p, o) -> int:
+        """Expand now, in one pass, triples that arrive at later time points (`points`: each one's,
+        in order, all after `now`): their entailments wait apart, by expiry, and go into the panes
+        when their time point comes (`advance_to`), as they would have been made then; their panes
+        are marked `touched` now, so that a reader that works per pane computes them at once
+        (`pane_rows` gives them). Only the triples of shapes whose template holds on its own go
+        ahead (no triple derived one by one, no fact that never expires); which rules two window
+        facts meet in is decided by what has arrived (`Joins`). Returns how many rows were taken:
+        all those before the first time point where one may not go."""
+        if self.track or self.window is None or self.now is None or not len(s):
+            return 0
+        keys, codes, combined = self._shape_columns(s, p, o)
+        if combined is None:
+            return 0
+        distinct, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        templates, refused = [], []
+        for number, row in enumerate(first.tolist()):
+            found = self._by_key.get(int(distinct[number]))
+            if found is None:
+                shape = tuple(int(column[row]) for column in keys) + tuple(int(column[row]) for column in codes)
+                found = self._by_key[int(distinct[number])] = (shape, self._template(shape))
+            template = found[1]
+            if template is None or any(tag != SEED for _, tag, _, _ in template[0]) or \
+                    any(tag != SEED for _, tag in template[1]):
+                refused.append(number)
+                template = None
+            templates.append(template)
+        taken = len(s)
+        if refused:
+            stop = int(points[np.isin(inverse, refused)].min())
+            taken = int(np.searchsorted(points, stop, side="left"))
+            if not taken:
+                return 0
+            points, s, p, o, inverse = points[:taken], s[:taken], p[:taken], o[:taken], inverse[:taken]
+        hs = points + self.window
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(templates) + 1))
+        parts = []
+        brought: dict[int, set] = {}  # (per shape, what its triples bring to the summary, when its template says)
+        present: dict[int, set] = defaultdict(set)
+        others: dict[int, list] = defaultdict(list)
+        for number, template in enumerate(templates):
+            chosen = order[bounds[number]:bounds[number + 1]]
+            if template is None or not len(chosen):
+                continue
+            columns, at_h = (s[chosen], p[chosen], o[chosen]), hs[chosen]
+            fixed = brought[number] = set()
+            for args, _, unique_over, static in template[0]:
+                if unique_over is None:
+                    made, made_h = tuple(columns[-1 - a] if a < 0 else np.full(len(chosen), a, dtype=np.int64)
+                                         for a in args), at_h
+                else:  # (fewer slots than the shape: each combination once per time point)
+                    made_h, *values = _unique_rows([at_h, *(columns[k] for k in unique_over)])
+                    at = dict(zip(unique_over, values))
+                    made = tuple(at[-1 - a] if a < 0 else np.full(len(made_h), a, dtype=np.int64) for a in args)
+                parts.append((args, (*made, made_h)))
+                if static is not None:
+                    fixed |= static
+                else:  # (a predicate or a class that is a slot: what it brings, per time point)
+                    self._note_ahead_present(present, made, made_h)
+            if template[1]:  # (other relations: fact by fact, as a step makes them)
+                rows = list(zip(*(column.tolist() for column in columns)))
+                for h, row in zip(at_h.tolist(), rows):
+                    for (predicate, args), _ in template[1]:
+                        others[h].append((predicate, tuple(row[-1 - a] if a < 0 else a for a in args)))
+        for h, number in zip(*(column.tolist() for column in _unique_rows([hs, inverse]))):
+            present[h] |= brought[number]
+        fs, fp, fo, fh = _merged(parts, with_time=True)
+        by_h = np.argsort(fh, kind="stable")
+        fs, fp, fo, fh = fs[by_h], fp[by_h], fo[by_h], fh[by_h]
+        starts = np.flatnonzero(np.concatenate(([True], fh[1:] != fh[:-1]))) if len(fh) else _EMPTY
+        ends = np.append(starts[1:], len(fh))
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            h = int(fh[start])
+            self._ahead.setdefault(h, []).append((fs[start:end], fp[start:end], fo[start:end], present[h],
+                                                  others.pop(h, [])))
+            self.touched.add(h)
+        for h, facts in others.items():  # (only other relations at that time point)
+            self._ahead.setdefault(h, []).append((_EMPTY, _EMPTY, _EMPTY, set(), facts))
+        return taken
+
+    def _note_ahead_present(self, present: dict, made: tuple, made_h: np.ndarray) -> None:
+        """What triples made ahead bring to the summary at their expiry, as `_present_of` per pane."""
+        s, p, o = made
+        for h, value in zip(*(column.tolist() for column in _unique_rows([made_h, p]))):
+            present[h].add(("p", value))
+        unequal = s != o
+        for h, value in zip(*(column.tolist() for column in _unique_rows([made_h[unequal], p[unequal]]))):
+            present[h].add(("n", value))
+        typed = p == self._type
+        if bool(typed.any()):
+            for h, value in zip(*(column.tolist() for column in _unique_rows([made_h[typed], o[typed]]))):
+                present[h].add(("c", value))
+
+    def ahead_until(self) -> int | None:
+        """The last time point whose triples were taken ahead and have not arrived yet (None: none)."""
+        return max(self._ahead) - self.window if self._ahead else None
+
+    def _arrive_ahead(self, time_point: int, report: ShapeReport) -> None:
+        """The entailments taken ahead of the triples that arrive now go into their panes."""
+        for h in sorted(h for h in self._ahead if h - self.window <= time_point):
+            parts = self._ahead.pop(h)
+            for s, p, o, present, _ in parts:
+                self._add_triples(h, s, p, o, report, fresh=True, present=present, announced=True)
+            for _, _, _, _, facts in parts:
+                for fact in facts:
+                    self._add_other(fact, h, report)
 
     # expansion by templates ------------------------------------------------------------------------------
 
@@ -634,8 +757,10 @@ class ShapeMaterializer:
 
     # storing --------------------------------------------------------------------------------------------
 
-    def _add_triples(self, h: int, s, p, o, report: ShapeReport, fresh: bool, present: set | None = None) -> None:
-        """Triples that hold until h into their pane (and, new this step, into what joins read)."""
+    def _add_triples(self, h: int, s, p, o, report: ShapeReport, fresh: bool, present: set | None = None,
+                     announced: bool = False) -> None:
+        """Triples that hold until h into their pane (and, new this step, into what joins read);
+        `announced`: taken ahead, their pane was already marked `touched` with them (`run_ahead`)."""
         if h < self.now or not len(s):
             return
         pane = self.panes.get(h)
@@ -643,7 +768,7 @@ class ShapeMaterializer:
             pane = self.panes[h] = _Pane()
         pane.add(s, p, o)
         self._note_present(pane, present if present is not None else _present_of(s, p, o, self._type))
-        if h != NEVER_EXPIRES and not self.track:
+        if h != NEVER_EXPIRES and not self.track and not announced:
             self.touched.add(h)
         if h == NEVER_EXPIRES or self.track:  # (held with B*, before the panes; a tracking materializer's
             self._ring.stale = True           # reader applies what changed: it keeps no buffer up to date)
@@ -711,6 +836,10 @@ class ShapeMaterializer:
         expires are in no pane: `fixed_columns`), by h."""
         parts = [(h, pane.columns()) for h, pane in sorted(self.panes.items())
                  if low <= h < high and h != NEVER_EXPIRES and pane.parts]
+        if self._ahead:  # (a reader that works per pane reads the panes to come too)
+            parts += [(h, tuple(np.concatenate([part[k] for part in ahead]) for k in range(3)))
+                      for h, ahead in self._ahead.items() if low <= h < high]
+            parts.sort(key=lambda part: part[0])
         if not parts:
             return _EMPTY, _EMPTY, _EMPTY, _EMPTY
         t = np.concatenate([np.full(len(columns[0]), h, dtype=np.int64) for h, columns in parts])
@@ -772,7 +901,11 @@ class ShapeMaterializer:
 
     def live_terms(self):
         """The ids the materialization holds (B* and the slots are pinned or held here too)."""
-        held = np.concatenate([pane.terms() for pane in self.panes.values()] or [_EMPTY]).tolist()
+        held = np.concatenate([pane.terms() for pane in self.panes.values()]
+                              + [column for parts in self._ahead.values() for part in parts for column in part[:3]]
+                              + [np.array([term for _, args in part[4] for term in args], dtype=np.int64)
+                                 for parts in self._ahead.values() for part in parts]
+                              or [_EMPTY]).tolist()
         return chain(held, (term for _, args in self.base.facts() for term in args), self._slots,
                      self._schema_set, self.joins.live_terms())
 
@@ -782,36 +915,58 @@ _POSITION = np.arange(3, dtype=np.int64).reshape(3, 1)
 _MINUS_POSITION = -1 - _POSITION
 
 
+def _unique_rows(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """The distinct rows of equal-length columns, in order (np.unique's rows, without its costly
+    row-wise path)."""
+    order = np.lexsort(columns[::-1])
+    columns = [column[order] for column in columns]
+    if len(order) < 2:
+        return columns
+    starts = np.zeros(len(order), dtype=bool)
+    starts[0] = True
+    for column in columns:
+        starts[1:] |= column[1:] != column[:-1]
+    return [column[starts] for column in columns]
+
+
 @lru_cache(maxsize=4096)
 def _pattern_of(args: tuple) -> tuple:
     """A template fact's constants in their places (None: a slot), once per template fact."""
     return tuple(a if a >= 0 else None for a in args)
 
 
-def _merged(parts: list) -> tuple:
+def _merged(parts: list, with_time: bool = False) -> tuple:
     """The rows of a step's template facts, one set of columns: facts of one pattern (the same constants
-    in the same places, `sensor a Observation` from two shapes) taken once each."""
+    in the same places, `sensor a Observation` from two shapes) taken once each. `with_time`: each
+    part's columns end with the rows' expiry, and a fact is taken once per expiry (several steps)."""
     by_pattern: dict[tuple, list] = defaultdict(list)
     for args, made in parts:
         by_pattern[_pattern_of(args)].append(made)
+    width = 4 if with_time else 3
     out = []
     for pattern, group in by_pattern.items():
         if len(group) == 1:
             out.append(group[0])
             continue
         columns = [np.concatenate(c) for c in zip(*group)]
-        free = [k for k, a in enumerate(pattern) if a is None]
-        if len(free) == 1:
+        free = [k for k, a in enumerate(pattern) if a is None] + ([3] if with_time else [])
+        if with_time and free:
+            at = dict(zip(free, _unique_rows([columns[k] for k in free])))
+            size = len(at[free[0]])
+            out.append(tuple(at[k] if k in at else np.full(size, pattern[k], dtype=np.int64) for k in range(width)))
+        elif len(free) == 1:
             values = np.unique(columns[free[0]])
             out.append(tuple(values if k == free[0] else np.full(len(values), pattern[k], dtype=np.int64)
-                             for k in range(3)))
+                             for k in range(width)))
         elif free:
             values = np.unique(np.stack([columns[k] for k in free], axis=1), axis=0)
             at = {k: values[:, i] for i, k in enumerate(free)}
             out.append(tuple(at[k] if k in at else np.full(len(values), pattern[k], dtype=np.int64)
-                             for k in range(3)))
+                             for k in range(width)))
         else:
             out.append(tuple(np.array([a], dtype=np.int64) for a in pattern))
+    if not out:
+        return tuple(_EMPTY for _ in range(width))
     if len(out) == 1:
         return out[0]
     return tuple(np.concatenate(c) for c in zip(*out))
