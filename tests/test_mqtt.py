@@ -274,9 +274,37 @@ def test_the_message_log_keeps_order_survives_a_torn_record_and_forgets_committe
     assert again.read(2, 3)[0] == mqtt.Message(2, "t/a", b"payload 2", 1002, 2, False)
     again.forget(7)  # messages 1..6 committed: the segments of 1-3 and 4-6 go, the last stays
     assert [m.number for m in again.read(1, 100)] == [7]
-    recent = mqtt.MessageLog(tmp_path / "log").recent()  # (what a redelivery after a restart is compared with)
+    recent = mqtt.MessageLog(tmp_path / "log", readonly=True).recent()  # (what a redelivery after a restart is
+    # compared with; read beside the writer `again`)
     assert mqtt._Recent.key("t/a", 3, b"payload 7") in recent
     assert mqtt._Recent.key("t/a", 3, b"payload 8") not in recent
+
+
+def test_a_message_log_has_one_writer_the_next_waits_for_it(tmp_path):
+    """A killed run's reader still writes its log for a moment (its JVM stopping): a restarted one waits for
+    it to let go, else two messages would get one number (and a torn record be cut while it is written)."""
+    import threading
+
+    from rsp_plugin.io import mqtt
+
+    first = mqtt.MessageLog(tmp_path / "log")
+    first.append(mqtt.Message(1, "t", b"payload 1", 1001))
+    with pytest.raises(mqtt.BrokerError, match="still written by another reader"):
+        mqtt.MessageLog(tmp_path / "log", wait=0.2)
+    assert [m.number for m in mqtt.MessageLog(tmp_path / "log", readonly=True).read(1, 9)] == [1]  # (readers: free)
+    opened = []
+    waiting = threading.Thread(target=lambda: opened.append(mqtt.MessageLog(tmp_path / "log", wait=30)))
+    waiting.start()
+    time.sleep(0.3)
+    first.append(mqtt.Message(2, "t", b"payload 2", 1002))
+    assert not opened
+    first.close()
+    waiting.join(30)
+    assert opened and opened[0].next_number == 3
+    with pytest.raises(mqtt.BrokerError):
+        mqtt.MessageLog.wait_free(tmp_path / "log", wait=0.1)
+    opened[0].close()
+    mqtt.MessageLog.wait_free(tmp_path / "log", wait=0.1)
 
 
 def test_a_redelivered_message_is_dropped_once_a_new_one_is_kept():

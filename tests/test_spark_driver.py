@@ -189,6 +189,38 @@ def test_a_driver_restarted_from_its_state_store_goes_on_where_it_stopped(tmp_pa
     assert third.state.finished and third.finish() == []
 
 
+def test_a_driver_killed_inside_its_first_batch_writes_each_report_once_after_the_restart(tmp_path):
+    """Killed after writing batch 0's reports and before saving its state (`rsp-plugin query --engine spark`
+    killed at its first report line, tests/test_mqtt_spark.py): no batch was saved, and the restarted driver
+    cuts the output back to where the run began (the state saved before the first batch), so batch 0, run
+    again, is written once; what the file held before stays."""
+    stream = tmp_path / "s.tnt"
+    stream.write_text(generated_stream(11, lines=80, late=False))
+    batches = batches_of(stream, f"{EX}s", [15, 30, 55])
+    uninterrupted, _, _ = spark_side(SELECT_HOT, [f"{EX}s"], batches)
+
+    def new_driver(out):
+        engine = RSPEngine()
+        engine.register_stream(f"{EX}s")
+        engine.register_query(SELECT_HOT)
+        return MicroBatchDriver(engine, JSONLinesSink(out), streams=[f"{EX}s"], store=StateStore(tmp_path / "chk"),
+                                dead_letters=DeadLetters(tmp_path / "dead.txt"))
+
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"t": -1, "an earlier run": true}\n')
+    first = new_driver(out)
+    first.store = None  # (killed: batch 0's reports are written, its state is never saved)
+    first.process(batches[0], 0)
+    assert len(out.read_text().splitlines()) > 1
+    second = new_driver(out)
+    assert second.state.last_batch == -1
+    for number, table in enumerate(batches):
+        second.process(table, number)  # (Spark runs batch 0 again: it was never committed)
+    second.finish()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines == [{"t": -1, "an earlier run": True}, *uninterrupted]
+
+
 def test_the_engine_state_saved_with_a_batch_holds_windows_materialization_and_istream_memory(tmp_path):
     ontology = tmp_path / "o.ttl"
     ontology.write_text(f"<{EX}Hot> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{EX}Alarm> .\n")

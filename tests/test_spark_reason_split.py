@@ -313,10 +313,12 @@ def test_prefixes_declared_in_the_stream_reach_every_piece_and_range(tmp_path):
         assert sliced_run(program, stream, tasks=pieces) == want
 
 
-def test_a_killed_driver_goes_on_from_its_checkpoint_and_writes_each_line_once(tmp_path):
+@pytest.mark.parametrize("killed", [2, 0])
+def test_a_killed_driver_goes_on_from_its_checkpoint_and_writes_each_line_once(tmp_path, killed):
     """Killed after writing a micro-batch's lines but before saving its state: the restarted driver loads the
-    state of the batch before, cuts the file it appends to back to where that batch ended, and takes the
-    batch again (Spark delivers it again): the file holds `--engine local`'s lines, each once."""
+    state of the batch before (the first batch: the state saved before it, where the file ended when the run
+    began), cuts the file it appends to back to there, and takes the batch again (Spark delivers it again):
+    the file holds what it held before and `--engine local`'s lines, each once."""
     import pyarrow as pa
 
     from rsp_plugin.spark.checkpoint import StateStore
@@ -332,20 +334,21 @@ def test_a_killed_driver_goes_on_from_its_checkpoint_and_writes_each_line_once(t
     cuts = [0, 40, 90, 140, table.num_rows]
     batches = [table.slice(low, high - low) for low, high in zip(cuts, cuts[1:])]
     output = tmp_path / "out.jsonl"
+    output.write_text("an earlier run's line\n")  # (`>> out.jsonl`: what was there stays)
     with output.open("a") as out:
         driver = ReasonDriver(chosen, out, io.StringIO(), StateStore(tmp_path / "chk"))
-        driver.process(batches[0], 0)
-        driver.process(batches[1], 1)
-        driver.store = None  # (killed: batch 2's lines are written, its state is never saved)
-        driver.process(batches[2], 2)
-    assert output.read_text() != want
+        for number in range(killed):
+            driver.process(batches[number], number)
+        driver.store = None  # (killed: the batch's lines are written, its state is never saved)
+        driver.process(batches[killed], killed)
+    assert output.read_text() != "an earlier run's line\n" + want
     with output.open("a") as out:
         driver = ReasonDriver(chosen, out, io.StringIO(), StateStore(tmp_path / "chk"))
-        assert driver.state.last_batch == 1
+        assert driver.state.last_batch == killed - 1
         for number, batch in enumerate(batches):
             driver(_Frame(batch), number)  # (Spark's call: the batches done are skipped)
         driver.finish()
-    assert output.read_text() == want
+    assert output.read_text() == "an earlier run's line\n" + want
 
 
 class _Frame:

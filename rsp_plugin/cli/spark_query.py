@@ -102,7 +102,7 @@ def start(options: QueryOptions, *, out=None) -> Started:
         _check_key(checkpoint, checkpoint_key)
     for lane, source in enumerate(sources):
         if source.kind == "mqtt":
-            _check_broker(source, _broker_log(source, lane, checkpoint)[1])
+            _check_broker(source, *_broker_log(source, lane, checkpoint))
     sink = ConsoleSink(out, fmt=options.format, readable=readable_for(options, registered.query))
     if options.publish:  # each report one message to a broker's topic
         from .publish import PublishSink, publisher_for
@@ -143,14 +143,17 @@ def _check_key(checkpoint, given) -> None:
     checkpoint_key(checkpoint, given, create=False)
 
 
-def _check_broker(source, client_id: str | None) -> None:
+def _check_broker(source, log: str | None, client_id: str | None) -> None:
     """A broker that cannot be used is one line now, not a Spark job failing later. A session kept under
-    `client_id` is made now, so that the broker keeps for it what comes before Spark's reader is up."""
+    `client_id` is made now, so that the broker keeps for it what comes before Spark's reader is up; with a
+    message `log`, once the reader of a run killed just before has stopped writing it (its session too)."""
     from dataclasses import replace
 
-    from ..io.mqtt import BrokerError, Publisher, open_session
+    from ..io.mqtt import BrokerError, MessageLog, Publisher, open_session
 
     try:
+        if log is not None:
+            MessageLog.wait_free(log)
         if client_id is None:
             Publisher(source.broker, source.mqtt).start().close(wait=0)
         else:

@@ -747,18 +747,27 @@ class PayloadReader:
 
 _RECORD = struct.Struct(">QqHBII")  # number, arrival ms, packet id, dup, topic bytes, payload bytes
 SEGMENT_MESSAGES = 50_000
+#: how long a new writer of a message log waits for the one before it (a killed run's reader, still stopping)
+LOG_WRITER_WAIT = 60.0
 
 
 class MessageLog:
     """Messages kept in order on disk before they are acknowledged: segments `log-NNNNNNNNNNNN.bin`,
     each a run of records (a fixed header, the topic, the payload; no pickle). A record cut short
-    by a crash is cut off at the next open. `forget(n)` drops the segments wholly before message n."""
+    by a crash is cut off at the next open. `forget(n)` drops the segments wholly before message n.
 
-    def __init__(self, directory: str | os.PathLike, *, readonly: bool = False):
+    One writer at a time: it holds the log's `lock` file (flock, let go when it closes or its process
+    ends), and the next waits for it. A killed run's reader outlives its command for a moment (its
+    JVM stopping) and takes messages still; a restarted one that numbered messages beside it would
+    give two messages one number."""
+
+    def __init__(self, directory: str | os.PathLike, *, readonly: bool = False, wait: float = LOG_WRITER_WAIT):
         self.directory = Path(directory)
         self.readonly = readonly
+        self._writer = None
         if not readonly:
             self.directory.mkdir(parents=True, exist_ok=True)
+            self._writer = _hold_log(self.directory, wait)
         self._lock = threading.Lock()
         self._handle = None
         self._segment_first = None
@@ -856,6 +865,33 @@ class MessageLog:
             if self._handle is not None:
                 self._handle.close()
                 self._handle = None
+            if self._writer is not None:
+                os.close(self._writer)  # (the lock goes with it)
+                self._writer = None
+
+    @staticmethod
+    def wait_free(directory: str | os.PathLike, wait: float = LOG_WRITER_WAIT) -> None:
+        """Wait until no reader writes the log (a killed run's, still stopping); BrokerError after `wait` s."""
+        if Path(directory).is_dir():
+            os.close(_hold_log(Path(directory), wait))
+
+
+def _hold_log(directory: Path, wait: float) -> int:
+    """A descriptor holding the log's writer lock, waited for up to `wait` s (BrokerError then)."""
+    import fcntl
+
+    descriptor = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(descriptor)
+                raise BrokerError(f"{directory}: the message log is still written by another reader after {wait:g} s "
+                                  "(a run of this checkpoint that has not stopped)") from None
+            time.sleep(0.05)
 
 
 def session_id(*parts: str) -> str:

@@ -5,7 +5,11 @@ continuous-query engine (windows, materialization, annotations, the R2S
 memory of ISTREAM / DSTREAM) lives in the driver and is saved here, under
 `<checkpoint>/rsp-state/`, one file per committed batch, written whole and
 renamed into place (a crash leaves the previous one intact). The two latest
-are kept.
+are kept. A run's first state is saved before its first batch (`save_start`:
+`state--1.json`, batch -1): it says where the outputs began, so that a run
+killed after writing its first batch's reports and before saving that batch is
+cut back there on restart (the batch is run again), as a run killed inside a
+later batch is cut back to where the batch before it ended.
 
 The files are plain, versioned data (`rsp_plugin.runtime.state`: a JSON object graph
 authenticated with HMAC-SHA256), never pickles: whoever can write to the
@@ -26,9 +30,11 @@ from pathlib import Path
 
 from ..runtime.state import StateError, checkpoint_key, dumps, loads
 
-_STATE = re.compile(r"state-(\d+)\.json\Z")
+_STATE = re.compile(r"state-(\d+|-1)\.json\Z")
 _OLD_STATE = re.compile(r"state-(\d+)\.pickle\Z")
 KEEP = 2
+#: the batch id of the state saved before the first batch (`state--1.json`, batch -1)
+START = -1
 
 __all__ = ["KEEP", "StateError", "StateStore", "dumps", "loads"]
 
@@ -50,6 +56,10 @@ class StateStore:
 
     def __repr__(self) -> str:
         return f"<StateStore {self.directory}>"
+
+    def save_start(self, state) -> None:
+        """A new run's state before its first batch: where its outputs begin (a restart cuts them back there)."""
+        self.save(START, state)
 
     def save(self, batch_id: int, state) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)

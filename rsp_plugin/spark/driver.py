@@ -21,8 +21,9 @@ to the dead-letter output and are counted. A `batch_id` seen before is a no-op:
 Spark re-runs the last batch after a restart when it had not committed it, and
 its results were written already. With a `StateStore`, the driver's state (the
 engine with its windows, materialization and annotations; what is pending; the
-sinks' positions) is saved after every batch, and a new driver on the same
-store goes on from there.
+sinks' positions) is saved before the first batch and after every batch, and a
+new driver on the same store goes on from there, its outputs cut back to where
+that state left them (a batch written but not saved is written again).
 """
 
 from __future__ import annotations
@@ -189,6 +190,10 @@ class MicroBatchDriver(BatchEnds):
             engine.subscribe(collector)
             self.state = DriverState(engine, order, collector, pending={lane: deque() for lane in range(len(order))})
             engine.term_roots.append(self.state)
+            if store is not None:  # where the outputs begin: a run killed inside its first batch is cut back here
+                self.state.sink_position = self.sink.position()
+                self.state.dead_position = self.dead_letters.position()
+                store.save_start(self.state)
         self.resumed = saved is not None
         self._last_end = time.perf_counter()
 

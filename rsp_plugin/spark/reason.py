@@ -172,6 +172,9 @@ class ReasonDriver:
             self.console.rewind(saved.out_position)
         else:
             self.state = ReasonState(_new_replay(chosen), fingerprint)
+            if store is not None:  # where the output begins: a run killed inside its first batch is cut back here
+                self.state.out_position = self.console.position()
+                store.save_start(self.state)
         self.terms = self.state.replay.terms
         self.name = settings.stream
 

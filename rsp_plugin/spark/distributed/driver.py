@@ -146,6 +146,10 @@ class DistributedDriver(BatchEnds):
             self.dead_letters.rewind(saved.dead_position)
         else:
             self.state = DistributedState(plan_fingerprint(plan), Admission(list(lanes), plan_gate(plan)))
+            if states is not None:  # where the outputs begin: a run killed inside its first batch is cut back here
+                self.state.sink_position = self.sink.position()
+                self.state.dead_position = self.dead_letters.position()
+                states.save_start(self.state)
         self.resumed = saved is not None
         from dataclasses import replace
 
