@@ -27,6 +27,7 @@ from datetime import datetime, timedelta, timezone
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Decimal, localcontext
 
 from .errors import clipped
+from .regexes import LazyPattern
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -56,7 +57,7 @@ _ISO_MS = {"d": _D, "h": _H, "m": _MIN, "s": _S}
 _NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _PART = re.compile(rf"\s*({_NUMBER})\s*([A-Za-z]+)")
 _SHORT = re.compile(rf"([+-]?)((?:\s*{_NUMBER}\s*[A-Za-z]+)+)")
-_ISO = re.compile(r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+_ISO = LazyPattern(r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
                   r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?\Z")
 #: past this many ms a duration is not read further: more than any clock counts (and its digits cost)
 _TOO_LONG = Decimal(10) ** 40

@@ -30,7 +30,6 @@ record, so a reader numbering its input counts right.
 
 from __future__ import annotations
 
-import re
 import sys
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 from ..core import limits
 from ..core.errors import short_words
+from ..core.regexes import LazyPattern
 from ..core.terms import BadText, bad_escapes, paired_surrogates
 
 BLOCK_BYTES = 1 << 20
@@ -327,7 +327,7 @@ def read_document(source, *, filename: str = "<stream>",
 
 
 #: `<`, IRI characters, then a backslash that does not start an escape (Turtle's IRIREF allows none)
-_BACKSLASH_IN_IRI = re.compile(r'<[^\s<>"{}|^`\\]*\\(?![uU])')
+_BACKSLASH_IN_IRI = LazyPattern(r'<[^\s<>"{}|^`\\]*\\(?![uU])')
 
 
 def set_aside_bad_escapes(text: str, filename: str) -> tuple[str, list[Rejected]]:
