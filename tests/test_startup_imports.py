@@ -14,7 +14,8 @@ from rsp_plugin.cli import main
 #: what a short query does not use, and so must not import
 NOT_NEEDED = ("pyarrow.compute", "pandas",
               "rsp_plugin.bench",  # (the bench command's options: imported for that command only)
-              "re2")  # (REGEX and REPLACE's engine: imported by a query's first pattern)
+              "re2",  # (REGEX and REPLACE's engine: imported by a query's first pattern)
+              "xml.sax.saxutils")  # (the sparql-xml writer's escapes)
 
 
 def test_a_short_query_imports_nothing_it_does_not_use_and_freezes_its_start(tmp_path):
