@@ -1,5 +1,6 @@
 """`rsp-plugin query` on a 3-line stream before its stream matters (issue 29, start-up): it imports
-nothing it does not use (pyarrow.compute: ~50 ms of CPU at import; pandas; the benchmarks), and the objects its start made are
+nothing it does not use (pyarrow and its compute module: the block readers', ~20 and ~50 ms of CPU at import;
+pandas; the benchmarks), and the objects its start made are
 frozen out of the garbage collector's scans (rsp_plugin/cli/startup.py) only when the process is
 the command."""
 
@@ -7,6 +8,8 @@ import gc
 import json
 import subprocess
 import sys
+
+import pytest
 
 from rsp_plugin.bench import startup
 from rsp_plugin.cli import main
@@ -16,22 +19,29 @@ NOT_NEEDED = ("pyarrow.compute", "pandas",
               "rsp_plugin.bench",  # (the bench command's options: imported for that command only)
               "re2",  # (REGEX and REPLACE's engine: imported by a query's first pattern)
               "xml.sax.saxutils")  # (the sparql-xml writer's escapes)
+#: what the block way imports, which a file this short is not read by (`runtime.replay.BLOCK_REPLAY_BYTES`)
+BLOCK_WAY = ("pyarrow", "rsp_plugin.columnar.replay")
 
 
-def test_a_short_query_imports_nothing_it_does_not_use_and_freezes_its_start(tmp_path):
+@pytest.mark.parametrize("way", ["elements", "blocks"])
+def test_a_short_query_imports_nothing_it_does_not_use_and_freezes_its_start(way, tmp_path):
     command = startup.commands(tmp_path)["query"]
     arguments = command[command.index("rsp_plugin.cli") + 1:]
+    not_needed = NOT_NEEDED + (BLOCK_WAY if way == "elements" else ())
     script = ("import gc, runpy, sys\n"
-              f"sys.argv = ['rsp-plugin', *{arguments!r}]\n"
+              + ("import rsp_plugin.runtime.replay\nrsp_plugin.runtime.replay.BLOCK_REPLAY_BYTES = 0\n"
+                 if way == "blocks" else "")
+              + f"sys.argv = ['rsp-plugin', *{arguments!r}]\n"
               "try:\n    runpy.run_module('rsp_plugin.cli', run_name='__main__')\n"
               "except SystemExit as end:\n    assert not end.code, end.code\n"
-              f"print('imported:', [name for name in {NOT_NEEDED!r} if name in sys.modules])\n"
+              f"print('imported:', [name for name in {not_needed!r} if name in sys.modules])\n"
+              f"print('block way:', all(name in sys.modules for name in {BLOCK_WAY!r}))\n"
               "print('collector:', gc.isenabled(), gc.get_freeze_count() > 10000)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert len(lines) == 4 and '"avg"' in lines[0]  # the window's two reports
-    assert lines[2:] == ["imported: []", "collector: True True"]
+    assert len(lines) == 5 and '"avg"' in lines[0]  # the window's two reports
+    assert lines[2:] == ["imported: []", f"block way: {way == 'blocks'}", "collector: True True"]
 
 
 def test_a_caller_s_main_keeps_its_collector_as_it_is(tmp_path, capsys):

@@ -34,6 +34,21 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 #: The horizon of what never expires (background knowledge, unwindowed @).
 NEVER_EXPIRES = 1 << 62
 
+#: a stream's time points are strictly within this either way (the block readers' columns hold them in
+#: int64, with room for a window's bounds); `out_of_range` says why one is not
+TIME_LIMIT = NEVER_EXPIRES
+
+
+def out_of_range(time_point: int) -> str | None:
+    """Why a stream line's time point is set aside by a reader (None: it is in range).
+
+    >>> out_of_range(-5), out_of_range(1 << 62)
+    (None, 'time point 4611686018427387904 is out of range (at most 4611686018427387903 either way)')
+    """
+    if -TIME_LIMIT < time_point < TIME_LIMIT:
+        return None
+    return f"time point {time_point} is out of range (at most {TIME_LIMIT - 1} either way)"
+
 #: The largest duration (ms): a duration is a signed 64-bit count of milliseconds
 #: everywhere time is kept (timestamps, Spark, Arrow).
 MAX_DURATION_MS = (1 << 63) - 1
