@@ -1,11 +1,12 @@
 """`rsp-plugin query` on a 3-line stream before its stream matters (issue 29, start-up): it imports
 nothing it does not use (pyarrow and its compute module: the block readers', ~20 and ~50 ms of CPU at import;
-pandas; the benchmarks), and the objects its start made are
-frozen out of the garbage collector's scans (rsp_plugin/cli/startup.py) only when the process is
-the command."""
+pandas; the benchmarks), numpy's BLAS runs one thread (each other one spins ~0.1 s of CPU at start),
+and the objects its start made are frozen out of the garbage collector's scans
+(rsp_plugin/cli/startup.py) only when the process is the command."""
 
 import gc
 import json
+import os
 import subprocess
 import sys
 
@@ -36,12 +37,16 @@ def test_a_short_query_imports_nothing_it_does_not_use_and_freezes_its_start(way
               "except SystemExit as end:\n    assert not end.code, end.code\n"
               f"print('imported:', [name for name in {not_needed!r} if name in sys.modules])\n"
               f"print('block way:', all(name in sys.modules for name in {BLOCK_WAY!r}))\n"
-              "print('collector:', gc.isenabled(), gc.get_freeze_count() > 10000)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+              "print('collector:', gc.isenabled(), gc.get_freeze_count() > 10000)\n"
+              "import os, numpy\nprint('blas threads:', os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    environment = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False,
+                          env=environment)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert len(lines) == 5 and '"avg"' in lines[0]  # the window's two reports
-    assert lines[2:] == ["imported: []", f"block way: {way == 'blocks'}", "collector: True True"]
+    assert len(lines) == 6 and '"avg"' in lines[0]  # the window's two reports
+    assert lines[2:] == ["imported: []", f"block way: {way == 'blocks'}", "collector: True True",
+                         "blas threads: 1"]  # (numpy's OpenBLAS on one thread: `columnar.one_core`)
 
 
 def test_a_caller_s_main_keeps_its_collector_as_it_is(tmp_path, capsys):

@@ -54,7 +54,7 @@ def parse_options(argv: list[str] | None = None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    one_core()  # polars on one core unless POLARS_MAX_THREADS says otherwise (docs/performance.md, "Threads")
+    one_core()  # polars and numpy's BLAS on one core unless the environment says otherwise (docs/performance.md, "Threads")
     namespace = parse_arguments(argv)
     try:
         with command_process(argv is None):  # (rsp_plugin/cli/startup.py: no collector at a start)
