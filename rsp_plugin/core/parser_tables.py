@@ -17,8 +17,10 @@ all terminals first gives the same token whenever the token it finds is one the 
 a state's own scanner is compiled only when it is not.
 
 The parse table, most of the tables, is stored compactly (`_compact_table`: a state's actions as
-one list of numbers) and read back by `_TableParser` without lark's per-action deserialization:
-reading the query grammar's tables took ~17 ms of every start, ~7 ms this way.
+one list of numbers) and read back by `_TableParser` without lark's per-action deserialization,
+and so are the rules and terminals lark memoizes (`_compact_memo`: a list each, made back into
+lark's objects by `_memo_objects`): reading the query grammar's tables took ~17 ms of every
+start, ~3 ms this way.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from lark.lexer import BasicLexer, ContextualLexer
 from lark.parsers.lalr_analysis import IntParseTable, Reduce, Shift
 from lark.parsers.lalr_parser import LALR_Parser, _Parser
 
-#: the way `_tagged` and `_compact_table` write the tables, and what their header holds
-FORMAT = 4
+#: the way `_tagged`, `_compact_table` and `_compact_memo` write the tables, and what their header holds
+FORMAT = 5
 #: what regenerates the tables (said by the tests when they are stale)
 REGENERATE = "python -m rsp_plugin.query.grammar_tables"
 
@@ -80,7 +82,8 @@ class ShippedGrammar:
         if tables.get("header") != self.header(text):
             return self.build()
         stored = tables["parser"]
-        return Lark._load_from_dict(stored["data"], stored["memo"], _plugins=PLUGINS)
+        # (lark's own memo deserialization hands objects that are no longer data through as they are)
+        return Lark._load_from_dict(stored["data"], _memo_objects(stored["memo"]), _plugins=PLUGINS)
 
     def tables_of(self, parser: Lark) -> dict:
         """A parser built from this grammar as plain JSON data, with the header it is checked against."""
@@ -90,7 +93,7 @@ class ShippedGrammar:
         _number_states_canonically(parser)
         data, memo = parser.memo_serialize([TerminalDef, Rule])
         data["parser"]["parser"] = _compact_table(data["parser"]["parser"])
-        return {"header": self.header(), "parser": _tagged({"data": data, "memo": memo})}
+        return {"header": self.header(), "parser": _tagged({"data": data, "memo": _compact_memo(memo)})}
 
     def write(self) -> None:
         """Build the parser from the grammar and store its tables (after the grammar changes)."""
@@ -237,6 +240,89 @@ def _parse_table(table: dict, memo: dict) -> IntParseTable:
     return IntParseTable(states, table["start_states"], table["end_states"])
 
 
+def _compact_memo(memo: dict) -> list:
+    """lark's memoized rules and terminals (`memo_serialize`: per number a mapping of fields with
+    their types named) as one list, a rule or terminal each, in order of their numbers:
+
+        ["rule", origin, [[name, is a terminal, filtered out], ...], order, alias,
+         [keep_all_tokens, expand1, priority, template_source, [empty index, ...]]]
+        ["terminal", name, "str" | "re", value, [flag, ...], raw, [min, max] width (re) | None, priority]
+
+    A seventh of the JSON, made back into lark's objects without its per-field deserialization."""
+    assert sorted(memo) == list(range(len(memo)))
+    rows = []
+    for number in range(len(memo)):
+        item = memo[number]
+        if item["__type__"] == "Rule":
+            options = item["options"]
+            rows.append(["rule", item["origin"]["name"],
+                         [[symbol["name"], symbol["__type__"] == "Terminal", symbol.get("filter_out", False)]
+                          for symbol in item["expansion"]],
+                         item["order"], item["alias"],
+                         [options["keep_all_tokens"], options["expand1"], options["priority"],
+                          options["template_source"], list(options["empty_indices"])]])
+        else:
+            assert item["__type__"] == "TerminalDef"
+            pattern = item["pattern"]
+            rows.append(["terminal", item["name"], "re" if pattern["__type__"] == "PatternRE" else "str",
+                         pattern["value"], pattern["flags"], pattern["raw"], pattern.get("_width"), item["priority"]])
+    return rows
+
+
+def _memo_objects(rows: list) -> dict:
+    """The rules and terminals `_compact_memo` wrote, by number, as lark's deserialization makes them
+    (the same attributes: a pattern's flags and width as the lists it reads back)."""
+    from lark.grammar import NonTerminal, Rule, RuleOptions, Terminal
+    from lark.lexer import PatternRE, PatternStr, TerminalDef
+
+    objects = {}
+    for number, row in enumerate(rows):
+        if row[0] == "rule":
+            _, origin, expansion, order, alias, options = row
+            keep_all_tokens, expand1, priority, template_source, empty_indices = options
+            objects[number] = Rule(NonTerminal(origin),
+                                   [Terminal(name, filtered) if terminal else NonTerminal(name)
+                                    for name, terminal, filtered in expansion],
+                                   order, alias,
+                                   RuleOptions(keep_all_tokens, expand1, priority, template_source,
+                                               tuple(empty_indices)))
+        else:
+            _, name, kind, value, flags, raw, width, priority = row
+            pattern = (PatternRE if kind == "re" else PatternStr)(value, flags, raw)
+            pattern.flags = flags  # (as lark reads a loaded pattern's back: its list)
+            if kind == "re":
+                pattern._width = width
+            objects[number] = TerminalDef(name, pattern, priority)
+    return objects
+
+
+def _lark_memo(rows: list) -> dict:
+    """The memo `_compact_memo` wrote, as lark's `memo_serialize` gave it."""
+    memo = {}
+    for number, row in enumerate(rows):
+        if row[0] == "rule":
+            _, origin, expansion, order, alias, options = row
+            keep_all_tokens, expand1, priority, template_source, empty_indices = options
+            memo[number] = {
+                "origin": {"name": origin, "__type__": "NonTerminal"},
+                "expansion": [{"name": name, "filter_out": filtered, "__type__": "Terminal"} if terminal
+                              else {"name": name, "__type__": "NonTerminal"}
+                              for name, terminal, filtered in expansion],
+                "order": order, "alias": alias,
+                "options": {"keep_all_tokens": keep_all_tokens, "expand1": expand1, "priority": priority,
+                            "template_source": template_source, "empty_indices": tuple(empty_indices),
+                            "__type__": "RuleOptions"},
+                "__type__": "Rule"}
+        else:
+            _, name, kind, value, flags, raw, width, priority = row
+            pattern = {"value": value, "flags": flags, "raw": raw}
+            if kind == "re":
+                pattern["_width"] = width
+            pattern["__type__"] = "PatternRE" if kind == "re" else "PatternStr"
+            memo[number] = {"name": name, "pattern": pattern, "priority": priority, "__type__": "TerminalDef"}
+    return memo
+
+
 def lark_data(tables: dict) -> dict:
     """The read tables' parser as lark's own `memo_serialize` wrote it ({"data", "memo"}, the parse
     table as `IntParseTable.serialize` gives it): what lark loads without our plugins."""
@@ -248,7 +334,7 @@ def lark_data(tables: dict) -> dict:
                          for at in range(0, len(row), 2)}
     lark_table = {"tokens": dict(enumerate(table["tokens"])), "states": states,
                   "start_states": table["start_states"], "end_states": table["end_states"]}
-    return {"data": {**data, "parser": {**data["parser"], "parser": lark_table}}, "memo": memo}
+    return {"data": {**data, "parser": {**data["parser"], "parser": lark_table}}, "memo": _lark_memo(memo)}
 
 
 def _number_states_canonically(parser: Lark) -> None:
