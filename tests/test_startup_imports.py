@@ -26,19 +26,24 @@ BLOCK_WAY = ("pyarrow", "rsp_plugin.columnar.replay")
 
 @pytest.mark.parametrize("way", ["elements", "blocks"])
 def test_a_short_query_imports_nothing_it_does_not_use_and_freezes_its_start(way, tmp_path):
+    """(What the process holds is said by an atexit handler: the command's end runs them, then ends the
+    process without the interpreter's teardown, which would have said `torn down`.)"""
     command = startup.commands(tmp_path)["query"]
     arguments = command[command.index("rsp_plugin.cli") + 1:]
     not_needed = NOT_NEEDED + (BLOCK_WAY if way == "elements" else ())
-    script = ("import gc, runpy, sys\n"
+    script = ("import atexit, gc, os, runpy, sys\n"
               + ("import rsp_plugin.runtime.replay\nrsp_plugin.runtime.replay.BLOCK_REPLAY_BYTES = 0\n"
                  if way == "blocks" else "")
-              + f"sys.argv = ['rsp-plugin', *{arguments!r}]\n"
-              "try:\n    runpy.run_module('rsp_plugin.cli', run_name='__main__')\n"
-              "except SystemExit as end:\n    assert not end.code, end.code\n"
-              f"print('imported:', [name for name in {not_needed!r} if name in sys.modules])\n"
-              f"print('block way:', all(name in sys.modules for name in {BLOCK_WAY!r}))\n"
-              "print('collector:', gc.isenabled(), gc.get_freeze_count() > 10000)\n"
-              "import os, numpy\nprint('blas threads:', os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+              + "class Marker:\n    def __del__(self):\n        print('torn down', flush=True)\n"
+              "marker = Marker()\n"
+              "def said():\n"
+              f"    print('imported:', [name for name in {not_needed!r} if name in sys.modules])\n"
+              f"    print('block way:', all(name in sys.modules for name in {BLOCK_WAY!r}))\n"
+              "    print('collector:', gc.isenabled(), gc.get_freeze_count() > 10000)\n"
+              "    print('blas threads:', os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+              "atexit.register(said)\n"
+              f"sys.argv = ['rsp-plugin', *{arguments!r}]\n"
+              "runpy.run_module('rsp_plugin.cli', run_name='__main__')\n")
     environment = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False,
                           env=environment)
@@ -47,6 +52,33 @@ def test_a_short_query_imports_nothing_it_does_not_use_and_freezes_its_start(way
     assert len(lines) == 6 and '"avg"' in lines[0]  # the window's two reports
     assert lines[2:] == ["imported: []", f"block way: {way == 'blocks'}", "collector: True True",
                          "blas threads: 1"]  # (numpy's OpenBLAS on one thread: `columnar.one_core`)
+
+
+END = ("import atexit, sys, threading\n"
+       "from rsp_plugin.cli.startup import end_process\n"
+       "class Marker:\n    def __del__(self):\n        print('torn down', flush=True)\n"
+       "marker = Marker()\n"
+       "atexit.register(lambda: print('atexit'))\n"
+       "print('out', end='')  # (still in stdout's buffer)\n"
+       "{before}\n"
+       "end_process(3)\n"
+       "{after}\n"
+       "print('returned', file=sys.stderr)\n"
+       "sys.exit(4)\n")
+
+
+@pytest.mark.parametrize("before, after, out, status", [
+    ("", "", ["outatexit"], 3),  # stdout flushed, atexit handlers run, no teardown, the command's status
+    ("go = threading.Event()\nthreading.Thread(target=go.wait).start()", "go.set()",
+     ["outatexit", "torn down"], 4),  # a thread still runs: Python's exit (which waits for it)
+    ("sys.setprofile(lambda *_: None)", "sys.setprofile(None)", ["outatexit", "torn down"], 4),  # a profiler
+    ("sys.stdout.close()", "", ["out"], 4),  # stdout cannot be flushed: Python's exit (which says so)
+], ids=["ends", "thread", "profiler", "closed-stdout"])
+def test_the_command_s_end_skips_the_teardown_only_when_nothing_changes(before, after, out, status):
+    done = subprocess.run([sys.executable, "-c", END.format(before=before, after=after)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert (done.stdout.splitlines(), done.returncode) == (out, status), done.stderr
+    assert done.stderr.startswith("returned\n") == (status == 4), done.stderr
 
 
 def test_a_caller_s_main_keeps_its_collector_as_it_is(tmp_path, capsys):

@@ -24,7 +24,7 @@ from ..core import limits
 from ..core.errors import LocatedError, UserError
 from ..core.extras import MissingExtra, require
 from .options import QueryOptions, ReasonOptions, ServeOptions, typed
-from .startup import collector_paused, command_process
+from .startup import collector_paused, command_process, end_process
 
 if TYPE_CHECKING:
     from ..bench import BenchOptions
@@ -54,6 +54,13 @@ def parse_options(argv: list[str] | None = None):
 
 
 def main(argv: list[str] | None = None) -> int:
+    status = _command(argv)
+    if argv is None:  # the process is the command: it ends here (rsp_plugin/cli/startup.py, no teardown)
+        end_process(status)
+    return status
+
+
+def _command(argv: list[str] | None) -> int:
     one_core()  # polars and numpy's BLAS on one core unless the environment says otherwise (docs/performance.md, "Threads")
     namespace = parse_arguments(argv)
     try:
