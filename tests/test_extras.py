@@ -158,5 +158,6 @@ print(json.dumps(sorted(key for key, value in os.environ.items() if before.get(k
     from rsp_plugin.columnar import one_core
 
     configured: dict[str, str] = {}
-    assert one_core(configured) == "1" and configured == {"POLARS_MAX_THREADS": "1"}
-    assert one_core({"POLARS_MAX_THREADS": "2"}) == "2"  # the user's setting wins
+    assert one_core(configured) == "1" and configured == {"POLARS_MAX_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    users = {"POLARS_MAX_THREADS": "2", "OPENBLAS_NUM_THREADS": "3"}
+    assert one_core(users) == "2" and users == {"POLARS_MAX_THREADS": "2", "OPENBLAS_NUM_THREADS": "3"}  # theirs win

@@ -45,7 +45,7 @@ def test_the_tables_read_back_as_lark_wrote_them():
     parser = shipped.build()
     tables = json.loads(json.dumps(shipped.tables_of(parser)), object_pairs_hook=_untag)
     data, memo = parser.memo_serialize([TerminalDef, Rule])  # (its states numbered canonically by then)
-    assert tables["parser"] == {"data": data, "memo": memo}
+    assert parser_tables.lark_data(tables) == {"data": data, "memo": memo}
 
 
 @pytest.mark.parametrize("shipped", GRAMMARS, ids=NAMES)
@@ -160,3 +160,30 @@ def test_loaded_and_built_query_parsers_read_alike(text, monkeypatch, built_quer
     monkeypatch.setattr(query_syntax, "_PARSER", built_query_parsers[0])
     monkeypatch.setattr(checker, "_PARSER", built_query_parsers[1])
     assert outcome() == loaded
+
+
+def _shape(value):
+    """A lark object as plain data: its type and every attribute it holds (slots and dict), recursively."""
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, [_shape(item) for item in value]
+    if isinstance(value, (str, int, float, bool, type(None), frozenset)):
+        return value
+    slots = [name for cls in type(value).__mro__ for name in getattr(cls, "__slots__", ())]
+    held = {name: getattr(value, name) for name in slots if hasattr(value, name)}
+    held.update(vars(value) if hasattr(value, "__dict__") else {})
+    return type(value).__name__, {name: _shape(item) for name, item in sorted(held.items())}
+
+
+@pytest.mark.parametrize("shipped", GRAMMARS, ids=NAMES)
+def test_the_rules_and_terminals_read_back_as_lark_reads_them(shipped):
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+    from lark.utils import SerializeMemoizer
+
+    tables = json.loads(shipped.tables.read_text(encoding="utf-8"), object_pairs_hook=_untag)
+    ours = parser_tables._memo_objects(tables["parser"]["memo"])
+    theirs = SerializeMemoizer.deserialize(parser_tables.lark_data(tables)["memo"],
+                                           {"Rule": Rule, "TerminalDef": TerminalDef}, {})
+    assert {number: _shape(item) for number, item in ours.items()} == \
+        {number: _shape(item) for number, item in theirs.items()}
+    assert {type(item).__name__ for item in ours.values()} == {"Rule", "TerminalDef"}

@@ -237,3 +237,62 @@ def test_plain_ntriples_and_turtle_documents_are_one_moment_each(tmp_path):
     done = rsp("query", query, "--stream", f"http://ex/s={first}", "--stream", f"http://ex/s={second}@1500")
     assert [(line["t"], [b["x"] for b in line["bindings"]]) for line in lines(done.stdout)] == [
         (1000, ["<http://ex/a>"]), (2000, ["<http://ex/a>", "<http://ex/b>"]), (3000, ["<http://ex/b>"])]
+
+
+def test_a_small_file_is_replayed_element_by_element_and_prints_what_the_block_way_prints(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """A stream file smaller than `BLOCK_REPLAY_BYTES` is replayed element by element (the block way's start
+    costs more than its lines: issue 29, start-up): the same reports, the same lines set aside, the same
+    messages, byte for byte, as the block way, on bad, late, long, undecodable and out-of-range lines (and
+    an out-of-range moment, which the block way's reader once failed on with a traceback)."""
+    import rsp_plugin.runtime.replay as replay
+    from rsp_plugin.bench import sosa
+    from rsp_plugin.cli import main
+
+    bad = tmp_path / "bad.tnt"
+    bad.write_bytes(
+        b"0 <http://ex/a> <http://ex/p> <http://ex/o> .\n"
+        b"500 <http://ex/b> <http://ex/p> .\n"
+        b"1500 <http://ex/c> <http://ex/p> \"caf\xe9\" .\n"              # not UTF-8
+        b"1200 <http://ex/d> <http://ex/p> \"" + b"x" * 300 + b"\" .\n"  # longer than --max-line-bytes
+        b"1300 <http://ex/d> <http://ex/p> \"d\"@en .\n"
+        b"99999999999999999999 <http://ex/e> <http://ex/p> <http://ex/o> .\n"
+        b"noon <http://ex/e> <http://ex/p> <http://ex/o> .\n"
+        b"2500 <http://ex/f> <http://ex/p> _:b1 .\n"
+        b"900 <http://ex/g> <http://ex/p> <http://ex/o> .\n"
+        b"2600 <http://ex/h> <http://ex/p> <http://ex/o> ")
+    moment = tmp_path / "a.nt"
+    moment.write_text("<http://ex/a> <http://ex/p> <http://ex/o> .\n<http://ex/b> <http://ex/p> .\n")
+    select = tmp_path / "q.rq"
+    select.write_text("SELECT ?x ?o FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] WHERE { ?x <http://ex/p> ?o }")
+    construct = tmp_path / "c.rq"
+    construct.write_text("CONSTRUCT { ?o <http://ex/back> ?x } FROM STREAM <http://ex/s> [RANGE 2s STEP 1s] "
+                         "WHERE { ?x <http://ex/p> ?o }")
+    readings = tmp_path / "sosa.tnt"
+    sosa.write(readings, 300, rate=10)
+    aggregate = tmp_path / "aggregate.rq"
+    aggregate.write_text(sosa.query_text("off") + "\n")
+    runs = [[select, "--stream", f"http://ex/s={bad}", "--max-line-bytes", "200"],
+            [construct, "--stream", f"http://ex/s={bad}", "--max-line-bytes", "200", "--format", "trig"],
+            [select, "--stream", f"http://ex/s={moment}@1500", "--format", "csv"],
+            [select, "--stream", f"http://ex/s={moment}@{1 << 62}"],  # (a moment out of range: set aside)
+            [select, "--stream", f"http://ex/s={moment}@{10 ** 20}"],  # (and one no int64 holds)
+            [aggregate, "--stream", f"{sosa.STREAM}={readings}"]]
+    assert all(replay._small_file(path) for path in (bad, moment, readings))
+    ways = {}
+    for way, smallest_block in (("elements", replay.BLOCK_REPLAY_BYTES), ("blocks", 0)):
+        monkeypatch.setattr(replay, "BLOCK_REPLAY_BYTES", smallest_block)
+        for arguments in runs:
+            status = main(["query", *map(str, arguments)])
+            ways.setdefault(way, []).append((status, *capsys.readouterr()))
+    assert ways["elements"] == ways["blocks"]
+    printed = [out for _, out, _ in ways["blocks"]]
+    assert all(printed[:3]) and not printed[3] and not printed[4] and len(printed[5].splitlines()) > 5
+    assert ways["blocks"][3][2].splitlines() == [
+        f"{moment}:1: time point {1 << 62} is out of range (at most {(1 << 62) - 1} either way)",
+        f"{moment}:2: not an N-Triples triple: expected <s> <p> <o> .",
+        "rsp-plugin: 2 stream lines set aside (see above)"]
+    assert ways["blocks"][4][2].splitlines()[0] == (
+        f"{moment}:1: time point {10 ** 20} is out of range (at most {(1 << 62) - 1} either way)")
+    assert [line.split(":")[1] for line in ways["blocks"][0][2].splitlines()[:-1]] == [
+        "2", "3", "4", "6", "7", "9", "10"]

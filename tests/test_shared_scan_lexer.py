@@ -39,9 +39,9 @@ def _plain(shipped: ShippedGrammar) -> Lark:
     """The parser from the same shipped tables, lexing with lark's own contextual lexer."""
     import json
 
-    from rsp_plugin.core.parser_tables import _untag
+    from rsp_plugin.core.parser_tables import _untag, lark_data
 
-    stored = json.loads(shipped.tables.read_text(encoding="utf-8"), object_pairs_hook=_untag)["parser"]
+    stored = lark_data(json.loads(shipped.tables.read_text(encoding="utf-8"), object_pairs_hook=_untag))
     return Lark._load_from_dict(stored["data"], stored["memo"])
 
 

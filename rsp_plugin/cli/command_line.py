@@ -17,14 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..bench import BenchOptions
 from ..columnar import one_core
 from ..core import limits
 from ..core.errors import LocatedError, UserError
 from ..core.extras import MissingExtra, require
 from .options import QueryOptions, ReasonOptions, ServeOptions, typed
-from .startup import collector_paused, command_process
+from .startup import collector_paused, command_process, end_process
+
+if TYPE_CHECKING:
+    from ..bench import BenchOptions
 
 EXIT_USER_ERROR = 2
 
@@ -47,16 +50,22 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 def parse_options(argv: list[str] | None = None):
     """The command line as typed options (`rsp_plugin.cli.options`: `ReasonOptions`, `QueryOptions`,
     `ServeOptions`, `rsp_plugin.bench.BenchOptions`), built once from argparse's namespace."""
-    namespace = parse_arguments(argv)
-    return typed(namespace.options, namespace)
+    return _typed(parse_arguments(argv))
 
 
 def main(argv: list[str] | None = None) -> int:
-    one_core()  # polars on one core unless POLARS_MAX_THREADS says otherwise (docs/performance.md, "Threads")
+    status = _command(argv)
+    if argv is None:  # the process is the command: it ends here (rsp_plugin/cli/startup.py, no teardown)
+        end_process(status)
+    return status
+
+
+def _command(argv: list[str] | None) -> int:
+    one_core()  # polars and numpy's BLAS on one core unless the environment says otherwise (docs/performance.md, "Threads")
     namespace = parse_arguments(argv)
     try:
         with command_process(argv is None):  # (rsp_plugin/cli/startup.py: no collector at a start)
-            return namespace.run(typed(namespace.options, namespace))
+            return namespace.run(_typed(namespace))
     except MissingExtra as error:  # a part whose extra is not installed (rsp_plugin/core/extras.py)
         print(f"rsp-plugin: {error}", file=sys.stderr)
     except LocatedError as error:
@@ -70,6 +79,19 @@ def main(argv: list[str] | None = None) -> int:
         print("rsp-plugin: interrupted", file=sys.stderr)
         return 130
     return EXIT_USER_ERROR
+
+
+def _typed(namespace: argparse.Namespace):
+    """The command's typed options. `bench`'s class is imported only for `bench` (every other command
+    would pay for importing `rsp_plugin.bench`)."""
+    cls = namespace.options
+    if cls == BENCH_OPTIONS:
+        from ..bench import BenchOptions as cls
+    return typed(cls, namespace)
+
+
+#: `bench`'s options class, by name until a bench runs (`_typed`)
+BENCH_OPTIONS = "rsp_plugin.bench.BenchOptions"
 
 
 def _drop_stdout() -> None:
@@ -339,7 +361,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--live", action="store_true",
                        help="shapes: per-report CPU of a live stream, each element pushed and the watermark moved "
                             "to it (the service's way), instead of whole processes")
-    bench.set_defaults(run=_bench, options=BenchOptions, command_parser=bench)
+    bench.set_defaults(run=_bench, options=BENCH_OPTIONS, command_parser=bench)
     return parser
 
 

@@ -27,11 +27,18 @@ from typing import MutableMapping
 #: workers): one core, unless the user set POLARS_MAX_THREADS; the engine is one process among many
 #: (Spark runs one worker per task slot). Embedded, the process is the caller's: nothing is set.
 POLARS_THREADS = "1"
+#: numpy's BLAS (OpenBLAS) threads for the same processes, unless the user set OPENBLAS_NUM_THREADS:
+#: rsp_plugin calls no BLAS routine, and each thread OpenBLAS starts when numpy is imported spins
+#: about 0.1 s of CPU before it sleeps (60 ms of a short `rsp-plugin query` on 2 cores)
+BLAS_THREADS = "1"
 
 
 def one_core(environment: MutableMapping[str, str] = os.environ) -> str:
-    """Set POLARS_MAX_THREADS to `POLARS_THREADS` unless the user did; the value in force.
+    """Set POLARS_MAX_THREADS to `POLARS_THREADS` and OPENBLAS_NUM_THREADS to `BLAS_THREADS` unless
+    the user did; polars' value in force.
 
-    polars reads it once, when first imported, so this runs where an engine is configured, before
-    that: the command line's `main`, `rsp_plugin.spark.spark_session` (for the workers)."""
+    polars and OpenBLAS read them once, when first imported, so this runs where an engine is
+    configured, before that: the command line's `main`, `rsp_plugin.spark.spark_session` (for the
+    workers' polars)."""
+    environment.setdefault("OPENBLAS_NUM_THREADS", BLAS_THREADS)
     return environment.setdefault("POLARS_MAX_THREADS", POLARS_THREADS)

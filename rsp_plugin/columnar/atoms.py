@@ -31,13 +31,11 @@ from typing import Iterator
 
 from ..core import limits
 from ..core.terms import TRIPLE, XSD_STRING, Dictionary
-from ..core.time import NEVER_EXPIRES
+from ..core.time import out_of_range
 from ..io.lines import Rejected, byte_blocks, check_line
 
 #: bytes read per block (whole lines)
 BLOCK_BYTES = 1 << 18
-#: time points this far from 0 are set aside (the columnar path holds them in int64)
-TIME_LIMIT = NEVER_EXPIRES
 
 _NAME = r"[a-z][A-Za-z0-9_]*"
 _VALUE = rf"(?:{_NAME}|-?[0-9]{{1,18}}(?:\.[0-9]+)?)"
@@ -300,9 +298,8 @@ def _slowly(numbered, first_line, terms, prefixes, tick_ms, filename, kind) -> A
         for item in items:
             if isinstance(item, Rejected):
                 rejected.append(Rejected(filename, number, item.reason))
-            elif not -TIME_LIMIT < item.time_point < TIME_LIMIT:
-                rejected.append(Rejected(filename, number, f"time point {item.time_point} is out of range "
-                                                           f"(at most {TIME_LIMIT - 1} either way)"))
+            elif (reason := out_of_range(item.time_point)) is not None:
+                rejected.append(Rejected(filename, number, reason))
             else:
                 lines.append(number)
                 times.append(item.time_point)

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..core import limits
 from ..core.terms import XSD_STRING, Dictionary
-from ..core.time import NEVER_EXPIRES
+from ..core.time import out_of_range
 from ..io.formats import Rejected, StreamElement, read_ntriples_at, read_tnt
 from ..io.lines import byte_blocks, check_line
 from .encode import encode_checked, series_of
@@ -55,8 +55,6 @@ _OBJECT_ONLY = rf"^{_OBJECT}$"
 #: integer timestamps read by the block reader: the others (19 digits or more) go to the per-line reader
 _TIME_DIGITS = 10**18
 _STRING_SUFFIX = '"^^' + XSD_STRING
-#: time points are int64 columns: a time point this far from 0 is set aside
-TIME_LIMIT = NEVER_EXPIRES
 
 
 @dataclass
@@ -164,6 +162,8 @@ def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int |
     form takes the per-line reader."""
     import polars as pl
 
+    if moment is not None and out_of_range(moment) is not None:  # (no int64 column holds it: each line says so)
+        return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
     series = _lines(data)
     if series is None:
         return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
@@ -207,11 +207,11 @@ def _tnt_slowly(data, first_line, rows, terms, tick_ms, filename, moment) -> Tri
                                        timestamp=moment)
     kept = []
     for number, element in elements:
-        if -TIME_LIMIT < element.time_point < TIME_LIMIT:
+        reason = out_of_range(element.time_point)
+        if reason is None:
             kept.append((number, element))
         else:
-            rejected.append(Rejected(filename, number, f"time point {element.time_point} is out of range "
-                                                       f"(at most {TIME_LIMIT - 1} either way)"))
+            rejected.append(Rejected(filename, number, reason))
     elements = kept
     count = len(elements)
     lines = np.fromiter((number for number, _ in elements), dtype=np.int64, count=count)

@@ -8,11 +8,11 @@ the user's (an option, a missing file, an unreachable broker): its message alone
 
 from __future__ import annotations
 
-import re
+from .regexes import LazyPattern
 
 #: a word of a message longer than this is input quoted whole (a token of thousands of digits, an
 #: IRI of a megabyte): it is cut to its start
-_LONG_WORD = re.compile(r"\S{101,}")
+_LONG_WORD = LazyPattern(r"\S{101,}")
 
 
 def short_words(message: str) -> str:

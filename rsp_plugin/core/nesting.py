@@ -30,19 +30,20 @@ import re
 from itertools import accumulate
 
 from .errors import LocatedError, position
+from .regexes import LazyPattern
 
 #: Turtle, TriG and SPARQL (one lexical family; the patterns of the query grammar's terminals): strings
 #: (long and short, either quote), comments and escapes (`ex:a\#`) hide their brackets; an IRI keeps
 #: them (a parser reading its `<` as "less than" sees them), but a `#` in it starts no comment
-TURTLE_HIDDEN = re.compile(r'"""(?:"?"?(?:[^"\\]|\\.))*"""'
+TURTLE_HIDDEN = LazyPattern(r'"""(?:"?"?(?:[^"\\]|\\.))*"""'
                            r"|'''(?:'?'?(?:[^'\\]|\\.))*'''"
                            r'|"(?:[^"\\\n\r]|\\.)*"'
                            r"|'(?:[^'\\\n\r]|\\.)*'"
                            r"|#[^\n]*"
                            r"|\\.")
-TURTLE_KEPT = re.compile(r'<[^<>"{}|^`\\\x00-\x20]*>')
+TURTLE_KEPT = LazyPattern(r'<[^<>"{}|^`\\\x00-\x20]*>')
 
-_NOT_BRACKETS = re.compile(r"[^\[\](){}]+")
+_NOT_BRACKETS = LazyPattern(r"[^\[\](){}]+")
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _OPENERS = "([{"
 

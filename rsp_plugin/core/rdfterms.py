@@ -21,6 +21,7 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
+from .regexes import LazyPattern
 from .terms import (
     Dictionary,
     canonical_literal,
@@ -30,7 +31,7 @@ from .terms import (
 )
 
 _XSD_STRING = str(XSD.string)
-_LITERAL = re.compile(r'"((?:[^"\\]++|\\.)*+)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<([^>]*)>)?\Z', re.S)  # possessive: no stack per character
+_LITERAL = LazyPattern(r'"((?:[^"\\]++|\\.)*+)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<([^>]*)>)?\Z', re.S)  # possessive: no stack per character
 
 
 def term_key(term: Node) -> str:

@@ -33,6 +33,7 @@ from decimal import Decimal, InvalidOperation
 from itertools import compress, filterfalse, takewhile
 from operator import eq
 
+from .regexes import LazyPattern
 from .xsd import INTEGER_TYPES
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -45,7 +46,7 @@ TRIPLE = "triple"
 
 #: the most digits Python reads as an int (its int-string limit, the default where it has none)
 _INT_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_NUMBER = LazyPattern(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _TYPED_LITERAL = re.compile(r'"(.*)"\^\^<([^>]*)>\Z', re.S)
 
 
@@ -100,16 +101,16 @@ class BadText(ValueError):
 
 #: `\uD83D\uDE00` (a high then a low surrogate, as Java and JSON write a character past U+FFFF)
 #: is one character; either half alone is none
-_ESCAPE = re.compile(r"\\(u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)",
+_ESCAPE = LazyPattern(r"\\(u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)",
                      re.S)
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATE = LazyPattern(r"[\ud800-\udfff]")
 _LONE = r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
-_LONE_SURROGATE = re.compile(_LONE)
+_LONE_SURROGATE = LazyPattern(_LONE)
 #: the escapes a text's scan looks at (`bad_escapes`): an escaped backslash (so that `\\uD800` is
 #: a backslash and "uD800"), a `\u` escape or surrogate pair, a `\U` escape; and a lone surrogate held
 #: as such (text that came from somewhere other than UTF-8 bytes: JSON, a Python caller)
-_SCANNED = re.compile(r"\\(\\|u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}"
+_SCANNED = LazyPattern(r"\\(\\|u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}"
                       r"|U[0-9A-Fa-f]{8})|" + _LONE)
 
 

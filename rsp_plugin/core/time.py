@@ -27,11 +27,27 @@ from datetime import datetime, timedelta, timezone
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Decimal, localcontext
 
 from .errors import clipped
+from .regexes import LazyPattern
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 #: The horizon of what never expires (background knowledge, unwindowed @).
 NEVER_EXPIRES = 1 << 62
+
+#: a stream's time points are strictly within this either way (the block readers' columns hold them in
+#: int64, with room for a window's bounds); `out_of_range` says why one is not
+TIME_LIMIT = NEVER_EXPIRES
+
+
+def out_of_range(time_point: int) -> str | None:
+    """Why a stream line's time point is set aside by a reader (None: it is in range).
+
+    >>> out_of_range(-5), out_of_range(1 << 62)
+    (None, 'time point 4611686018427387904 is out of range (at most 4611686018427387903 either way)')
+    """
+    if -TIME_LIMIT < time_point < TIME_LIMIT:
+        return None
+    return f"time point {time_point} is out of range (at most {TIME_LIMIT - 1} either way)"
 
 #: The largest duration (ms): a duration is a signed 64-bit count of milliseconds
 #: everywhere time is kept (timestamps, Spark, Arrow).
@@ -56,7 +72,7 @@ _ISO_MS = {"d": _D, "h": _H, "m": _MIN, "s": _S}
 _NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _PART = re.compile(rf"\s*({_NUMBER})\s*([A-Za-z]+)")
 _SHORT = re.compile(rf"([+-]?)((?:\s*{_NUMBER}\s*[A-Za-z]+)+)")
-_ISO = re.compile(r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+_ISO = LazyPattern(r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
                   r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?\Z")
 #: past this many ms a duration is not read further: more than any clock counts (and its digits cost)
 _TOO_LONG = Decimal(10) ** 40

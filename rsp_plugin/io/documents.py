@@ -49,6 +49,7 @@ from ..core import limits
 from ..core.errors import LocatedError, position
 from ..core.iris import file_iri
 from ..core.nesting import TURTLE_HIDDEN, TURTLE_KEPT, check_brackets
+from ..core.regexes import LazyPattern
 from ..core.terms import bad_escapes, quotable
 from .lines import decode_text
 
@@ -157,7 +158,7 @@ def parse_jsonld(document, graph, text: str, filename: str, *, base: str | None 
 
 
 #: an IRI as N-Triples writes one (what rdflib's writers and ours take)
-_IRI = re.compile(r'[^<>"{}|^`\\\x00-\x20]*\Z')
+_IRI = LazyPattern(r'[^<>"{}|^`\\\x00-\x20]*\Z')
 
 
 def _place_of(text: str, iri: str) -> tuple[int, int]:
@@ -176,7 +177,7 @@ class _EndOfProlog(Exception):
     pass
 
 
-_REFERENCE = re.compile(rb"&([A-Za-z_:][A-Za-z0-9_.:\-]*);")
+_REFERENCE = LazyPattern(rb"&([A-Za-z_:][A-Za-z0-9_.:\-]*);")
 _PREDEFINED = {"lt", "gt", "amp", "apos", "quot"}
 
 
@@ -277,7 +278,7 @@ def _as_bytes_for_references(data: bytes) -> bytes:
 # JSON-LD: contexts from local files only ---------------------------------------------------------------
 
 #: a JSON string, as the nesting check skips it (possessive: no backtracking state per character)
-_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.S)
+_JSON_STRING = LazyPattern(r'"(?:[^"\\]++|\\.)*+"', re.S)
 
 
 def load_json(text: str, filename: str):

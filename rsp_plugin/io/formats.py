@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, TextIO
 
 from ..core import limits
+from ..core.regexes import LazyPattern
 from ..core.terms import TRIPLE, BadText, Dictionary, canonical_literal, quotable
 from ..core.time import datetime_time_point, time_point
 from .lines import Rejected, lines_of, set_aside_bad_escapes
@@ -62,15 +63,15 @@ _BLANK = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
 # possessive (`++`, `*+`): no backtracking state per character, so a 10 MB literal costs its size, not 100 times it
 _LITERAL = r'"(?:[^"\\\n\r]++|\\.)*+"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRI + r")?"
 _TIMESTAMP = r"(?P<ts>-?\d+|\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)?)"
-_TNT_LINE = re.compile(
+_TNT_LINE = LazyPattern(
     rf"\s*{_TIMESTAMP}\s+(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})\s*\.\s*+(?:#.*)?\s*\Z"
 )
 _PREFIXED = r"(?:[A-Za-z][A-Za-z0-9_\-]*)?:(?:[A-Za-z0-9_](?:[A-Za-z0-9_\-.]*[A-Za-z0-9_\-])?)?"
-_ATOM_TERM = re.compile(
+_ATOM_TERM = LazyPattern(
     rf"\s*({_IRI}|{_LITERAL}|{_BLANK}|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|{_PREFIXED}|[a-z][A-Za-z0-9_]*)\s*"
 )
-_ATOM_HEAD = re.compile(rf"\s*{_TIMESTAMP}\s+({_IRI}|{_PREFIXED}|[a-z][A-Za-z0-9_]*)\s*")
-_PREFIX_LINE = re.compile(r"\s*@prefix\s+([A-Za-z][A-Za-z0-9_\-]*)?:\s*<([^>]*)>\s*\.?\s*\Z")
+_ATOM_HEAD = LazyPattern(rf"\s*{_TIMESTAMP}\s+({_IRI}|{_PREFIXED}|[a-z][A-Za-z0-9_]*)\s*")
+_PREFIX_LINE = LazyPattern(r"\s*@prefix\s+([A-Za-z][A-Za-z0-9_\-]*)?:\s*<([^>]*)>\s*\.?\s*\Z")
 
 
 def _time(text: str, tick_ms: int | None) -> int:
@@ -250,7 +251,7 @@ def format_fact(fact: Fact, terms: Dictionary) -> str:
 # Timestamped graphs and plain RDF documents (for continuous queries) ---------------------
 
 PROV_GENERATED_AT_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
-_NQUADS_LINE = re.compile(
+_NQUADS_LINE = LazyPattern(
     rf"\s*(?P<s>{_IRI}|{_BLANK})\s*(?P<p>{_IRI})\s*(?P<o>{_IRI}|{_BLANK}|{_LITERAL})"
     rf"\s*(?P<g>{_IRI}|{_BLANK})?\s*\.\s*+(?:#.*)?\s*\Z"
 )
@@ -467,7 +468,7 @@ def _trig_blocks(text: str, filename: str, *, _offset: int = 0, _directives: lis
             yield s, p, o, name, start_line
 
 
-_IRI_KEY = re.compile(_IRI + r"\Z")
+_IRI_KEY = LazyPattern(_IRI + r"\Z")
 
 
 def _check_iris(quads) -> None:

@@ -32,6 +32,7 @@ from rdflib.paths import (
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..core.rdfterms import term_key
+from ..core.regexes import LazyPattern
 from . import service
 from .bounds import UNBOUNDED, Budget
 from .expressions import Scope, evaluate, holds
@@ -628,8 +629,8 @@ _MISSING = object()
 
 _IRI = r"(?:<[^<>\"{}|^`\\\s]*>|[A-Za-z][\w.-]*:[\w.:%-]*|:[\w.:%-]*|a\b)"
 _MEMBER = rf"\^?\s*{_IRI}"
-_NEGATED_SET = re.compile(rf"!\s*(?:(?P<one>\^\s*{_IRI})|\((?P<many>\s*{_MEMBER}(?:\s*\|\s*{_MEMBER})*)\s*\))")
-_STRINGS = re.compile(r"""'{3}.*?'{3}|"{3}.*?"{3}|'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+"|#[^\n]*""", re.S)
+_NEGATED_SET = LazyPattern(rf"!\s*(?:(?P<one>\^\s*{_IRI})|\((?P<many>\s*{_MEMBER}(?:\s*\|\s*{_MEMBER})*)\s*\))")
+_STRINGS = LazyPattern(r"""'{3}.*?'{3}|"{3}.*?"{3}|'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+"|#[^\n]*""", re.S)
 
 
 def spell_out_inverse_negations(sparql: str) -> str:

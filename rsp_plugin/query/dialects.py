@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ..core.regexes import LazyPattern
 from .model import DIALECTS, ReportPolicy
 
 CSPARQL, RSPQL, CQELS, SPARQLSTREAM = "csparql", "rspql", "cqels", "sparqlstream"
@@ -116,18 +117,18 @@ def refusal(form: str, dialect: str) -> str | None:
 
 # guessing from text alone (for messages about text the grammar could not read) ----------------
 
-_NOISE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'(?:[^\'\\\n]++|\\.)*+\'|<[^<>\s]*>|#[^\n]*')
+_NOISE = LazyPattern(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'(?:[^\'\\\n]++|\\.)*+\'|<[^<>\s]*>|#[^\n]*')
 _MARKERS = [
-    (SPARQLSTREAM, re.compile(r"\bFROM\s+NAMED\s+STREAM\b|\[\s*NOW\s*-\s*\d", re.I)),
-    (RSPQL, re.compile(r"\bFROM\s+NAMED\s+WINDOW\b|\bREGISTER\s+[RID]STREAM\b|\bUNDER\s+ENTAILMENT\b"
+    (SPARQLSTREAM, LazyPattern(r"\bFROM\s+NAMED\s+STREAM\b|\[\s*NOW\s*-\s*\d", re.I)),
+    (RSPQL, LazyPattern(r"\bFROM\s+NAMED\s+WINDOW\b|\bREGISTER\s+[RID]STREAM\b|\bUNDER\s+ENTAILMENT\b"
                        r"|(?<![\w:])WINDOW\s+(?:[\w\-.]*:|\?|\$|I)|\bSELECT\s+[RID]STREAM\b"
                        r"|\bCONSTRUCT\s+[RID]STREAM\b|\[\s*FROM\s+NOW\b|\[\s*ELEMENTS\b", re.I)),
-    (CQELS, re.compile(r"\{[^{}]*?(?<![\w:])(?<!FROM )(?<!NAMED )(?<!ON )STREAM\s+(?:I|[\w\-.]*:[\w\-.]*|[?$]\w+)\s*\["
+    (CQELS, LazyPattern(r"\{[^{}]*?(?<![\w:])(?<!FROM )(?<!NAMED )(?<!ON )STREAM\s+(?:I|[\w\-.]*:[\w\-.]*|[?$]\w+)\s*\["
                        r"|(?<![\w:])(?:FROM\s+)?STREAM\s+(?!I\b)[A-Za-z_][\w\-]*(?![\w\-:.])\s*[\[{]", re.I)),
-    (CSPARQL, re.compile(r"\bFROM\s+STREAM\b|\bCOMPUTE\s+EVERY\b|\[\s*RANGE\s+TRIPLES\b", re.I)),
+    (CSPARQL, LazyPattern(r"\bFROM\s+STREAM\b|\bCOMPUTE\s+EVERY\b|\[\s*RANGE\s+TRIPLES\b", re.I)),
 ]
 #: forms two dialects write (REGISTER QUERY: C-SPARQL and CQELS4J): they count when no other form does
-_SHARED_MARKERS = [(CSPARQL, re.compile(r"\bREGISTER\s+QUERY\b", re.I))]
+_SHARED_MARKERS = [(CSPARQL, LazyPattern(r"\bREGISTER\s+QUERY\b", re.I))]
 
 
 def guess(text: str) -> str | None:

@@ -26,6 +26,7 @@ from rdflib import BNode, Literal, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..core.rdfterms import key_term, term_key
+from ..core.regexes import LazyPattern
 from ..core.xsd import NUMERIC_TYPES, double_lexical, to_float32
 from .bounds import UNBOUNDED, Budget
 from .patterns import compile_pattern
@@ -408,7 +409,7 @@ def _strafter(expr, row, scope):
 
 # dates -----------------------------------------------------------------------------------------
 
-_DATETIME_PARTS = re.compile(r"(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?\Z")
+_DATETIME_PARTS = LazyPattern(r"(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?\Z")
 
 
 def _datetime_parts(expr, row, scope):

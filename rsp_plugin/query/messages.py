@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ..core.errors import position
+from ..core.regexes import LazyPattern
 
 #: terminals shown as one kind of thing (first match wins, in this order)
 _KINDS = [
@@ -97,7 +98,7 @@ def anonymous_patterns(parser) -> dict[str, str]:
             if terminal.pattern.type == "str" and terminal.name not in _PUNCTUATION}
 
 
-_BRACKETS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'(?:[^\'\\\n]++|\\.)*+\''
+_BRACKETS = LazyPattern(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'(?:[^\'\\\n]++|\\.)*+\''
                        r'|<[^<>"{}|^`\\\x00-\x20]*>|#[^\n]*|[(){}\[\]]')
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 

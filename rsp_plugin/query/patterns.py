@@ -41,8 +41,7 @@ True
 
 from __future__ import annotations
 
-import re2
-import regex as backtracking
+import regex as backtracking  # (lark imports it anyway; re2 is imported by the first pattern: `_compile`)
 
 from .bounds import UNBOUNDED, Budget
 from .sparql_values import SparqlError
@@ -115,6 +114,8 @@ def compile_pattern(pattern: str, flags: str) -> Pattern:
 
 
 def _compile(pattern: str, flags: str) -> Pattern:
+    import re2  # (here: a query without REGEX or REPLACE does not pay for its import)
+
     options = re2.Options()
     options.log_errors = False  # (RE2 logs a pattern it refuses on stderr)
     try:
@@ -132,6 +133,8 @@ def _written(pattern: str, flags: str, end_of_text: str) -> str:
     engine's anchor for the very end (RE2 `\\z`, the regex module `\\Z`)."""
     prefix = ("(?i)" if "i" in flags else "") + ("(?m)" if "m" in flags else "")
     if "q" in flags:
+        import re2
+
         return prefix + re2.escape(pattern)
     dot = "(?s:.)" if "s" in flags else r"[^\n\r]"
     end = "$" if "m" in flags else end_of_text

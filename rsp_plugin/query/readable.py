@@ -27,23 +27,25 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+from ..core.regexes import LazyPattern
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_DATETIME = XSD + "dateTime"
 XSD_INTEGER = XSD + "integer"
 
 #: the lexical forms Turtle writes without quotes, by datatype
 _SHORT = {
-    XSD + "integer": re.compile(r"[+-]?[0-9]+\Z"),
-    XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+\Z"),
-    XSD + "double": re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+\Z"),
-    XSD + "boolean": re.compile(r"(true|false)\Z"),
+    XSD + "integer": LazyPattern(r"[+-]?[0-9]+\Z"),
+    XSD + "decimal": LazyPattern(r"[+-]?[0-9]*\.[0-9]+\Z"),
+    XSD + "double": LazyPattern(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+\Z"),
+    XSD + "boolean": LazyPattern(r"(true|false)\Z"),
 }
 #: a local part every prefixed-name reader takes (a subset of Turtle's PN_LOCAL)
-_LOCAL = re.compile(r"([A-Za-z0-9_]([A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)?\Z")
+_LOCAL = LazyPattern(r"([A-Za-z0-9_]([A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)?\Z")
 #: an IRI or a literal (with its language or datatype) inside a text
-_TERM = re.compile(r'"(?:[^"\\\n]|\\.)*"(?:\^\^<[^<>"{}|^`\\\s]*>|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?'
+_TERM = LazyPattern(r'"(?:[^"\\\n]|\\.)*"(?:\^\^<[^<>"{}|^`\\\s]*>|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?'
                    r'|<[^<>"{}|^`\\\s]*>')
-_TYPED = re.compile(r'"((?:[^"\\]|\\.)*)"\^\^<([^>]*)>\Z', re.S)
+_TYPED = LazyPattern(r'"((?:[^"\\]|\\.)*)"\^\^<([^>]*)>\Z', re.S)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 

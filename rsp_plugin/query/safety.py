@@ -39,6 +39,7 @@ from typing import Iterable
 
 from ..core import limits
 from ..core.errors import QuerySyntaxError
+from ..core.regexes import LazyPattern
 
 
 def allowed(iri: str, allow: Iterable[str] | None) -> bool:
@@ -135,7 +136,7 @@ def _service_endpoints(node):
             stack.append(value.algebra)
 
 
-_SERVICE = re.compile(r"SERVICE\s+(?:SILENT\s+)?(<[^<>\s]*>|\?\w+|\$\w+|[A-Za-z][\w.\-]*:[\w.\-]*|:[\w.\-]*)", re.I)
+_SERVICE = LazyPattern(r"SERVICE\s+(?:SILENT\s+)?(<[^<>\s]*>|\?\w+|\$\w+|[A-Za-z][\w.\-]*:[\w.\-]*|:[\w.\-]*)", re.I)
 
 
 def _service_place(query, endpoint) -> tuple[int, int]:

@@ -19,11 +19,12 @@ import json
 import re
 
 from ..core import limits
+from ..core.regexes import LazyPattern
 from .safety import allowed
 from .sparql_values import literal
 
-_SERVICE_TEXT = re.compile(r"^\s*SERVICE\s+(?:SILENT\s+)?(?:<[^<>]*>|\S+)\s*\{(.*)\}\s*$", re.S | re.I)
-_SILENT = re.compile(r"^\s*SERVICE\s+SILENT\b", re.I)
+_SERVICE_TEXT = LazyPattern(r"^\s*SERVICE\s+(?:SILENT\s+)?(?:<[^<>]*>|\S+)\s*\{(.*)\}\s*$", re.S | re.I)
+_SILENT = LazyPattern(r"^\s*SERVICE\s+SILENT\b", re.I)
 
 
 class ServiceError(Exception):

@@ -26,6 +26,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
+from ..core.regexes import LazyPattern
 from ..core.terms import unescape
 
 #: integer types derived from xsd:integer -> their bounds; numeric type promotion order (integer < decimal <
@@ -46,9 +47,9 @@ XSD_DATETIME = XSD + "dateTime"
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
-_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\Z")
-_DOUBLE = re.compile(r"([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF|NaN)\Z")
-_DATETIME = re.compile(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2}(?:\.[0-9]+)?)"
+_DECIMAL = LazyPattern(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\Z")
+_DOUBLE = LazyPattern(r"([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF|NaN)\Z")
+_DATETIME = LazyPattern(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2}(?:\.[0-9]+)?)"
                        r"(Z|[+-][0-9]{2}:[0-9]{2})?\Z")
 _LITERAL = re.compile(r'"((?:[^"\\]++|\\.)*+)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<([^>]*)>)?\Z', re.S)
 

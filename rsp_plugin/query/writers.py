@@ -40,7 +40,6 @@ from __future__ import annotations
 import csv
 import json
 from typing import TextIO
-from xml.sax.saxutils import escape, quoteattr
 
 from ..core.rdfterms import key_term
 from .readable import XSD, XSD_DATETIME, XSD_INTEGER, Readable, iso_time, time_literal
@@ -237,6 +236,9 @@ class XMLWriter(ResultWriter):
     or its xsd:dateTime with `--time iso`)."""
 
     def start(self, result) -> None:
+        # (saxutils imported here and in `body`, `_xml_term`: the other formats do not pay for its import)
+        from xml.sax.saxutils import quoteattr
+
         self.columns = self.names(result)
         self.out.write('<?xml version="1.0"?>\n'
                        f'<sparql xmlns="http://www.w3.org/2005/sparql-results#" xmlns:rsp="{RSP_NAMESPACE}">\n'
@@ -249,6 +251,8 @@ class XMLWriter(ResultWriter):
             self.out.write("  <results>\n")
 
     def body(self, result) -> None:
+        from xml.sax.saxutils import quoteattr
+
         t = self.readable.time(result.t)
         if result.form == "ASK":
             self.out.write(f'  <boolean rsp:t="{t}">{"true" if result.boolean else "false"}</boolean>\n')
@@ -271,6 +275,8 @@ class XMLWriter(ResultWriter):
 
 
 def _xml_term(key: str) -> str:
+    from xml.sax.saxutils import escape, quoteattr
+
     from rdflib import BNode, Literal, URIRef
 
     term = key_term(key)

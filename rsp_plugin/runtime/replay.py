@@ -5,21 +5,30 @@
 The watermark follows the timestamps read, so an out-of-order line is still
 taken while a window that will hold it is not reported yet, and is late
 otherwise. One `.tnt` / `.nt` file goes a block at a time, as columns
-(`columnar.replay`); anything else element by element. What the command line,
-the benchmarks and the service's tests replay (`cli/query.py` writes what comes
-out).
+(`columnar.replay`), unless it is smaller than `BLOCK_REPLAY_BYTES`; anything
+else element by element. Both ways give the same reports and set aside the same
+lines. What the command line, the benchmarks and the service's tests replay
+(`cli/query.py` writes what comes out).
 """
 
 from __future__ import annotations
 
 import heapq
+import os
+import stat
 from typing import Iterator
 
 from ..core import limits
 from ..core.errors import UserError
+from ..core.time import out_of_range
 from ..io.formats import Rejected, StreamElement
 from ..io.sources import OpenSource, StreamSource
 from .engine import RSPEngine
+
+#: a regular file smaller than this is replayed element by element: the block way's start (pyarrow
+#: imported, polars' string kernels started: ~25 ms of CPU) costs more than it saves on so few lines
+#: (~7 us a line; the ways break even near 5,000 lines of the SOSA stream, 600 KB)
+BLOCK_REPLAY_BYTES = 64 << 10
 
 
 class _Silent:
@@ -40,8 +49,9 @@ def replay(engine: RSPEngine, sources: list[StreamSource], *, first: int | None 
     than `max_line_bytes` or not UTF-8 is set aside by the readers; a timestamp too far ahead of the
     stream (the engine's `max_gap`) is set aside by the engine and never moves the watermark."""
     progress = progress or _Silent()
-    if (len(sources) == 1 and sources[0].kind == "file" and sources[0].fmt in ("tnt", "nt")
-            and first is None and last is None):
+    one_file = (len(sources) == 1 and sources[0].kind == "file" and sources[0].fmt in ("tnt", "nt")
+                and first is None and last is None)
+    if one_file and not _small_file(sources[0].path):
         return _replay_blocks(engine, sources[0], progress, results, max_line_bytes)
     rows = set_aside = shown = 0
 
@@ -59,7 +69,9 @@ def replay(engine: RSPEngine, sources: list[StreamSource], *, first: int | None 
             handle = OpenSource(source, engine.terms, max_line_bytes=max_line_bytes,
                                 contexts=engine.jsonld_contexts, note=on_note)
             opened.append(handle)
-            readers.append(_tagged(number, source, handle.elements))
+            # (a small file the block way would read: its reader's range check too, so the same lines are set aside)
+            elements = _in_range(handle.elements, source.name) if one_file else handle.elements
+            readers.append(_tagged(number, source, elements))
         live = any(source.live for source in sources)
         for time_key, source, batch in _batches(heapq.merge(*readers)):
             if isinstance(batch, Rejected):
@@ -85,6 +97,27 @@ def replay(engine: RSPEngine, sources: list[StreamSource], *, first: int | None 
         for handle in opened:
             handle.close()
     return set_aside
+
+
+def _small_file(path) -> bool:
+    """A regular file smaller than `BLOCK_REPLAY_BYTES` (anything that cannot be told: no)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):  # (the block way says why it cannot be read)
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_size < BLOCK_REPLAY_BYTES
+
+
+def _in_range(items, name: str) -> Iterator:
+    """The elements read, one whose time point the block readers set aside (`core.time.out_of_range`)
+    turned into the same `Rejected` record."""
+    for item in items:
+        if isinstance(item, StreamElement):
+            reason = out_of_range(item.time_point)
+            if reason is not None:
+                yield Rejected(name, item.line, reason)
+                continue
+        yield item
 
 
 def _replay_blocks(engine: RSPEngine, source: StreamSource, progress, results,
