@@ -496,7 +496,7 @@ class PaneAggregates:
         odd: set[int] = set()
         for table in self._pattern_rows(backend, layout.static, pane, s, p, o):
             if table is not None and len(table[PANE]):  # (a static pattern matches the window there)
-                odd |= set(np.unique(table[PANE]).tolist())
+                odd |= set(table[PANE].tolist())
         summary = self._star_summary(backend, tables, repeats) if layout.star is not None else None
         if summary is None:  # (polars: the columnar backend's joins and filters over the batch)
             if repeats:  # (each triple once per pane: a triple in two panes stays twice)

@@ -729,7 +729,7 @@ class ColumnarBackend(Backend):
         at, hit = state.value_places(column)
         if not bool(hit.all()):
             keys = self.terms.keys
-            for value in np.unique(column[~hit]).tolist():
+            for value in sorted(set(column[~hit].tolist())):
                 state.values[value] = _value_of(value, keys[value])
             state._value_arrays = None
             at, _ = state.value_places(column)
