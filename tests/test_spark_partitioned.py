@@ -103,6 +103,71 @@ def test_a_state_store_written_with_another_key_is_refused_in_one_line(tmp_path)
                          "written with another key, or cut short); refused")
 
 
+@pytest.mark.spark
+def test_a_run_killed_inside_a_batch_writes_each_report_and_dead_letter_once_after_the_restart(tmp_path):
+    """The keys' engines are in Spark's state store, which Spark rolls back to the batch before one it had not
+    committed, and runs that batch again: the driver's files are cut back to where its last saved state says
+    they ended. Killed after writing batch 1's reports and dead letter (before saving): restarted, batch 1 is
+    written once. Killed after saving batch 2 and before Spark committed it (its commit and the next batch's
+    offsets removed, as a kill leaves them), with batch 3's reports written after it: restarted, batch 2 is
+    not written again and batch 3 is cut back and written once. The files are an uninterrupted run's."""
+    from rsp_plugin.spark import run, spark_session
+    from rsp_plugin.spark.sinks import JSONLinesSink
+
+    spark = spark_session("local[2]")
+    lines = sensor_stream(7).splitlines()
+    for number in (150, 350):  # a line set aside in batch 1 and one in batch 3 (100 lines a batch)
+        lines[number] = f"{number * 40} <{EX}sensor1> <{EX}temperature> broken ."
+    stream = tmp_path / "s.tnt"
+    stream.write_text("\n".join(lines) + "\n")
+    query = tmp_path / "q.rq"
+    query.write_text(PER_SENSOR)
+
+    class Notes:
+        def __init__(self):
+            self.lines = []
+
+        def note(self, text):
+            self.lines.append(text)
+
+    def partitioned(sink, dead, checkpoint, progress=None):
+        return run(spark, str(query), {f"{EX}s": str(stream)}, sink, dead_letters=str(dead), checkpoint=checkpoint,
+                   max_lines_per_trigger=100, progress=progress).wait()
+
+    def killed_after_writing(batch):
+        class Killed(JSONLinesSink):
+            def write(self, batch_id, results):
+                super().write(batch_id, results)
+                if batch_id == batch:
+                    raise RuntimeError(f"killed after writing batch {batch}'s reports")
+        return Killed(out)
+
+    partitioned(JSONLinesSink(tmp_path / "want.jsonl"), tmp_path / "want-dead.txt", None)
+    want, want_dead = (tmp_path / "want.jsonl").read_text(), (tmp_path / "want-dead.txt").read_text()
+    assert [line.split(": ")[0] for line in want_dead.splitlines()] == [f"{stream}:151", f"{stream}:351"]
+
+    out, dead, checkpoint = tmp_path / "out.jsonl", tmp_path / "dead.txt", tmp_path / "chk"
+    with pytest.raises(Exception, match="killed after writing batch 1"):
+        partitioned(killed_after_writing(1), dead, checkpoint)
+    assert dead.read_text() == want_dead.splitlines(keepends=True)[0]
+    first = out.read_text()
+    assert first and want.startswith(first)
+
+    with pytest.raises(Exception, match="killed after writing batch 3"):
+        partitioned(killed_after_writing(3), dead, checkpoint)
+    third = out.read_text()
+    assert len(third) > len(first) and want.startswith(third) and dead.read_text() == want_dead
+    spark_log = checkpoint / "spark"
+    for name in ("commits/2", "commits/.2.crc", "offsets/3", "offsets/.3.crc"):
+        (spark_log / name).unlink()
+
+    notes = Notes()
+    done = partitioned(JSONLinesSink(out), dead, checkpoint, notes)
+    assert out.read_text() == want and dead.read_text() == want_dead
+    assert done.driver.resumed and "batch 2: seen before (a restart re-runs it); nothing to do" in notes.lines
+    assert done.state.results == len(want.splitlines()) and done.set_aside == 2
+
+
 @pytest.mark.parametrize("where, reason", [
     (f"?sensor <{EX}temperature> ?v . ?obs <{EX}by> ?other",
      f"the pattern ?obs <{EX}by> ?other does not mention ?sensor"),

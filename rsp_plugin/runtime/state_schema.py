@@ -255,6 +255,9 @@ SCHEMA: dict[str, dict | str] = {
         replay=ours("columnar.reason:Replay", "mtl.run:MetricReplay"), fingerprint=STR, last_batch=INT, set_aside=INT,
         out_position=SINK_POSITION, finished=BOOL),
     "rsp_plugin.spark.partitioned:_KeyCollector": dict(results=LIST),
+    "rsp_plugin.spark.partitioned:KeyedState": dict(
+        results=INT, set_aside=INT, finished=BOOL, last_batch=INT, sink_position=SINK_POSITION,
+        dead_position=SINK_POSITION),
     "rsp_plugin.spark.distributed.driver:DistributedState": dict(
         fingerprint=STR, admission=ours("spark.distributed.admission:Admission"), stored=LIST, reported=maybe(int),
         last_batch=INT, previous=maybe(list), previous_boolean=BOOL, rows=INT, set_aside=INT, results=INT,

@@ -4,7 +4,10 @@ Spark's checkpoint keeps the sources' offsets and which batches committed; the
 continuous-query engine (windows, materialization, annotations, the R2S
 memory of ISTREAM / DSTREAM) lives in the driver and is saved here, under
 `<checkpoint>/rsp-state/`, one file per committed batch, written whole and
-renamed into place (a crash leaves the previous one intact). The two latest
+renamed into place (a crash leaves the previous one intact). Distributed mode
+keeps its driver's state in `rsp-distributed/`, partitioned mode (whose keys'
+engines are in Spark's state store) its counts and outputs' ends in
+`rsp-partitioned/`. The two latest
 are kept. A run's first state is saved before its first batch (`save_start`:
 `state--1.json`, batch -1): it says where the outputs began, so that a run
 killed after writing its first batch's reports and before saving that batch is
@@ -42,9 +45,12 @@ __all__ = ["KEEP", "StateError", "StateStore", "dumps", "loads"]
 class StateStore:
     """Driver states by batch id in a directory: save after a batch, load the latest on restart."""
 
-    def __init__(self, checkpoint: str | os.PathLike, key_file: str | os.PathLike | None = None):
+    def __init__(self, checkpoint: str | os.PathLike, key_file: str | os.PathLike | None = None,
+                 folder: str = "rsp-state"):
         self.root = Path(checkpoint)
-        self.directory = self.root / "rsp-state"
+        #: `folder`: one per mode's state (driver mode `rsp-state`, distributed `rsp-distributed`,
+        #: partitioned `rsp-partitioned`), so that no mode reads another's
+        self.directory = self.root / folder
         self.key_file = key_file
         self._key: bytes | None = None
 

@@ -334,10 +334,17 @@ class KeyedResult:
 class KeyedDriver:
     """`foreachBatch` of the keys' reports: each batch's keyed results to the sink, its lines set aside to the
     dead letters, counted (`state`); a replay's `finish()` reads every key's engine back from the state store
-    and reports its last windows (on the executors)."""
+    and reports its last windows (on the executors).
+
+    With a checkpoint, `store` (a `StateStore`, `<checkpoint>/rsp-partitioned/`) keeps `state` as the other
+    modes keep theirs: saved before the first batch and after every batch's reports are written, with where
+    the sink and the dead letters ended; a new driver on the same checkpoint cuts them back to there. Spark
+    runs again the batch it had not committed (the keys' engines from the state store's version before it):
+    written and not saved, it was cut back and is written again; saved (the run killed before Spark wrote
+    its commit), it is `last_batch` and not written again."""
 
     def __init__(self, spark, sink, dead_letters, progress, *, state_location: str, query_name: str,
-                 state_key: bytes):
+                 state_key: bytes, store=None):
         self.spark = spark
         self.sink = sink
         self.dead_letters = dead_letters
@@ -345,26 +352,54 @@ class KeyedDriver:
         self.state_location = state_location
         self.query_name = query_name
         self.state_key = state_key
-        self.state = KeyedState()
+        self.store = store
+        saved = store.load() if store is not None else None
+        if saved is not None:
+            self.state: KeyedState = saved
+            sink.rewind(saved.sink_position)
+            dead_letters.rewind(saved.dead_position)
+        else:
+            self.state = KeyedState()
+            if store is not None:  # where the outputs begin: a run killed inside its first batch is cut back here
+                self.state.sink_position = sink.position()
+                self.state.dead_position = dead_letters.position()
+                store.save_start(self.state)
+        self.resumed = saved is not None
         #: each micro-batch's latency (s): from the end of the one before (or the start) to its delivery
         self.batch_seconds: list[float] = []
         self._last = time.perf_counter()
 
     def __repr__(self) -> str:
-        return f"<KeyedDriver results={self.state.results} set_aside={self.state.set_aside}>"
+        return (f"<KeyedDriver last_batch={self.state.last_batch} results={self.state.results} "
+                f"set_aside={self.state.set_aside}>")
 
     def __call__(self, batch, batch_id: int) -> None:
-        self.deliver(batch_id, [row.asDict() for row in batch.collect()])
+        # (collected even when seen before: Spark's state store keeps the keys' engines as the batch makes them)
+        rows = [row.asDict() for row in batch.collect()]
+        if batch_id <= self.state.last_batch:
+            if self.progress is not None:
+                self.progress.note(f"batch {batch_id}: seen before (a restart re-runs it); nothing to do")
+            return
+        if self.state.finished:
+            raise RuntimeError("the replay has finished; new data needs a new checkpoint location")
+        self.deliver(batch_id, rows)
 
     def deliver(self, batch_id: int, rows: list[dict]) -> None:
+        """A batch's rows out (`batch_id` -1: the replay's end), then the state saved with the outputs' ends."""
         rows = sorted(rows, key=lambda row: (row["t"] if row["t"] is not None else -1, row["key"] or ""))
         refused = [row["payload"] for row in rows if row["kind"] == "rejected"]
         self.dead_letters.write(batch_id, refused)
         out = [KeyedResult(self.query_name, row["key"], row["t"], json.loads(row["payload"]))
                for row in rows if row["kind"] == "result"]
         self.sink.write(batch_id, out)
-        self.state.results += len(out)
-        self.state.set_aside += len(refused)
+        state = self.state
+        state.results += len(out)
+        state.set_aside += len(refused)
+        state.last_batch = max(state.last_batch, batch_id)
+        state.sink_position = self.sink.position()
+        state.dead_position = self.dead_letters.position()
+        if self.store is not None:
+            self.store.save(state.last_batch, state)
         now = time.perf_counter()
         if batch_id >= 0:
             self.batch_seconds.append(now - self._last)
@@ -373,20 +408,25 @@ class KeyedDriver:
             self.progress.note(f"batch {batch_id}: {len(out)} keyed results, {len(refused)} set aside")
 
     def finish(self) -> None:
-        """The end of a replay: each key's last windows (once)."""
+        """The end of a replay: each key's last windows (once: saved as finished)."""
         if self.state.finished:
             return
+        rows = _finish_keys(self.spark, self.state_location, self.query_name, self.state_key)
         self.state.finished = True
-        self.deliver(-1, _finish_keys(self.spark, self.state_location, self.query_name, self.state_key))
+        self.deliver(-1, rows)
 
 
 @dataclass
 class KeyedState:
-    """What a partitioned run wrote so far: its results, the stream lines set aside."""
+    """What a partitioned run wrote so far: its results, the stream lines set aside, the last batch written and
+    where the sink and the dead letters ended then (saved with a checkpoint: `KeyedDriver`)."""
 
     results: int = 0
     set_aside: int = 0
     finished: bool = False
+    last_batch: int = -1
+    sink_position: object = None
+    dead_position: object = None
 
 
 def engine_key_plan(engine, key: str | None) -> KeyPlan:
@@ -412,6 +452,7 @@ def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sin
     from pyspark.sql.streaming.state import GroupStateTimeout
 
     from . import SparkRun, _start
+    from .checkpoint import StateStore
     from .sinks import DeadLetters
 
     (registered,) = engine.queries.values()
@@ -432,8 +473,10 @@ def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sin
              .withColumn("key", F.when(F.col("rejected").isNull(), route))
              .where(F.col("key").isNotNull() | F.col("rejected").isNotNull())
              # Spark drops a row whose event time is <= the watermark (the latest time seen before this
-             # batch): shifted by 1 ms and watermarked 1 ms late, a row at the latest time still counts
-             .withColumn("event_time", F.timestamp_millis(F.coalesce("ts", F.lit(0)) + 1))
+             # batch): shifted by 1 ms and watermarked 1 ms late, a row at the latest time still counts; a
+             # row set aside has none (Spark keeps it: it is never late, and it moves no watermark)
+             .withColumn("event_time", F.when(F.col("rejected").isNull(),
+                                              F.timestamp_millis(F.coalesce("ts", F.lit(0)) + 1)))
              .withWatermark("event_time", "1 millisecond"))
     location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
     state_location = str(location / "spark")
@@ -445,8 +488,10 @@ def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sin
                                  filename, state_key, state_location, (engine.max_eval_ms, engine.max_solutions))
         results = keyed.groupBy("key").applyInPandasWithState(evaluate, OUTPUT, STATE, "append",
                                                               GroupStateTimeout.EventTimeTimeout)
+        store = StateStore(location, checkpoint_key, "rsp-partitioned") if checkpoint is not None else None
         driver = KeyedDriver(spark, sink, dead_letters if dead_letters is not None else DeadLetters(), progress,
-                             state_location=state_location, query_name=registered.name, state_key=state_key)
+                             state_location=state_location, query_name=registered.name, state_key=state_key,
+                             store=store)
         started, replay = _start(results.writeStream.outputMode("append").foreachBatch(driver), state_location,
                                  trigger)
     except BaseException:

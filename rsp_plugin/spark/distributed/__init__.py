@@ -45,13 +45,14 @@ def start_distributed(spark, plan: DistributedPlan, frame, lanes: list[str], sin
     `pieces`: `frame` holds the `rdf` source's pieces of files (`emit` pieces), not their rows.
     Without a checkpoint the window's files go to a scratch directory, removed when the run ends."""
     from .. import SparkRun, _offsets, _start
+    from ..checkpoint import StateStore
     from .driver import DistributedDriver
     from .store import FactStore
 
     scratch = None
     if checkpoint is not None:
         root = Path(checkpoint)
-        states = _DistributedStates(root, checkpoint_key)
+        states = StateStore(root, checkpoint_key, "rsp-distributed")  # (the two latest states: state-N.json)
         store = FactStore(root / "rsp-distributed" / "facts")
     else:
         scratch = tempfile.mkdtemp(prefix="rsp-distributed-")
@@ -61,14 +62,3 @@ def start_distributed(spark, plan: DistributedPlan, frame, lanes: list[str], sin
                                progress=progress, delay_ms=delay_ms, pieces=pieces)
     started, replay = _start(frame.writeStream.foreachBatch(driver), _offsets(checkpoint), trigger)
     return SparkRun("distributed", started, driver, replay, scratch)
-
-
-class _DistributedStates:
-    """The distributed driver's saved states: `<checkpoint>/rsp-distributed/state-N.json` (the two latest)."""
-
-    def __new__(cls, checkpoint, key_file=None):
-        from ..checkpoint import StateStore
-
-        store = StateStore(checkpoint, key_file)
-        store.directory = Path(checkpoint) / "rsp-distributed"
-        return store
