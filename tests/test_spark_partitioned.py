@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import random
+import re
 
 import pytest
 
@@ -75,6 +76,48 @@ def test_per_key_engines_in_the_state_store_give_the_driver_side_answers(tmp_pat
     table = spark.sql("SELECT t, result FROM partitioned").collect()
     assert sorted((row.t, json.loads(row.result)["key"]) for row in table) == sorted(
         (line["t"], line["key"]) for line in lines)
+
+
+@pytest.mark.spark
+def test_triples_behind_the_watermark_are_set_aside_with_their_place_and_change_no_report(tmp_path):
+    """Spark's stateful operator drops a row behind its watermark without a word: the keys' function judges
+    it by Spark's rule instead, and it goes to the dead letters once, with the stream, the triple and the
+    late reason; the reports are those of the stream without it (a known key's triple would raise its
+    MAX, a new key's would make it report)."""
+    from rsp_plugin.spark import run, spark_session
+
+    spark = spark_session("local[2]")
+    lines = sensor_stream(11).splitlines()
+    clean = tmp_path / "clean.tnt"
+    clean.write_text("\n".join(lines) + "\n")
+    late = [f'120 <{EX}sensor1> <{EX}temperature> "99"^^{INT} .', f'120 <{EX}sensor1> <{EX}humidity> "5"^^{INT} .',
+            f'40 <{EX}sensor9> <{EX}temperature> "50"^^{INT} .', f'80 <{EX}sensor9> <{EX}humidity> "7"^^{INT} .']
+    lines[250:250] = late[:2]  # batch 3 (100 lines a batch): the watermark is near 8 s, and was near 4 s
+    lines[352:352] = late[2:]  # batch 4: a key that only ever had late triples
+    stream = tmp_path / "s.tnt"
+    stream.write_text("\n".join(lines) + "\n")
+    query = tmp_path / "q.rq"
+    query.write_text(PER_SENSOR)
+    plain = tmp_path / "plain.rq"
+    plain.write_text(split_partition_clause(PER_SENSOR)[0])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["query", str(plain), "--stream", f"{EX}s={clean}"]) == 0
+    expected = by_instant(json.loads(line) for line in out.getvalue().splitlines())
+
+    got, dead = [], tmp_path / "dead.txt"
+    done = run(spark, str(query), {f"{EX}s": str(stream)}, got.append, dead_letters=str(dead),
+               max_lines_per_trigger=100).wait()
+    assert by_instant(result.to_json() for result in got) == expected
+    assert done.set_aside == 4
+    records = dead.read_text().splitlines()
+    assert len(records) == 4
+    for line in late:
+        stamp, triple = line.split(" ", 1)
+        found = [record for record in records if record.startswith(f"{EX}s: {triple[:-2]}: ")]
+        assert len(found) == 1, (line, records)
+        assert re.fullmatch(rf"late: timestamp {stamp} is older than every window still to be reported "
+                            r"\(watermark \d+\); set aside", found[0].split(": ", 2)[2])
 
 
 @pytest.mark.spark

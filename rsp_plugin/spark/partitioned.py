@@ -472,12 +472,16 @@ def start_partitioned(spark, plan: KeyPlan, engine, frame, lanes: list[str], sin
     keyed = (frame.withColumn("rejected", rejected)
              .withColumn("key", F.when(F.col("rejected").isNull(), route))
              .where(F.col("key").isNotNull() | F.col("rejected").isNotNull())
-             # Spark drops a row whose event time is <= the watermark (the latest time seen before this
-             # batch): shifted by 1 ms and watermarked 1 ms late, a row at the latest time still counts; a
-             # row set aside has none (Spark keeps it: it is never late, and it moves no watermark)
+             # the watermark: the latest event time seen (shifted by 1 ms and watermarked 1 ms late, a row
+             # at the latest time is not behind it); a row set aside has none (it moves no watermark)
              .withColumn("event_time", F.when(F.col("rejected").isNull(),
                                               F.timestamp_millis(F.coalesce("ts", F.lit(0)) + 1)))
-             .withWatermark("event_time", "1 millisecond"))
+             .withWatermark("event_time", "1 millisecond")
+             # past the watermark's node, no row has an event time: Spark would drop a late row silently
+             # before the keys' function; that function judges it by Spark's own rule (`_late_floor`) and
+             # sets it aside with its reason (the column keeps the watermark's mark: timeouts need it)
+             .withColumn("event_time", F.lit(None).cast("timestamp").alias(
+                 "event_time", metadata={"spark.watermarkDelayMs": 1})))
     location = Path(checkpoint) if checkpoint is not None else Path(tempfile.mkdtemp(prefix="rsp-partitioned-"))
     state_location = str(location / "spark")
     try:
@@ -552,6 +556,8 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
         import pandas as pd
         from pyspark.sql.streaming.state import GroupState  # noqa: F401 - the state's type
 
+        from ..core.admission import late as late_message
+
         (value,) = key
         if state.hasTimedOut:
             engine, collector = _load_key(state.get[0], state_key, state_location, value)
@@ -566,6 +572,17 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
             yield pd.DataFrame({"key": None, "t": None, "kind": "rejected",
                                 "payload": data["rejected"].astype(str)})
             return
+        watermark = state.getCurrentWatermarkMs()
+        if (data["ts"] < watermark).any():  # (older than the watermark: maybe late, by Spark's rule)
+            floor = _late_floor(state_location, watermark)
+            late = data["ts"] < floor
+            if late.any():
+                yield pd.DataFrame({"key": None, "t": None, "kind": "rejected", "payload": [
+                    f"{stream}: {s} {p} {o}: {late_message(int(stamp), floor)}" for stream, s, p, o, stamp in
+                    zip(*(data.loc[late, name] for name in ("stream", "s", "p", "o", "ts")))]})
+                data = data[~late]
+                if data.empty:  # as if Spark had dropped them: the state untouched (a timeout due still
+                    return      # wakes the key in this batch: Spark looks for timeouts after the data)
         engine, collector = (_load_key(state.get[0], state_key, state_location, value) if state.exists
                              else _new_engine(text, streams, query_name, background, graphs, filename, bounds))
         data = data.sort_values(["ts", "lane"], kind="stable")
@@ -582,6 +599,29 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
         yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
 
     return evaluate
+
+
+def _late_floor(checkpoint: str, watermark: int) -> int:
+    """The time before which Spark's stateful operator drops a row as late in the running batch: the
+    watermark of the batch before (`watermark` is the running batch's), read from Spark's offset log in
+    the checkpoint (`offsets/N`: a version line, then the batch's metadata, with `batchWatermarkMs`).
+    The running batch's own watermark when there is no batch before or the log cannot be read (then a
+    row Spark would have taken is set aside: said, never lost)."""
+    import os
+
+    def batch_watermark(number: int) -> int:
+        with open(os.path.join(checkpoint, "offsets", str(number)), encoding="utf-8") as log:
+            log.readline()
+            return int(json.loads(log.readline())["batchWatermarkMs"])
+
+    try:
+        numbers = [int(name) for name in os.listdir(os.path.join(checkpoint, "offsets")) if name.isdigit()]
+        running = max(numbers)
+        if running == 0 or batch_watermark(running) != watermark:
+            return watermark
+        return min(batch_watermark(running - 1), watermark)
+    except (OSError, ValueError, KeyError, TypeError):
+        return watermark
 
 
 class _KeyCollector:
