@@ -83,7 +83,8 @@ def test_triples_behind_the_watermark_are_set_aside_with_their_place_and_change_
     """Spark's stateful operator drops a row behind its watermark without a word: the keys' function judges
     it by Spark's rule instead, and it goes to the dead letters once, with the stream, the triple and the
     late reason; the reports are those of the stream without it (a known key's triple would raise its
-    MAX, a new key's would make it report)."""
+    MAX, a new key's would make it report). A triple far ahead of its key's time, set aside by
+    the key's engine, goes to the dead letters too."""
     from rsp_plugin.spark import run, spark_session
 
     spark = spark_session("local[2]")
@@ -94,6 +95,8 @@ def test_triples_behind_the_watermark_are_set_aside_with_their_place_and_change_
             f'40 <{EX}sensor9> <{EX}temperature> "50"^^{INT} .', f'80 <{EX}sensor9> <{EX}humidity> "7"^^{INT} .']
     lines[250:250] = late[:2]  # batch 3 (100 lines a batch): the watermark is near 8 s, and was near 4 s
     lines[352:352] = late[2:]  # batch 4: a key that only ever had late triples
+    ahead = f'{10 ** 13} <{EX}sensor1> <{EX}temperature> "98"^^{INT} .'
+    lines.append(ahead)  # (the last batch: its key's engine sets it aside, far ahead of the key's time)
     stream = tmp_path / "s.tnt"
     stream.write_text("\n".join(lines) + "\n")
     query = tmp_path / "q.rq"
@@ -109,9 +112,11 @@ def test_triples_behind_the_watermark_are_set_aside_with_their_place_and_change_
     done = run(spark, str(query), {f"{EX}s": str(stream)}, got.append, dead_letters=str(dead),
                max_lines_per_trigger=100).wait()
     assert by_instant(result.to_json() for result in got) == expected
-    assert done.set_aside == 4
+    assert done.set_aside == 5
     records = dead.read_text().splitlines()
-    assert len(records) == 4
+    assert len(records) == 5
+    far = [record for record in records if record.startswith(f"{EX}s: {ahead.split(' ', 1)[1][:-2]}: ")]
+    assert len(far) == 1 and "ahead" in far[0], records
     for line in late:
         stamp, triple = line.split(" ", 1)
         found = [record for record in records if record.startswith(f"{EX}s: {triple[:-2]}: ")]

@@ -587,13 +587,20 @@ def _key_function(text: str, streams: tuple[str, ...], query_name: str, backgrou
                              else _new_engine(text, streams, query_name, background, graphs, filename, bounds))
         data = data.sort_values(["ts", "lane"], kind="stable")
         intern = engine.terms.intern
+        refused = []  # (what the key's engine sets aside, too far ahead: to the dead letters, not lost)
+        engine.rejected.clear()
         for (stamp, lane), group in data.groupby(["ts", "lane"], sort=False):
             stamp = int(stamp)
             if (engine.watermark is None or stamp > engine.watermark) and engine.gap_problem(stamp) is None:
                 engine.advance_to(stamp, collect=False)
             stream = group["stream"].iloc[0]
-            engine.push_ids(stream, [(stamp, (intern(s), intern(p), intern(o)))
-                                     for s, p, o in zip(group["s"], group["p"], group["o"])])
+            for s, p, o in zip(group["s"], group["p"], group["o"]):
+                engine.push_ids(stream, [(stamp, (intern(s), intern(p), intern(o)))])
+                if engine.rejected:
+                    refused.append(f"{stream}: {s} {p} {o}: {engine.rejected[-1].reason}")
+                    engine.rejected.clear()  # (kept in no key's state: said once, here)
+        if refused:
+            yield pd.DataFrame({"key": None, "t": None, "kind": "rejected", "payload": refused})
         rows = _rows(value, collector.take())
         _keep(engine, collector, state, state_key)
         yield pd.DataFrame(rows, columns=["key", "t", "kind", "payload"])
