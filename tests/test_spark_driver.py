@@ -158,6 +158,15 @@ def test_a_repeated_batch_id_is_a_no_op(tmp_path):
     assert "seen before" in driver.reports[1].line()
 
 
+def _hot_driver(folder, out):
+    """A driver of SELECT_HOT over one stream, its state in `folder`/chk, its output `out`."""
+    engine = RSPEngine()
+    engine.register_stream(f"{EX}s")
+    engine.register_query(SELECT_HOT)
+    return MicroBatchDriver(engine, JSONLinesSink(out), streams=[f"{EX}s"], store=StateStore(folder / "chk"),
+                            dead_letters=DeadLetters(folder / "dead.txt"))
+
+
 def test_a_driver_restarted_from_its_state_store_goes_on_where_it_stopped(tmp_path):
     """Batches 0-1 in one driver, a crash, then 1 (again: Spark re-runs it) to 3 in a new one."""
     stream = tmp_path / "s.tnt"
@@ -166,11 +175,7 @@ def test_a_driver_restarted_from_its_state_store_goes_on_where_it_stopped(tmp_pa
     uninterrupted, _, _ = spark_side(SELECT_HOT, [f"{EX}s"], batches)
 
     def new_driver(out):
-        engine = RSPEngine()
-        engine.register_stream(f"{EX}s")
-        engine.register_query(SELECT_HOT)
-        return MicroBatchDriver(engine, JSONLinesSink(out), streams=[f"{EX}s"], store=StateStore(tmp_path / "chk"),
-                                dead_letters=DeadLetters(tmp_path / "dead.txt"))
+        return _hot_driver(tmp_path, out)
 
     out = tmp_path / "out.jsonl"
     first = new_driver(out)
@@ -200,11 +205,7 @@ def test_a_driver_killed_inside_its_first_batch_writes_each_report_once_after_th
     uninterrupted, _, _ = spark_side(SELECT_HOT, [f"{EX}s"], batches)
 
     def new_driver(out):
-        engine = RSPEngine()
-        engine.register_stream(f"{EX}s")
-        engine.register_query(SELECT_HOT)
-        return MicroBatchDriver(engine, JSONLinesSink(out), streams=[f"{EX}s"], store=StateStore(tmp_path / "chk"),
-                                dead_letters=DeadLetters(tmp_path / "dead.txt"))
+        return _hot_driver(tmp_path, out)
 
     out = tmp_path / "out.jsonl"
     out.write_text('{"t": -1, "an earlier run": true}\n')

@@ -41,6 +41,16 @@ def sensor_stream(seed: int, lines: int = 400) -> str:
     return "\n".join(out) + "\n"
 
 
+def local_reports(folder, stream) -> dict[int, list[str]]:
+    """PER_SENSOR without its PARTITION BY, run by the local engine on `stream`: the reports by instant."""
+    plain = folder / "plain.rq"
+    plain.write_text(split_partition_clause(PER_SENSOR)[0])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["query", str(plain), "--stream", f"{EX}s={stream}"]) == 0
+    return by_instant(json.loads(line) for line in out.getvalue().splitlines())
+
+
 def by_instant(lines) -> dict[int, list[str]]:
     rows: dict[int, list[str]] = {}
     for line in lines:
@@ -57,12 +67,7 @@ def test_per_key_engines_in_the_state_store_give_the_driver_side_answers(tmp_pat
     stream.write_text(sensor_stream(3))
     query = tmp_path / "q.rq"
     query.write_text(PER_SENSOR)
-    plain = tmp_path / "plain.rq"
-    plain.write_text(split_partition_clause(PER_SENSOR)[0])
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["query", str(plain), "--stream", f"{EX}s={stream}"]) == 0
-    expected = by_instant(json.loads(line) for line in out.getvalue().splitlines())
+    expected = local_reports(tmp_path, stream)
 
     got = []
     done = run(spark, str(query), {f"{EX}s": str(stream)}, ["memory:partitioned", got.append], max_lines_per_trigger=100,
@@ -101,12 +106,7 @@ def test_triples_behind_the_watermark_are_set_aside_with_their_place_and_change_
     stream.write_text("\n".join(lines) + "\n")
     query = tmp_path / "q.rq"
     query.write_text(PER_SENSOR)
-    plain = tmp_path / "plain.rq"
-    plain.write_text(split_partition_clause(PER_SENSOR)[0])
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["query", str(plain), "--stream", f"{EX}s={clean}"]) == 0
-    expected = by_instant(json.loads(line) for line in out.getvalue().splitlines())
+    expected = local_reports(tmp_path, clean)
 
     got, dead = [], tmp_path / "dead.txt"
     done = run(spark, str(query), {f"{EX}s": str(stream)}, got.append, dead_letters=str(dead),
