@@ -225,6 +225,30 @@ def test_a_stream_read_in_large_blocks_is_materialized_ahead_and_agrees(seed, mo
     assert sum(taken) > len(elements) // 2
 
 
+def test_rows_taken_ahead_still_change_the_window_when_they_enter():
+    """A window whose rows a materialization took ahead (`ColumnTimeWindow.take_ahead`) changes at
+    the same boundaries as one that handed them over as they entered: the on-content-change policy
+    (CQELS) reports at the same times, and the window says the same next change."""
+    from rsp_plugin.columnar.columns import ColumnTimeWindow
+    from rsp_plugin.query.model import RangeWindow
+
+    times = np.array([500, 1500, 1600, 4200, 4300, 9100])
+    plain, ahead = ColumnTimeWindow(RangeWindow(2000, 1000)), ColumnTimeWindow(RangeWindow(2000, 1000))
+    for window in (plain, ahead):
+        window.offer_columns(times, np.ones(6, dtype=np.int64), np.full(6, 2), np.arange(6))
+    seen = {id(plain): [], id(ahead): []}
+    for tau in range(1000, 13000, 1000):
+        for window in (plain, ahead):
+            window.advance(tau)
+            if window is ahead:
+                taken = window.take_ahead(tau + 5000)
+                if len(taken[0]):
+                    window.give_back(len(taken[0]) // 2)  # (half taken: the rest waits as before)
+            seen[id(window)].append((window.version, window.next_change()))
+    assert seen[id(ahead)] == seen[id(plain)]
+    assert len({version for version, _ in seen[id(plain)]}) > 4
+
+
 def test_a_checkpoint_while_triples_wait_materialized_ahead_keeps_the_reports():
     """What the materializer took ahead is state (`ShapeMaterializer.__getstate__`): stored and read
     back between two blocks, the engine makes the reports of one never stopped."""

@@ -384,8 +384,8 @@ class ColumnTimeWindow(TimeWindow):
         distinct = self._repeats_until is None or self._repeats_until < low
         if distinct:
             self._repeats_until = None
-        self._enter(low, high)
-        if left or len(self.entered[0]):
+        taken_entered = self._enter(low, high)
+        if left or len(self.entered[0]) or taken_entered:
             self.version += 1
         self.boundary = boundary
         if self.panes is not None:
@@ -393,9 +393,10 @@ class ColumnTimeWindow(TimeWindow):
         self.content = ColumnContent(list(kept), low, high, distinct, self.panes)
         return []
 
-    def _enter(self, low: int, high: int) -> None:
+    def _enter(self, low: int, high: int) -> bool:
         """`entered`: (t, s, p, o) of the elements that came into the window with this boundary
-        (low <= t < high), oldest first (what a materialization takes); later ones wait for theirs."""
+        (low <= t < high), oldest first (what a materialization takes); later ones wait for theirs.
+        Whether rows taken ahead (`take_ahead`) came in too."""
         parts, waiting = [], []
         for chunk in self._fresh:
             start = int(np.searchsorted(chunk.t, low, side="left"))
@@ -405,14 +406,17 @@ class ColumnTimeWindow(TimeWindow):
             if stop < len(chunk.t):
                 waiting.append(_Chunk(chunk.t[stop:], chunk.s[stop:], chunk.p[stop:], chunk.o[stop:], ordered=True))
         self._fresh = waiting
+        taken_entered = False
         if self._taken:  # (what was taken ahead and enters now is the reader's already)
+            taken_entered = any(len(chunk.t) and chunk.t[0] < high for chunk in self._taken)
             self._taken = [kept for kept in (chunk.trim_before(high) for chunk in self._taken) if kept is not None]
         if not parts:
             self.entered = _EMPTY_COLUMNS
-            return
+            return taken_entered
         t, s, p, o = (np.concatenate(column) for column in zip(*parts)) if len(parts) > 1 else parts[0]
         order = np.argsort(t, kind="stable")
         self.entered = (t[order], s[order], p[order], o[order])
+        return taken_entered
 
     def take_ahead(self, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(t, s, p, o) of the rows waiting for a later boundary with t < high, oldest first, handed
