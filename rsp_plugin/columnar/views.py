@@ -69,13 +69,21 @@ class BatchMaterializedView:
         if window.boundary == before:
             return
         t, s, p, o = window.entered
+        boundary = (window.boundary - window.t0) // self.tick
+        steps: list[tuple[int, tuple | None]] = []
         if len(t):
             points = (t - window.t0) // self.tick + 1  # a triple holds from the tick after it
             starts = np.concatenate(([0], np.flatnonzero(np.diff(points)) + 1))
             ends = np.concatenate((starts[1:], [len(points)]))
-            for start, end in zip(starts.tolist(), ends.tolist()):
-                self._advance(int(points[start]), (s[start:end], p[start:end], o[start:end]))
-        self._advance((window.boundary - window.t0) // self.tick, None)
+            steps = [(int(points[start]), (s[start:end], p[start:end], o[start:end]))
+                     for start, end in zip(starts.tolist(), ends.tolist())]
+        if isinstance(self.materializer, ShapeMaterializer):  # (what was taken ahead arrives at its own time point)
+            stepped = {point for point, _ in steps}
+            steps += [(point, None) for point in self.materializer.arrivals_until(boundary) if point not in stepped]
+            steps.sort(key=lambda step: step[0])
+        for point, columns in steps:
+            self._advance(point, columns)
+        self._advance(boundary, None)
         if isinstance(self.materializer, ShapeMaterializer) and self.now is not None:
             self._run_ahead()
         self.content = self._content()

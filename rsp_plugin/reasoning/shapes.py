@@ -440,7 +440,7 @@ class ShapeMaterializer:
             if not taken:
                 return 0
             points, s, p, o, inverse = points[:taken], s[:taken], p[:taken], o[:taken], inverse[:taken]
-        hs = points + self.window
+        hs = np.minimum(points + self.window, NEVER_EXPIRES)
         order = np.argsort(inverse, kind="stable")
         bounds = np.searchsorted(inverse[order], np.arange(len(templates) + 1))
         parts = []
@@ -503,6 +503,12 @@ class ShapeMaterializer:
     def ahead_until(self) -> int | None:
         """The last time point whose triples were taken ahead and have not arrived yet (None: none)."""
         return max(self._ahead) - self.window if self._ahead else None
+
+    def arrivals_until(self, time_point: int) -> list[int]:
+        """The time points up to `time_point` at which triples taken ahead arrive, in order (a reader
+        advances to each, as it would have with the triples)."""
+        window = self.window
+        return sorted(h - window for h in self._ahead if h - window <= time_point) if self._ahead else []
 
     def _arrive_ahead(self, time_point: int, report: ShapeReport) -> None:
         """The entailments taken ahead of the triples that arrive now go into their panes."""
