@@ -167,12 +167,17 @@ def _hot_driver(folder, out):
                             dead_letters=DeadLetters(folder / "dead.txt"))
 
 
-def test_a_driver_restarted_from_its_state_store_goes_on_where_it_stopped(tmp_path):
-    """Batches 0-1 in one driver, a crash, then 1 (again: Spark re-runs it) to 3 in a new one."""
-    stream = tmp_path / "s.tnt"
+def _hot_batches(folder):
+    """A generated stream cut into four batches, and SELECT_HOT's reports over them, uninterrupted."""
+    stream = folder / "s.tnt"
     stream.write_text(generated_stream(11, lines=80, late=False))
     batches = batches_of(stream, f"{EX}s", [15, 30, 55])
-    uninterrupted, _, _ = spark_side(SELECT_HOT, [f"{EX}s"], batches)
+    return batches, spark_side(SELECT_HOT, [f"{EX}s"], batches)[0]
+
+
+def test_a_driver_restarted_from_its_state_store_goes_on_where_it_stopped(tmp_path):
+    """Batches 0-1 in one driver, a crash, then 1 (again: Spark re-runs it) to 3 in a new one."""
+    batches, uninterrupted = _hot_batches(tmp_path)
 
     def new_driver(out):
         return _hot_driver(tmp_path, out)
@@ -199,10 +204,7 @@ def test_a_driver_killed_inside_its_first_batch_writes_each_report_once_after_th
     killed at its first report line, tests/test_mqtt_spark.py): no batch was saved, and the restarted driver
     cuts the output back to where the run began (the state saved before the first batch), so batch 0, run
     again, is written once; what the file held before stays."""
-    stream = tmp_path / "s.tnt"
-    stream.write_text(generated_stream(11, lines=80, late=False))
-    batches = batches_of(stream, f"{EX}s", [15, 30, 55])
-    uninterrupted, _, _ = spark_side(SELECT_HOT, [f"{EX}s"], batches)
+    batches, uninterrupted = _hot_batches(tmp_path)
 
     def new_driver(out):
         return _hot_driver(tmp_path, out)
