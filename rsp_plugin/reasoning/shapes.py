@@ -423,11 +423,7 @@ class ShapeMaterializer:
         inverse = inverse.reshape(-1)
         templates, refused = [], []
         for number, row in enumerate(first.tolist()):
-            found = self._by_key.get(int(distinct[number]))
-            if found is None:
-                shape = tuple(int(column[row]) for column in keys) + tuple(int(column[row]) for column in codes)
-                found = self._by_key[int(distinct[number])] = (shape, self._template(shape))
-            template = found[1]
+            template = self._template_at(keys, codes, row, int(distinct[number]))
             if template is None or any(tag != SEED for _, tag, _, _ in template[0]) or \
                     any(tag != SEED for _, tag in template[1]):
                 refused.append(number)
@@ -540,13 +536,7 @@ class ShapeMaterializer:
         present: dict[int, set] = defaultdict(set)
         others: list[tuple] = []
         for number, row in enumerate(first.tolist()):
-            found = self._by_key.get(int(distinct[number])) if distinct is not None else None
-            if found is None:
-                shape = tuple(int(column[row]) for column in keys) + tuple(int(column[row]) for column in codes)
-                found = (shape, self._template(shape))
-                if distinct is not None:
-                    self._by_key[int(distinct[number])] = found
-            _, template = found
+            template = self._template_at(keys, codes, row, None if distinct is None else int(distinct[number]))
             chosen = order[bounds[number]:bounds[number + 1]] if many else np.flatnonzero(inverse == number)
             if len(chosen) == len(s):
                 columns = (s, p, o)
@@ -592,6 +582,17 @@ class ShapeMaterializer:
             self._add_triples(h, fs, fp, fo, report, fresh=True, present=present[h])
         for fact, h in others:
             self._add_other(fact, h, report)
+
+    def _template_at(self, keys, codes, row: int, key: int | None):
+        """The template of the shape of row `row` of `_shape_columns`' keys and codes, found once per
+        packed shape key (`key`; None: not packed)."""
+        found = self._by_key.get(key) if key is not None else None
+        if found is None:
+            shape = tuple(int(column[row]) for column in keys) + tuple(int(column[row]) for column in codes)
+            found = (shape, self._template(shape))
+            if key is not None:
+                self._by_key[key] = found
+        return found[1]
 
     def _shape_columns(self, s, p, o):
         """Per row and position: the term if B* or the rules name it, else -1 - the position of the
