@@ -17,7 +17,7 @@ import pytest
 from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
-from pane_feeds import merged
+from pane_feeds import feed, merged
 from rsp_plugin.runtime.engine import RSPEngine
 
 EX = "http://ex/"
@@ -123,3 +123,41 @@ def test_filters_of_a_star_are_decided_on_its_joined_rows(seed, odd):
     assert found == expected
     if not odd:
         assert all(count >= len(expected) // len(FILTERED) - 2 for count in merged), merged
+
+
+@pytest.mark.parametrize("huge", [False, True])
+def test_a_block_of_reports_merges_large_sums_with_decimals_exactly(huge):
+    """A stream read in blocks: each block's reports merge against one store of partials (its sums
+    per group over panes kept as running totals). A sensor reads integers near 10**13 in some panes
+    and decimals in others, so a window's sum in millionths passes 64 bits (added up in Python's
+    integers). With `huge`, another reads integers near 2**60, whose partials are too large to keep
+    (those windows evaluated whole, the others merged pane by pane)."""
+    draw = random.Random(11)
+    elements = []
+    for number in range(900):
+        stamp = number * 100
+        subject = URIRef(f"{EX}obs{number}")
+        sensor = number % 3
+        if sensor == 0:
+            value = Literal(draw.randrange(10 ** 12, 10 ** 13)) if (stamp // 1000) % 2 else \
+                Literal(f"{draw.randrange(1000)}.{draw.randrange(1, 10)}", datatype=XSD.decimal)
+        elif sensor == 1 and huge:
+            value = Literal(draw.randrange(2 ** 60, 2 ** 61))
+        else:
+            value = Literal(draw.randrange(-500, 500))
+        elements += [(stamp, (subject, RDF.type, URIRef(f"{EX}Obs"))),
+                     (stamp, (subject, URIRef(f"{EX}sensor"), URIRef(f"{EX}s{sensor}"))),
+                     (stamp, (subject, URIRef(f"{EX}value"), value))]
+    window = "[RANGE 10000ms STEP 1000ms]"
+    expected, _ = _run(elements, window, batch=False, bodies=BODIES[:1])
+    engine = RSPEngine(batch=True, max_eval_ms=None)
+    engine.register_stream(STREAM)
+    found: list = []
+    select, _, rest = BODIES[0].partition(" WHERE ")
+    engine.register_query(f"REGISTER RSTREAM <{EX}q0> AS\n{PREFIX}{select}\nFROM STREAM <{STREAM}> {window}\n"
+                          f"WHERE {rest}").subscribe(lambda result: found.append(result.to_json()))
+    feed(engine, STREAM, elements, 3, columns=True, sizes=(600, 1500))
+    assert found == expected
+    assert any(len(sum_) > 30 for report in expected for row in report["bindings"]
+               for name, sum_ in row.items() if name == "sum")
+    assert (merged(engine)[0] < len(expected) // 2) if huge else merged(engine)[0] >= len(expected) * 3 // 4

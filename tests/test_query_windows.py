@@ -165,6 +165,22 @@ def test_istream_reports_what_is_new_and_dstream_what_is_gone():
     assert run("REGISTER DSTREAM <http://ex/q> AS " + body, {S: stream}) == {1000: [], 2000: [], 3000: ["a"]}
 
 
+def test_istream_counts_repeated_rows_as_a_multiset():
+    """A projection repeats a row once per solution: ISTREAM reports the copies the previous answer
+    did not have (two ?x=a now, one before: one), with or without ORDER BY."""
+    from rsp_plugin.query.model import R2S
+    from rsp_plugin.query.results import Answer, ResultStream
+
+    for ordered in (False, True):
+        stream = ResultStream(R2S.ISTREAM)
+        first = stream.report(Answer("SELECT", ("x",), [(1,), (2,)], ordered=ordered))
+        second = stream.report(Answer("SELECT", ("x",), [(1,), (3,), (1,), (2,), (3,)], ordered=ordered))
+        third = stream.report(Answer("SELECT", ("x",), [(1,)], ordered=ordered))
+        assert sorted(first.rows) == [(1,), (2,)] and sorted(third.rows) == []
+        assert sorted(second.rows) == [(1,), (3,), (3,)]
+        assert not ordered or second.rows == [(1,), (3,), (3,)]  # (in their order: the first copies)
+
+
 def test_ask_and_construct_report_a_boolean_and_triples():
     stream = [element(500, "a"), element(2500, "b")]
     ask = "ASK FROM STREAM <http://ex/s> [RANGE 1s STEP 1s] WHERE { ex:a ex:p ?o }"

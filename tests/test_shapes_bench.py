@@ -21,8 +21,22 @@ def test_every_cell_of_a_tiny_matrix_gives_the_baselines_answers(tmp_path):
     assert [int(row[4]) for row in rows] == [len(report_times(0, 897, 10_000, 5_000)),
                                              len(report_times(0, 897, 60_000, 1_000))] * 2 == [2, 60] * 2
     assert all("same" in row and "DIFFER" not in row for row in rows)
-    assert "answers: 4 of 4 cells give the baseline's AVG per sensor in every report" in lines
+    assert "answers: 4 of 4 cells give the baseline's answers in every report" in lines
     assert (tmp_path / "shapes.png").stat().st_size > 0
+
+
+def test_the_alert_workload_reports_each_observation_once_as_its_baseline_does(tmp_path):
+    """`alert`: ISTREAM of the observations over a threshold, against pyoxigraph per window less the
+    previous window's rows; no target applies to it."""
+    lines = []
+    options = Namespace(workloads=["alert"], quick=True, rates=[100], range_steps=[(10, 5), (60, 1)],
+                        sizes=[3000], repeat=1, baseline_repeat=None, plot="-")
+    assert shapes.run(options, out=lines.append) == 0, "\n".join(lines)
+    rows = [line for line in lines if line.split() and line.split()[0] == "3,000"]
+    assert [line.split()[2:4] for line in rows] == [["10/5", "alert"], ["60/1", "alert"]]
+    assert all(line.split("|")[-1].split()[:2] == ["-", "-"] for line in rows)  # (tr/s and x: no target)
+    assert all("same" in line.split() for line in rows)
+    assert "ISTREAM" in shapes.continuous_query("alert", 10, 5)
 
 
 def test_the_reports_are_read_alike_and_a_difference_is_said():

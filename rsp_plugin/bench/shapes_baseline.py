@@ -9,9 +9,11 @@ reasoner) first materializes window + ontology, and its closure is what the stor
 (`python -P shapes_baseline.py ...`): it imports nothing of rsp_plugin, only pyoxigraph and
 reasonable (the extra `rsp_plugin[bench]`), so its CPU seconds are what such a script costs:
 
-    python -P shapes_baseline.py STREAM.tnt QUERY.rq RANGE_MS STEP_MS [ONTOLOGY.ttl]
+    python -P shapes_baseline.py STREAM.tnt QUERY.rq RANGE_MS STEP_MS [--istream] [ONTOLOGY.ttl]
 
-It prints one line per report, {"t": τ, "rows": {sensor IRI: AVG as pyoxigraph writes it}}.
+It prints one line per report, {"t": τ, "rows": {the first variable's value: the second's}} (a sensor
+IRI: its AVG as pyoxigraph writes it); with `--istream`, a report leaves out the rows the previous
+report had (ISTREAM over rows keyed by their first value).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def report_times(first: int, last: int, range_ms: int, step_ms: int) -> range:
 
 
 def main(arguments: list[str]) -> int:
+    istream = "--istream" in arguments
+    arguments = [argument for argument in arguments if argument != "--istream"]
     stream, query_file, range_ms, step_ms = arguments[0], arguments[1], int(arguments[2]), int(arguments[3])
     ontology = arguments[4] if len(arguments) > 4 else None
     from pyoxigraph import RdfFormat, Store
@@ -52,6 +56,7 @@ def main(arguments: list[str]) -> int:
     if not times:
         return 0
     out = sys.stdout
+    before: dict = {}
     with tempfile.TemporaryDirectory(prefix="shapes-baseline-") as scratch:
         window_file = os.path.join(scratch, "window.ttl")  # (reasonable reads Turtle files; N-Triples is Turtle)
         for tau in report_times(times[0], times[-1], range_ms, step_ms):
@@ -67,7 +72,9 @@ def main(arguments: list[str]) -> int:
                 text = "".join(f"{s.n3()} {p.n3()} {o.n3()} .\n" for s, p, o in reasoner.reason())
             store = Store()
             store.bulk_load(text.encode("utf-8"), RdfFormat.N_TRIPLES)
-            rows = {solution["s"].value: solution["avg"].value for solution in store.query(query)}
+            rows = {solution[0].value: solution[1].value for solution in store.query(query)}
+            if istream:
+                rows, before = {key: value for key, value in rows.items() if key not in before}, rows
             out.write(json.dumps({"t": tau, "rows": rows}) + "\n")
     return 0
 

@@ -1,4 +1,5 @@
-"""Aggregates kept per pane: a report of a sliding window costs its new panes and a merge, not its window.
+"""Aggregates (or solutions) kept per pane: a report of a sliding window costs its new panes and a merge,
+not its window.
 
 A window `[RANGE r STEP s]` is a run of panes of g = gcd(r, s) ms (Flink's and
 Scotty's slicing; `columns.PaneLedger` says which panes changed). For a plan
@@ -69,6 +70,13 @@ point; `ColumnContent.pane_source` reads them, and B* with what never expires is
 no pane). An entailment may be in a pane twice or in two panes (rule 1 takes it once
 per pane).
 
+A SELECT without aggregation keeps its solutions per pane instead (a continuous join: an
+observation's triples, filtered): by rules 1, 2 and 4, each solution of the window is the
+solution of exactly one of its panes, so a report is its panes' rows (`PaneAggregates.solutions`),
+then BIND, DISTINCT and the R2S operator as for a whole evaluation. With ORDER BY or LIMIT /
+OFFSET the plan is evaluated whole (which rows tie, or come first, follows the evaluation's
+order).
+
 COUNT(DISTINCT), SUM / AVG DISTINCT, SAMPLE (but of a group variable, which
 rdflib adds to project it) and GROUP_CONCAT do not merge: such a
 plan is evaluated whole every report (`pane_shape` says why). A query whose
@@ -104,6 +112,8 @@ _LIMIT = 1 << 62
 _EXACT_FLOAT = float(1 << 52)
 _XSD_INTEGER = RANK_TYPE[0]
 _BIG = np.iinfo(np.int64).max
+#: a merge makes its rows this many groups at a time, checking its time budget between
+_CHUNK = 4096
 
 
 class PaneShape:
@@ -111,7 +121,8 @@ class PaneShape:
 
     def __init__(self, plan: CompiledPlan, join_variables: list[str], numeric: list[str], core: list | None = None,
                  existence: list | None = None, star: str | None = None):
-        self.group_variables = list(plan.aggregation.group_variables)
+        aggregation = plan.aggregation
+        self.group_variables = list(aggregation.group_variables) if aggregation is not None else []
         #: the patterns joined per pane, and those only tested per group (their variables all grouped on)
         self.core = list(plan.conjunction.atoms) if core is None else core
         self.existence = existence or []
@@ -122,7 +133,11 @@ class PaneShape:
         #: filters read only what they bind): the partials are then made by numpy (`_star_summary`); else None
         self.star = star
         #: (name, variable or "*") of each aggregate, read once (an rdflib node's attributes are slow)
-        self.aggregates = [(aggregate.name, str(aggregate.vars)) for aggregate in plan.aggregation.aggregates]
+        self.aggregates = [(aggregate.name, str(aggregate.vars)) for aggregate in aggregation.aggregates] \
+            if aggregation is not None else []
+        #: a plan without aggregation keeps its solutions per pane: the variables they bind, in slot order
+        self.variables = sorted({value for _, pattern in self.core for kind, value in pattern if kind == "v"}) \
+            if aggregation is None else []
         #: variables of two patterns or more (their values decide pane-locality)
         self.join_variables = join_variables
         #: the variables SUM / AVG / MIN / MAX read, each once
@@ -152,8 +167,10 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
     'a filter reads NOW()'
     """
     aggregation = plan.aggregation
-    if plan.form != "SELECT" or aggregation is None:
-        return "no aggregation"
+    if plan.form != "SELECT":
+        return f"a {plan.form}"
+    if aggregation is None and (plan.slice is not None or any(kind == "order" for kind, _ in plan.post)):
+        return "ORDER BY or LIMIT without aggregation (rows taken in the window's order)"
     conjunction = plan.conjunction
     if not conjunction.atoms:
         return "no triple pattern"
@@ -163,6 +180,10 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
         if any(getattr(node, "name", None) in _TAU_DEPENDENT for node in walk(conjunct)):
             return "a filter reads NOW()"
     variables = conjunction.variables
+    if aggregation is None:
+        if not variables:
+            return "no variable"
+        return _shape_of(plan, conjunction.atoms, [], [])
     if not set(aggregation.group_variables) <= variables:
         return "a group variable no pattern binds"
     numeric: list[str] = []
@@ -185,6 +206,12 @@ def pane_shape(plan: CompiledPlan) -> PaneShape | str:
         if str(aggregate.vars) not in numeric:
             numeric.append(str(aggregate.vars))
     core, existence = split_existence(conjunction.atoms, aggregation.group_variables)
+    return _shape_of(plan, core, existence, numeric)
+
+
+def _shape_of(plan: CompiledPlan, core: list, existence: list, numeric: list[str]) -> PaneShape | str:
+    """The `PaneShape` of the joined patterns `core`, or why they cannot be kept per pane."""
+    conjunction = plan.conjunction
     pattern_variables = [{value for kind, value in pattern if kind == "v"} for _, pattern in core]
     if not _connected(pattern_variables):  # (the join graph: patterns, linked when they share a variable)
         return "the patterns are not one connected join"
@@ -325,7 +352,8 @@ def _connected(names: list[set]) -> bool:
 
 
 class PaneAggregates:
-    """One query's partial aggregates per (pane, group), kept across reports (module doc: the rule).
+    """One query's partial aggregates per (pane, group), kept across reports (module doc: the rule); a
+    plan without aggregation keeps its solutions per pane instead (`store`: the pane, each variable).
 
     `store`: numpy columns sorted by pane, one row per (pane, group): the pane, the group's
     values (ids), the rows, and per aggregated variable its integer sum, largest magnitude, least
@@ -346,11 +374,16 @@ class PaneAggregates:
         self._fixed_found: tuple | None = None
         #: how many reports were merged from panes (the others were evaluated whole)
         self.merged = 0
+        #: the slots of a merged row (`group_slots`), read once (an rdflib node's attributes are slow)
+        self._slots = group_slots(plan.aggregation) if plan.aggregation is not None else {}
 
     def _reset(self, ledger) -> None:
         self.ledger = ledger
         self.seen = 0
         self.store: dict[str, np.ndarray] | None = None
+        #: `_Prefix` of `store`, made at its second merge (a block's reports merge against one store)
+        self._prefix: _Prefix | None = None
+        self._merged_on: tuple = (None, 0)
         #: the groups' values (tuples of ids) by group number (`__gid` in `store`), and the way back
         self.group_keys: list[tuple] = []
         self.group_ids: dict[tuple, int] = {}
@@ -369,6 +402,35 @@ class PaneAggregates:
     def aggregate(self, backend):
         """The plan's groups over the backend's snapshot merged from panes, or None when this report
         must be evaluated whole (the window or its values do not allow merging)."""
+        window = self._panes_of(backend)
+        if window is None:
+            return None
+        found = self._merge(backend, *window)
+        if found is not None:
+            self.merged += 1
+        return found
+
+    def solutions(self, backend):
+        """The solutions of a plan without aggregation over the backend's snapshot: the rows its panes
+        keep (each solution's triples are in one pane), or None when this report must be evaluated whole."""
+        window = self._panes_of(backend)
+        if window is None:
+            return None
+        first, last = window
+        variables = self.shape.variables
+        slots = {name: place for place, name in enumerate(variables)}
+        store = self.store
+        if store is None:
+            return slots, []
+        start = int(np.searchsorted(store[PANE], first, side="left"))
+        stop = int(np.searchsorted(store[PANE], last, side="right"))
+        backend.budget.check(max(stop - start, 0))
+        self.merged += 1
+        return slots, list(zip(*(store[name][start:stop].tolist() for name in variables)))
+
+    def _panes_of(self, backend) -> tuple[int, int] | None:
+        """(first, last): the panes of this report's window, their partials brought up to date, or None
+        when it must be evaluated whole."""
         if not self.enabled:
             return None
         snapshot = backend.snapshot
@@ -408,16 +470,14 @@ class PaneAggregates:
                 self.enabled = False
             return None
         self.in_a_row = 0
-        found = self._merge(backend, first, last)
-        if found is not None:
-            self.merged += 1
-        return found
+        return first, last
 
     def _forget_before(self, first: int) -> None:
         store = self.store
         if store is not None and len(store[PANE]) and store[PANE][0] < first:
             cut = int(np.searchsorted(store[PANE], first, side="left"))
-            self.store = {name: column[cut:] for name, column in store.items()}
+            if 2 * cut >= len(store[PANE]):  # (cut when half is past: a merge reads from `first` on, and
+                self.store = {name: column[cut:] for name, column in store.items()}  # one store serves a block)
         if self.odd and min(self.odd) < first:
             self.odd = {pane for pane in self.odd if pane >= first}
         if self.conflicts and min(self.conflicts) < first:
@@ -507,7 +567,10 @@ class PaneAggregates:
             # (joined on the pane too where the batch's panes may share a join value, or static rows join)
             batch.pane_everywhere = not local or bool(layout.static)
             summary = self._frame_summary(batch)
-        self._keep_partials(summary, changed_array, odd)
+        if self.shape.variables:
+            self._keep_rows(summary, changed_array, odd)
+        else:
+            self._keep_partials(summary, changed_array, odd)
 
     def _keep_matches(self, tables: list, changed: np.ndarray) -> None:
         """The existence patterns' matches in the changed panes replace theirs."""
@@ -613,6 +676,8 @@ class PaneAggregates:
         if not count:
             return {}
         shape = self.shape
+        if shape.variables:  # (no aggregation: the solutions themselves)
+            return joined
         columns = [joined[PANE], *(joined[name] for name in shape.group_variables)]
         order = np.lexsort(columns[::-1])
         columns = [column[order] for column in columns]
@@ -658,13 +723,16 @@ class PaneAggregates:
         return None if passing.all() else passing[inverse.reshape(-1)]
 
     def _frame_summary(self, batch) -> dict:
-        """The partials per (pane, group) by polars over the batch's solutions (numpy columns by pane)."""
+        """The partials per (pane, group) by polars over the batch's solutions (numpy columns by pane);
+        without aggregation, the solutions."""
         shape = self.shape
         _, frame, _ = batch._solutions_plan()
         if isinstance(frame, pl.LazyFrame):
             frame = frame.collect()
         if frame is None or not len(frame):
             return {}
+        if shape.variables:
+            return {name: frame[name].to_numpy() for name in (PANE, *shape.variables)}
         work = frame
         for name in shape.numeric:
             kinds, integers = batch._value_columns(frame[name].to_numpy())
@@ -718,8 +786,23 @@ class PaneAggregates:
                     made[f"__{part}_{name}"] = pick(part)
             if bool(wrong.any()):
                 odd = set(made[PANE][wrong].tolist())
-        if more_odd:
-            odd |= more_odd
+        self._replace_panes(made, changed, odd | (more_odd or set()))
+
+    def _keep_rows(self, solutions: dict, changed: np.ndarray, odd: set) -> None:
+        """The solutions of the changed panes (`solutions`: PANE and each variable's column) replace theirs
+        in `store` (a plan without aggregation)."""
+        made: dict[str, np.ndarray] = {}
+        if solutions:
+            panes = solutions[PANE]
+            order = np.argsort(panes, kind="stable") if len(panes) > 1 and bool(np.any(panes[1:] < panes[:-1])) \
+                else None
+            made = {name: (solutions[name] if order is None else solutions[name][order]).astype(np.int64, copy=False)
+                    for name in (PANE, *self.shape.variables)}
+        self._replace_panes(made, changed, odd)
+
+    def _replace_panes(self, made: dict, changed: np.ndarray, odd: set) -> None:
+        """`made` (rows by pane) replaces the changed panes' rows in `store`; `odd`: those of its panes
+        that cannot be merged."""
         if self.odd:
             redone = set(changed.tolist())
             self.odd = {pane for pane in self.odd if pane not in redone} | odd
@@ -833,6 +916,7 @@ class PaneAggregates:
         self.group_keys = [self.group_keys[number] for number in alive.tolist()]
         self.group_ids = {key: number for number, key in enumerate(self.group_keys)}
         store["__gid"] = inverse.reshape(-1).astype(np.int64)
+        self._prefix = None
 
     def _keep_join_values(self, tables: list, changed: np.ndarray, joins: list[str]) -> bool:
         """Per join variable, the values of the changed panes (from every pattern that holds it:
@@ -923,14 +1007,20 @@ class PaneAggregates:
             store = self.store
         numbers = store["__gid"][start:stop]
         size = len(self.group_keys)
-        rows = np.bincount(numbers, weights=store["__rows"][start:stop], minlength=size).astype(np.int64)
+        prefix = self._prefix_of(store, size)
+        if prefix is not None:
+            rows = prefix.window("__rows", start, stop)
+        else:
+            rows = np.bincount(numbers, weights=store["__rows"][start:stop], minlength=size).astype(np.int64)
         present = np.flatnonzero(rows)
         if shape.existence:
             present = self._existing(backend, present, first, last)
             if not len(present):
                 return backend.context.group(plan.aggregation, (all_slots(plan), []))
         merged: dict[str, dict] = {}
-        for name, parts in shape.parts.items():
+        if prefix is not None:
+            merged = {name: prefix.sums(name, start, stop, present) for name in shape.parts}
+        for name, parts in shape.parts.items() if prefix is None else ():
             found = {}
             decs = np.bincount(numbers, weights=store[f"__decs_{name}"][start:stop], minlength=size).astype(np.int64)
             found["decimal"] = (decs[present] > 0).tolist()
@@ -963,36 +1053,105 @@ class PaneAggregates:
             merged[name] = found
         groups = len(present)
         keys = [self.group_keys[number] for number in present.tolist()]
-        intern = backend.terms.intern
-        out = []
         counts = rows[present].tolist()
         within_budget = backend.budget.check
         within_budget(max(groups - 1, 0))  # (the most rows made before the last group's)
-        sampled = {variable: shape.group_variables.index(variable)
-                   for name, variable in shape.aggregates if name == "Aggregate_Sample"}
-        for g in range(groups):
-            if not g & 255:  # (the time, now and then)
-                within_budget(len(out))
-            values = list(keys[g])
-            count = counts[g]
-            for name, variable in shape.aggregates:
-                if name == "Aggregate_Count":
-                    values.append(backend.count_result(count))
-                    continue
-                if name == "Aggregate_Sample":  # (of a group variable)
-                    values.append(keys[g][sampled[variable]])
-                    continue
-                found = merged[variable]
-                if name in ("Aggregate_Min", "Aggregate_Max"):
-                    value = found["min" if name == "Aggregate_Min" else "max"][g]
-                    values.append(backend.decimal_term(value) if found["decimal"][g]
-                                  else intern(f'"{value}"^^<{_XSD_INTEGER}>'))
-                elif found["decimal"][g]:
-                    values.append(backend.decimal_result(name, found["sum"][g], count))
-                else:
-                    values.append(backend.integer_result(name, found["sum"][g], count))
-            out.append(tuple(values))
-        return group_slots(plan.aggregation), out
+        out: list[tuple] = []
+        for low in range(0, groups, _CHUNK):  # (the time checked now and then)
+            high = low + _CHUNK
+            columns = [self._results(backend, name, variable, merged, keys[low:high], counts[low:high], low, high)
+                       for name, variable in shape.aggregates]
+            out += map(tuple.__add__, keys[low:high], zip(*columns)) if columns else keys[low:high]
+            within_budget(len(out))
+        return dict(self._slots), out
+
+    def _results(self, backend, name: str, variable: str, merged: dict, keys: list, counts: list, low: int,
+                 high: int) -> list:
+        """One aggregate's result (an id) for each of the groups low..high-1 (`keys`, `counts`)."""
+        if name == "Aggregate_Count":
+            return [backend.count_result(count) for count in counts]
+        if name == "Aggregate_Sample":  # (of a group variable)
+            at = self.shape.group_variables.index(variable)
+            return [key[at] for key in keys]
+        found = merged[variable]
+        decimal = found["decimal"][low:high]
+        if name in ("Aggregate_Min", "Aggregate_Max"):
+            values = found["min" if name == "Aggregate_Min" else "max"][low:high]
+            intern = backend.terms.intern
+            return [backend.decimal_term(value) if scaled else intern(f'"{value}"^^<{_XSD_INTEGER}>')
+                    for value, scaled in zip(values, decimal)]
+        return backend.sum_results(name, found["sum"][low:high], counts, decimal)
+
+    def _prefix_of(self, store: dict, size: int) -> _Prefix | None:
+        """The store's `_Prefix` when this is its second merge or later and its sums allow it, else None."""
+        prefix = self._prefix
+        if prefix is not None and prefix.store is store and prefix.size == size:
+            return prefix
+        seen, merges = self._merged_on
+        self._merged_on = (store, merges + 1 if seen is store else 1)
+        if seen is not store or not _Prefix.fits(self.shape, store, size):
+            return None
+        self._prefix = _Prefix(self.shape, store, size)
+        return self._prefix
+
+
+class _Prefix:
+    """A store's sums per group over its first k rows, for every k: a window's sums (rows, decimals,
+    sums) are the difference of two rows, where a merge would add up its panes' partials.
+
+    A block of reports merges against one store (the block's panes computed at once), so this is
+    made once per block. Integers throughout: a sum is exact while the store's bounds add up to
+    less than 2**62 (`fits`). A plan with MIN / MAX merges by panes (no difference gives a minimum)."""
+
+    #: the most cells (rows x groups) a table may have
+    CELLS = 1 << 19
+
+    def __init__(self, shape: PaneShape, store: dict, size: int):
+        self.store, self.size = store, size
+        count = len(store[PANE])
+        places = (np.arange(1, count + 1), store["__gid"])
+
+        def running(column: np.ndarray) -> np.ndarray:
+            table = np.zeros((count + 1, size), dtype=np.int64)
+            table[places] = column
+            return np.cumsum(table, axis=0, out=table)
+
+        self.tables = {"__rows": running(store["__rows"])}
+        for name in shape.parts:
+            scaled = store[f"__scaled_{name}"]
+            sums = store[f"__sum_{name}"]
+            self.tables[f"__decs_{name}"] = running(store[f"__decs_{name}"])
+            self.tables[f"__plain_{name}"] = running(np.where(scaled, 0, sums))
+            self.tables[f"__scaled_{name}"] = running(np.where(scaled, sums, 0))
+
+    @classmethod
+    def fits(cls, shape: PaneShape, store: dict, size: int) -> bool:
+        """Whether the store's partials allow prefix sums: sums only, exact in 64 bits, a table small."""
+        if (len(store[PANE]) + 1) * max(size, 1) > cls.CELLS:
+            return False
+        for name, parts in shape.parts.items():
+            if parts != ["sum"] or float(store[f"__bound_{name}"].sum()) >= float(_LIMIT):
+                return False
+        return True
+
+    def window(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Per group, the sum of column `name` over the store's rows start..stop-1."""
+        table = self.tables[name]
+        return table[stop] - table[start]
+
+    def sums(self, name: str, start: int, stop: int, present: np.ndarray) -> dict:
+        """`_merge`'s partials of variable `name` for the present groups: whether each holds a decimal,
+        and its sum (in millionths where it does, its integers lifted)."""
+        decimal = self.window(f"__decs_{name}", start, stop)[present] > 0
+        plain = self.window(f"__plain_{name}", start, stop)[present]
+        if not bool(decimal.any()):
+            return {"decimal": decimal.tolist(), "sum": plain.tolist()}
+        scaled = self.window(f"__scaled_{name}", start, stop)[present]
+        if bool((np.abs(plain) < _SCALE_LIMIT).all()):
+            return {"decimal": decimal.tolist(), "sum": np.where(decimal, plain * _SCALE + scaled, plain).tolist()}
+        return {"decimal": decimal.tolist(),  # (lifted past 64 bits: in Python's integers)
+                "sum": [p * _SCALE + q if d else p
+                        for d, p, q in zip(decimal.tolist(), plain.tolist(), scaled.tolist())]}
 
 
 __all__ = ["GIVE_UP", "PANE", "PaneAggregates", "PaneShape", "pane_shape"]

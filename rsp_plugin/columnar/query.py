@@ -352,6 +352,12 @@ class ColumnarBackend(Backend):
         return bound if bound <= limit else None
 
     def solutions(self) -> Solutions:
+        if self.plan.aggregation is None and self._pane_column is None and self.plan.form == "SELECT":
+            panes = self.state.pane_aggregates(self.plan)  # (a plan without aggregation keeps its solutions
+            if panes is not None:  # per pane: `panes.py`)
+                found = panes.solutions(self)
+                if found is not None:
+                    return found
         if self._per_fact is not None:
             return self._per_fact.solutions()
         slots, frame = self.frame_solutions()
@@ -646,6 +652,20 @@ class ColumnarBackend(Backend):
             if len(self.state.results) > _RESULTS_KEPT:  # (sums and averages rarely repeat: keep the latest)
                 self.state.results = dict(list(self.state.results.items())[_RESULTS_KEPT // 2:])
         return found
+
+    def sum_results(self, name: str, totals: list, counts: list, decimals: list) -> list[int]:
+        """`integer_result` (or `decimal_result` where `decimals` says so) of many groups at once."""
+        kind = "sum" if name == "Aggregate_Sum" else "avg"
+        kinds = (kind, "d" + kind)
+        results = self.state.results
+        out = []
+        for total, count, decimal in zip(totals, counts, decimals):
+            found = results.get((kinds[decimal], total, count))
+            if found is None:
+                found = (self.decimal_result if decimal else self.integer_result)(name, total, count)
+                results = self.state.results  # (it may have been trimmed)
+            out.append(found)
+        return out
 
     def decimal_result(self, name: str, scaled: int, count: int) -> int:
         """The id of SUM (`scaled` millionths) or AVG (that / `count`) of xsd:decimals (and integers),

@@ -76,6 +76,18 @@ class ResultStream:
         current = Counter(items)
         previous = self._previous or Counter()
         self._previous = current
+        if self.r2s is R2S.ISTREAM and not answer.ordered:  # (one pass: each item the previous answer still
+            kept = []  # counts is taken off it, the others are new; which copies of a repeated item stay
+            take = previous.get  # does not matter where the rows are sorted after)
+            for item in items:
+                count = take(item)
+                if count:
+                    previous[item] = count - 1
+                else:
+                    kept.append(item)
+            if answer.form == "SELECT":
+                return Answer("SELECT", answer.variables, kept)
+            return Answer("CONSTRUCT", triples=kept)
         if self.r2s is R2S.ISTREAM:
             difference, source = current - previous, items
         else:
