@@ -1104,7 +1104,7 @@ class _Prefix:
     less than 2**62 (`fits`). A plan with MIN / MAX merges by panes (no difference gives a minimum)."""
 
     #: the most cells (rows x groups) a table may have
-    CELLS = 1 << 19
+    CELLS = 1 << 18
 
     def __init__(self, shape: PaneShape, store: dict, size: int):
         self.store, self.size = store, size
