@@ -1018,38 +1018,11 @@ class PaneAggregates:
             if not len(present):
                 return backend.context.group(plan.aggregation, (all_slots(plan), []))
         merged: dict[str, dict] = {}
-        if prefix is not None:
-            merged = {name: prefix.sums(name, start, stop, present) for name in shape.parts}
-        for name, parts in shape.parts.items() if prefix is None else ():
-            found = {}
-            decs = np.bincount(numbers, weights=store[f"__decs_{name}"][start:stop], minlength=size).astype(np.int64)
-            found["decimal"] = (decs[present] > 0).tolist()
-            if ("min" in parts or "max" in parts) and bool(np.any((decs > 0) & (decs < rows))):
-                return None  # (integers and decimals in one group: MIN / MAX pick among equal values term by term)
-            scaled = store[f"__scaled_{name}"][start:stop]
-            lift = np.where((decs[numbers] > 0) & ~scaled, _SCALE, 1)  # (a group's integer partials in millionths)
-            lifted = bool((lift > 1).any())
-            if "sum" in parts:
-                bound = store[f"__bound_{name}"][start:stop] * lift
-                if lifted and float(bound.max()) >= float(_LIMIT) / 2:
-                    return None
-                bound = np.bincount(numbers, weights=bound, minlength=size)
-                totals = np.bincount(numbers, weights=store[f"__fsum_{name}"][start:stop] * lift,
-                                     minlength=size)[present]
-                if float(bound.max()) < _EXACT_FLOAT:  # (every partial sum of the groups' is exact as a double)
-                    found["sum"] = totals.astype(np.int64).tolist()
-                else:
-                    sums = (store[f"__sum_{name}"][start:stop] * lift).tolist()
-                    found["sum"] = [sum(value for value, number in zip(sums, numbers.tolist()) if number == group)
-                                    for group in present.tolist()]
-            if "min" in parts:
-                least = np.full(size, _BIG, dtype=np.int64)
-                np.minimum.at(least, numbers, store[f"__min_{name}"][start:stop])
-                found["min"] = least[present].tolist()
-            if "max" in parts:
-                greatest = np.full(size, -_BIG, dtype=np.int64)
-                np.maximum.at(greatest, numbers, store[f"__max_{name}"][start:stop])
-                found["max"] = greatest[present].tolist()
+        for name, parts in shape.parts.items():
+            found = prefix.sums(name, start, stop, present) if prefix is not None else \
+                self._merged_partials(store, name, parts, start, stop, rows, present)
+            if found is None:
+                return None
             merged[name] = found
         groups = len(present)
         keys = [self.group_keys[number] for number in present.tolist()]
@@ -1064,6 +1037,44 @@ class PaneAggregates:
             out += map(tuple.__add__, keys[low:high], zip(*columns)) if columns else keys[low:high]
             within_budget(len(out))
         return dict(self._slots), out
+
+    def _merged_partials(self, store: dict, name: str, parts: list[str], start: int, stop: int, rows: np.ndarray,
+                         present: np.ndarray) -> dict | None:
+        """Variable `name`'s partials of the store's rows start..stop-1 added up pane by pane per present
+        group: whether each holds a decimal, and its sum, least and greatest value as `parts` asks; None
+        when they cannot be merged exactly."""
+        numbers = store["__gid"][start:stop]
+        size = len(rows)
+        found = {}
+        decs = np.bincount(numbers, weights=store[f"__decs_{name}"][start:stop], minlength=size).astype(np.int64)
+        found["decimal"] = (decs[present] > 0).tolist()
+        if ("min" in parts or "max" in parts) and bool(np.any((decs > 0) & (decs < rows))):
+            return None  # (integers and decimals in one group: MIN / MAX pick among equal values term by term)
+        scaled = store[f"__scaled_{name}"][start:stop]
+        lift = np.where((decs[numbers] > 0) & ~scaled, _SCALE, 1)  # (a group's integer partials in millionths)
+        lifted = bool((lift > 1).any())
+        if "sum" in parts:
+            bound = store[f"__bound_{name}"][start:stop] * lift
+            if lifted and float(bound.max()) >= float(_LIMIT) / 2:
+                return None
+            bound = np.bincount(numbers, weights=bound, minlength=size)
+            totals = np.bincount(numbers, weights=store[f"__fsum_{name}"][start:stop] * lift,
+                                 minlength=size)[present]
+            if float(bound.max()) < _EXACT_FLOAT:  # (every partial sum of the groups' is exact as a double)
+                found["sum"] = totals.astype(np.int64).tolist()
+            else:
+                sums = (store[f"__sum_{name}"][start:stop] * lift).tolist()
+                found["sum"] = [sum(value for value, number in zip(sums, numbers.tolist()) if number == group)
+                                for group in present.tolist()]
+        if "min" in parts:
+            least = np.full(size, _BIG, dtype=np.int64)
+            np.minimum.at(least, numbers, store[f"__min_{name}"][start:stop])
+            found["min"] = least[present].tolist()
+        if "max" in parts:
+            greatest = np.full(size, -_BIG, dtype=np.int64)
+            np.maximum.at(greatest, numbers, store[f"__max_{name}"][start:stop])
+            found["max"] = greatest[present].tolist()
+        return found
 
     def _results(self, backend, name: str, variable: str, merged: dict, keys: list, counts: list, low: int,
                  high: int) -> list:
