@@ -374,16 +374,19 @@ class PaneAggregates:
         self._fixed_found: tuple | None = None
         #: how many reports were merged from panes (the others were evaluated whole)
         self.merged = 0
-        #: the slots of a merged row (`group_slots`), read once (an rdflib node's attributes are slow)
-        self._slots = group_slots(plan.aggregation) if plan.aggregation is not None else {}
+        #: the slots of a merged row (`group_slots`, read once: an rdflib node's attributes are slow), or of
+        #: a solution kept per pane
+        self._slots = group_slots(plan.aggregation) if plan.aggregation is not None else \
+            {name: place for place, name in enumerate(shape.variables)}
 
     def _reset(self, ledger) -> None:
         self.ledger = ledger
         self.seen = 0
         self.store: dict[str, np.ndarray] | None = None
-        #: `_Prefix` of `store`, made at its second merge (a block's reports merge against one store)
-        self._prefix: _Prefix | None = None
-        self._merged_on: tuple = (None, 0)
+        #: (store, groups, its `_Prefix` or None where its sums do not allow one), made at the store's
+        #: second merge (a block's reports merge against one store), and the store merged last
+        self._prefix: tuple | None = None
+        self._merged_on: dict | None = None
         #: the groups' values (tuples of ids) by group number (`__gid` in `store`), and the way back
         self.group_keys: list[tuple] = []
         self.group_ids: dict[tuple, int] = {}
@@ -418,7 +421,7 @@ class PaneAggregates:
             return None
         first, last = window
         variables = self.shape.variables
-        slots = {name: place for place, name in enumerate(variables)}
+        slots = dict(self._slots)
         store = self.store
         if store is None:
             return slots, []
@@ -1094,16 +1097,17 @@ class PaneAggregates:
         return backend.sum_results(name, found["sum"][low:high], counts, decimal)
 
     def _prefix_of(self, store: dict, size: int) -> _Prefix | None:
-        """The store's `_Prefix` when this is its second merge or later and its sums allow it, else None."""
-        prefix = self._prefix
-        if prefix is not None and prefix.store is store and prefix.size == size:
-            return prefix
-        seen, merges = self._merged_on
-        self._merged_on = (store, merges + 1 if seen is store else 1)
-        if seen is not store or not _Prefix.fits(self.shape, store, size):
+        """The store's `_Prefix` when this is its second merge or later and its sums allow it, else None
+        (decided once per store)."""
+        made = self._prefix
+        if made is not None and made[0] is store and made[1] == size:
+            return made[2]
+        if self._merged_on is not store:  # (its first merge: a live store changes every report)
+            self._merged_on = store
             return None
-        self._prefix = _Prefix(self.shape, store, size)
-        return self._prefix
+        prefix = _Prefix(self.shape, store, size) if _Prefix.fits(self.shape, store, size) else None
+        self._prefix = (store, size, prefix)
+        return prefix
 
 
 class _Prefix:
@@ -1118,7 +1122,6 @@ class _Prefix:
     CELLS = 1 << 18
 
     def __init__(self, shape: PaneShape, store: dict, size: int):
-        self.store, self.size = store, size
         count = len(store[PANE])
         places = (np.arange(1, count + 1), store["__gid"])
 
