@@ -326,7 +326,7 @@ def _parser() -> argparse.ArgumentParser:
                                                    "offered per second, e.g. 1000,10000,100000; shapes: "
                                                    "triples per second of event time, e.g. 100,1000")
     bench.add_argument("--range-steps", type=_range_steps, metavar="R/S,...",
-                       help="shapes: windows as RANGE/STEP in seconds (default 10/5,60/1,300/1)")
+                       help="shapes: windows as RANGE/STEP in seconds (default 2/1,10/5,60/1,300/1)")
     bench.add_argument("--time-points", type=int, default=300)
     bench.add_argument("--repeat", type=int, default=None,
                        help="runs per setting; the median is reported (default 3; spark: 1; startup: 5)")
