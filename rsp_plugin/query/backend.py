@@ -249,7 +249,10 @@ def select(plan: CompiledPlan, backend: Backend, context: EvaluationContext) -> 
         elif kind == "order":
             rows = _order(context, slots, rows, value)
     positions = [slots.get(variable) for variable in plan.projection]
-    projected = [tuple(row[i] if i is not None else None for i in positions) for row in rows]
+    if None in positions or len(positions) < 2:
+        projected = [tuple(row[i] if i is not None else None for i in positions) for row in rows]
+    else:  # (every variable bound to a column: one C call per row)
+        projected = list(map(operator.itemgetter(*positions), rows))
     if plan.distinct:
         projected = list(dict.fromkeys(projected))
     if plan.slice is not None:
@@ -315,8 +318,11 @@ def _extend(context: EvaluationContext, slots, rows, variable: str, expr):
         if variable in slots:
             return slots, rows
         slots = dict(slots)
-        slots[variable] = len(slots)
-        return slots, [row + (row[source] if source is not None else None,) for row in rows]
+        if source is not None:  # (another name for a column: `(AVG(?v) AS ?avg)`; no row is copied)
+            slots[variable] = source
+            return slots, rows
+        slots[variable] = _width(slots, rows)
+        return slots, [row + (None,) for row in rows]
     names = sorted(v for v in expression_variables(expr) if v in slots)
     positions = [slots[v] for v in names]
     scope = context.scope(None)
@@ -339,8 +345,13 @@ def _extend(context: EvaluationContext, slots, rows, variable: str, expr):
     if variable in slots:
         return slots, [row[:-1] for row in out]
     slots = dict(slots)
-    slots[variable] = len(slots)
+    slots[variable] = _width(slots, rows)
     return slots, out
+
+
+def _width(slots: dict, rows: list) -> int:
+    """The columns of the rows (two names may share one: `_extend`'s aliases)."""
+    return len(rows[0]) if rows else 1 + max(slots.values(), default=-1)
 
 
 def _order(context: EvaluationContext, slots, rows, conditions):
