@@ -145,10 +145,18 @@ class QueryResult:
 
     def rows(self) -> list[tuple]:
         """SELECT rows as N-Triples keys (None: unbound), in the contract's order."""
-        rows = [tuple(self._keys(row)) for row in self.answer.rows]
+        name = self.terms.keys.__getitem__
+        unbound = False
+        rows = []
+        for row in self.answer.rows:
+            if None in row:
+                unbound = True
+                rows.append(tuple(self._keys(row)))
+            else:
+                rows.append(tuple(map(name, row)))
         if self.answer.ordered:
             return rows
-        if any(None in row for row in rows):
+        if unbound:
             return sorted(rows, key=_row_order)
         return sorted(rows)  # (no unbound value: the rows' own order is _row_order's)
 
@@ -184,6 +192,7 @@ class QueryResult:
         if self.form == "SELECT":
             names = self.answer.variables
             return {"t": self.t, "bindings": [
+                dict(zip(names, row)) if None not in row else
                 {name: key for name, key in zip(names, row) if key is not None} for row in self.rows()
             ]}
         if self.form == "CONSTRUCT":
