@@ -201,3 +201,35 @@ def test_every_backend_holds_the_same_elements(seed):
             assert seen == want, (grid, tau)
             assert per_fact.next_change() == columns.next_change(), (grid, tau)
             k += 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_long_window_fed_element_by_element_keeps_few_chunks_and_the_same_content(seed):
+    """A live stream brings a chunk per report: a 300-step window joins them (`_compact`) and still
+    holds what the per-fact window holds, each triple once when it says its content is a set."""
+    draw = random.Random(seed)
+    spec = RangeWindow(300, 1)
+    per_fact, columns = TimeWindow(spec, 0), ColumnTimeWindow(spec, 0)
+    arrivals = stream(draw, 0, 3000)
+    pending = list(arrivals)
+    taken: list[tuple[int, tuple]] = []
+    tau = 1
+    while pending:
+        while pending and pending[0][0] < tau:
+            t, triple = pending.pop(0)
+            triple = (triple[0] + draw.choice([0, 0, 0, 10 * t]), *triple[1:])  # (mostly new triples, some repeats)
+            if per_fact.accepts(t):
+                per_fact.offer(t, triple)
+                if draw.random() < 0.5:
+                    columns.offer(t, triple)
+                else:
+                    columns.offer_columns(*(np.array([value]) for value in (t, *triple)))
+                taken.append((t, triple))
+        per_fact.advance(tau)
+        columns.advance(tau)
+        rows = columns.content.rows()
+        assert set(per_fact.content) == set(rows) == {triple for t, triple in taken if tau - 300 <= t < tau}, tau
+        if columns.content.distinct:
+            assert len(rows) == len(set(rows)), tau
+        assert len(columns._chunks) <= 40, (tau, len(columns._chunks))
+        tau += 1

@@ -49,7 +49,7 @@ def triple_hashes(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
 class _Chunk:
     """Rows sorted by time, with the sorted hashes of their triples."""
 
-    __slots__ = ("t", "s", "p", "o", "_hashes", "_terms")
+    __slots__ = ("t", "s", "p", "o", "_hashes", "_terms", "_cut_from")
 
     def __init__(self, t, s, p, o, terms=None, ordered: bool = False):
         if not ordered and len(t) > 1 and not bool(np.all(t[:-1] <= t[1:])):
@@ -58,13 +58,20 @@ class _Chunk:
         self.t, self.s, self.p, self.o = t, s, p, o
         self._hashes = None
         self._terms = terms
+        #: (the sorted hashes of the chunk this one was cut from, the rows cut off): `hashes` from them
+        self._cut_from = None
 
     @property
     def hashes(self) -> np.ndarray:
         """The sorted hashes of its rows' triples (made when first asked: a chunk cut off a chunk
         may never be)."""
         if self._hashes is None:
-            self._hashes = np.sort(triple_hashes(self.s, self.p, self.o))
+            if self._cut_from is not None:  # (the rows cut off are few: their hashes taken off the whole's)
+                whole, (s, p, o) = self._cut_from
+                self._hashes = _without(whole, np.sort(triple_hashes(s, p, o)))
+                self._cut_from = None
+            else:
+                self._hashes = np.sort(triple_hashes(self.s, self.p, self.o))
         return self._hashes
 
     def __len__(self) -> int:
@@ -85,7 +92,18 @@ class _Chunk:
             return self
         if cut >= len(self.t):
             return None
-        return _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:], self._terms, ordered=True)
+        trimmed = _Chunk(self.t[cut:], self.s[cut:], self.p[cut:], self.o[cut:], self._terms, ordered=True)
+        if self._hashes is not None and 2 * cut < len(self.t):
+            trimmed._cut_from = (self._hashes, (self.s[:cut], self.p[:cut], self.o[:cut]))
+        return trimmed
+
+    def followed_by(self, newer: "_Chunk") -> "_Chunk":
+        """This chunk's rows, then `newer`'s (all at or after this one's last time): one chunk."""
+        merged = _Chunk(*(np.concatenate((mine, theirs)) for mine, theirs in
+                          ((self.t, newer.t), (self.s, newer.s), (self.p, newer.p), (self.o, newer.o))), ordered=True)
+        if self._hashes is not None and newer._hashes is not None:  # (two sorted runs: merged in one pass)
+            merged._hashes = np.sort(np.concatenate((self._hashes, newer._hashes)), kind="stable")
+        return merged
 
     def repeats(self, hashes: np.ndarray) -> bool:
         """Might one of these (sorted) hashes be a row of this chunk?"""
@@ -96,8 +114,27 @@ class _Chunk:
         return bool(np.any(self.hashes[places] == hashes))
 
 
+def _without(hashes: np.ndarray, removed: np.ndarray) -> np.ndarray:
+    """Sorted `hashes` less one occurrence of each of `removed` (sorted, all among them).
+
+    >>> _without(np.array([1, 2, 2, 3, 5], dtype=np.uint64), np.array([2, 5], dtype=np.uint64)).tolist()
+    [1, 2, 3]
+    """
+    values, counts = np.unique(removed, return_counts=True)
+    starts = np.searchsorted(hashes, values, side="left")
+    offsets = np.arange(len(removed)) - np.repeat(np.cumsum(counts) - counts, counts)
+    keep = np.ones(len(hashes), dtype=bool)
+    keep[np.repeat(starts, counts) + offsets] = False
+    return hashes[keep]
+
+
 _EMPTY = np.empty(0, dtype=np.int64)
 _EMPTY_COLUMNS = (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+#: adjacent chunks of a window are made one while the two hold at most this many rows together
+#: (`ColumnTimeWindow._compact`)
+MERGE_ROWS = 4096
+#: ... once the window holds more than this many (a few cost less kept apart than joined)
+FEW_CHUNKS = 8
 
 
 class PaneLedger:
@@ -358,6 +395,22 @@ class ColumnTimeWindow(TimeWindow):
         self._fresh.append(chunk)
         if self.panes is not None:
             self.panes.touched(chunk.t)
+        self._compact()
+
+    def _compact(self) -> None:
+        """A live stream brings a chunk per report, and a window of 300 s at STEP 1 s held 300 of
+        them, each looked at by every batch (`repeats`) and every report. Past `FEW_CHUNKS`, the
+        last chunk is joined to the one before it while that one is at most twice its size, the
+        two are in time order, and together they hold at most `MERGE_ROWS` rows: a window keeps a
+        few dozen chunks, every row in the order it came (no chunk is changed: a content taken
+        before still reads its own)."""
+        chunks = self._chunks
+        while len(chunks) > FEW_CHUNKS:
+            older, newer = chunks[-2], chunks[-1]
+            if len(older) > 2 * len(newer) or len(older) + len(newer) > MERGE_ROWS or not len(newer) \
+                    or not len(older) or older.t[-1] > newer.t[0]:
+                return
+            chunks[-2:] = [older.followed_by(newer)]
 
     def _flush(self) -> None:
         if self._waiting:

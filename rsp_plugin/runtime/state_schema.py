@@ -158,7 +158,7 @@ SCHEMA: dict[str, dict | str] = {
                                                    panes=maybe(ours("columnar.columns:PaneLedger")), serial=INT),
     "rsp_plugin.columnar.columns:PaneLedger": dict(width=INT, origin=INT, span=INT, versions=DICT, serial=INT,
                                                 lowest=maybe(int), _highest=maybe(int), _in_order=BOOL),
-    "rsp_plugin.columnar.columns:_Chunk": dict(s=ANY, p=ANY, o=ANY, t=ANY, _hashes=ANY, _terms=ANY),
+    "rsp_plugin.columnar.columns:_Chunk": dict(s=ANY, p=ANY, o=ANY, t=ANY, _hashes=ANY, _terms=ANY, _cut_from=ANY),
     "rsp_plugin.columnar.columns:_Rows": dict(s=ANY, p=ANY, o=ANY, t=ANY),
     "rsp_plugin.columnar.query:ColumnarState": dict(_value_arrays=(None,), aggregates=DICT, expressions=DICT, filters=DICT,
                                                  panes=DICT,
