@@ -210,7 +210,7 @@ def test_a_long_window_fed_element_by_element_keeps_few_chunks_and_the_same_cont
     draw = random.Random(seed)
     spec = RangeWindow(300, 1)
     per_fact, columns = TimeWindow(spec, 0), ColumnTimeWindow(spec, 0)
-    arrivals = stream(draw, 0, 3000)
+    arrivals = stream(draw, 0, 2000)
     pending = list(arrivals)
     taken: list[tuple[int, tuple]] = []
     tau = 1
