@@ -490,10 +490,12 @@ class Dictionary:
     def resolved(self, terms) -> "ResolvedTerms":
         """The keys of these ids, kept aside: what a result that leaves the engine carries, so that
         it can still be written after the dictionary forgot its terms."""
-        keys = self._keys
+        ids = set(terms)
+        ids.discard(None)
+        found = dict(zip(ids, map(self._keys.__getitem__, ids)))
         numbers = self._numbers
-        found = {term: keys[term] for term in set(terms) if term is not None}
-        return ResolvedTerms(self, found, _Numbers((term, numbers[term]) for term in found if term in numbers))
+        valued = ids & numbers.keys()
+        return ResolvedTerms(self, found, _Numbers(zip(valued, map(numbers.__getitem__, valued))))
 
     # forgetting -----------------------------------------------------------------------
 
