@@ -644,8 +644,13 @@ class ColumnarBackend(Backend):
         if found is None:
             if name == "Aggregate_Avg":  # (sparql_values.arithmetic's integer division, its term written directly)
                 quotient, remainder = divmod(int(total), count)  # (|total| < 2**62: exact in 28 digits)
-                lexical = f"{quotient}.0" if not remainder else decimal_lexical(Decimal(total) / Decimal(count))
-                found = self.terms.intern_valued(f'"{lexical}"^^<{_XSD_DECIMAL}>', Decimal(lexical))
+                if not remainder:
+                    lexical = f"{quotient}.0"
+                    value = Decimal(lexical)
+                else:  # (not a whole number: the normalized quotient is the value its lexical form reads as)
+                    value = (Decimal(total) / Decimal(count)).normalize()
+                    lexical = format(value, "f")
+                found = self.terms.intern_valued(f'"{lexical}"^^<{_XSD_DECIMAL}>', value)
             else:
                 found = self.terms.intern_valued(f'"{int(total)}"^^<{_XSD_INTEGER}>', int(total))
             self.state.results[key] = found
