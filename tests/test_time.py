@@ -161,6 +161,15 @@ def stream(draw: random.Random, t0: int, count: int):
     return out
 
 
+def offer_to_both(draw: random.Random, per_fact: TimeWindow, columns: ColumnTimeWindow, t: int, triple) -> None:
+    """An element to the per-fact window, and to the columnar one alone or as a batch of one row."""
+    per_fact.offer(t, triple)
+    if draw.random() < 0.5:
+        columns.offer(t, triple)
+    else:
+        columns.offer_columns(*(np.array([value]) for value in (t, *triple)))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_every_backend_holds_the_same_elements(seed):
     draw = random.Random(seed)
@@ -182,11 +191,7 @@ def test_every_backend_holds_the_same_elements(seed):
                 t, triple = pending.pop(0)
                 assert per_fact.accepts(t) == columns.accepts(t)
                 if per_fact.accepts(t):
-                    per_fact.offer(t, triple)
-                    if draw.random() < 0.5:
-                        columns.offer(t, triple)
-                    else:
-                        columns.offer_columns(*(np.array([value]) for value in (t, *triple)))
+                    offer_to_both(draw, per_fact, columns, t, triple)
                     taken.append((t, triple))
                     instants[len(taken) - 1] = per_fact.boundary
             per_fact.advance(tau)
@@ -219,11 +224,7 @@ def test_a_long_window_fed_element_by_element_keeps_few_chunks_and_the_same_cont
             t, triple = pending.pop(0)
             triple = (triple[0] + draw.choice([0, 0, 0, 10 * t]), *triple[1:])  # (mostly new triples, some repeats)
             if per_fact.accepts(t):
-                per_fact.offer(t, triple)
-                if draw.random() < 0.5:
-                    columns.offer(t, triple)
-                else:
-                    columns.offer_columns(*(np.array([value]) for value in (t, *triple)))
+                offer_to_both(draw, per_fact, columns, t, triple)
                 taken.append((t, triple))
         per_fact.advance(tau)
         columns.advance(tau)
