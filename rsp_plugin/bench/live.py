@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from .shapes import (ENTAILMENT, ONTOLOGY, ONTOLOGY_IRI, PROFILES, STREAM, TARGET_FLAT, WINDOWS, continuous_query,
-                     write_stream)
+                     step_spreads, write_stream)
 
 #: triples per cell (a 60s/1s window at 100 triples/s makes ~600 reports of it)
 LIVE_SIZE = 60_000
@@ -112,24 +112,21 @@ def run(options, out=print) -> int:
 
 
 def flat_lines(rows: list[dict]) -> list[str]:
-    """Per rate, profile and STEP with two windows or more: the largest p50 over the smallest.
+    """Per rate, profile and STEP with two windows or more: the largest p50 over the smallest (`step_spreads`).
 
     >>> rows = [{"rate": 100, "profile": "plain", "window": w, "p50": ms}
     ...         for w, ms in (((2, 1), 0.5), ((10, 5), 2.0), ((60, 1), 0.6), ((300, 1), 0.55))]
     >>> flat_lines(rows)
     ['flat: 100/s plain STEP 1s: p50 0.50-0.60 ms over 2/1, 60/1, 300/1: 1.20x, met (<= 1.5x)']
     """
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault((row["rate"], row["profile"], row["window"][1]), []).append(row)
     lines = []
-    for (rate, profile, step), group in groups.items():
-        costs = [row["p50"] for row in group]
-        if len(group) < 2 or min(costs) <= 0:
+    for group, spread in step_spreads(rows, "p50"):
+        if spread is None:
             continue
-        spread = max(costs) / min(costs)
+        costs = [row["p50"] for row in group]
         windows = ", ".join(f"{row['window'][0]}/{row['window'][1]}" for row in group)
-        lines.append(f"flat: {rate:,}/s {profile} STEP {step}s: p50 {min(costs):.2f}-{max(costs):.2f} ms over {windows}: "
+        lines.append(f"flat: {group[0]['rate']:,}/s {group[0]['profile']} STEP {group[0]['window'][1]}s: p50 "
+                     f"{min(costs):.2f}-{max(costs):.2f} ms over {windows}: "
                      f"{spread:.2f}x, {'met' if spread <= TARGET_FLAT else 'MISSED'} (<= {TARGET_FLAT:g}x)")
     return lines
 

@@ -399,24 +399,32 @@ def _cell(runner: Runner, profile: str, window: tuple[int, int], stream: Path, t
     return row
 
 
-def _mark_flat(group: list[dict]) -> None:
-    """CPU per report across the windows of one rate, profile and STEP: the largest over the smallest
-    (None for a window alone with its STEP). At one STEP every report brings one pane of the same
-    length, so a spread is what the window's RANGE adds to a report.
+def step_spreads(rows: list[dict], cost: str) -> list[tuple[list[dict], float | None]]:
+    """The rows by rate, profile and STEP, each group with its largest `cost` over its smallest (None
+    for a window alone with its STEP). At one STEP every report brings one pane of the same length,
+    so a spread is what the window's RANGE adds to a report: the flatness rule of both the matrix
+    (`_mark_flat`) and `--live` (`live.flat_lines`).
 
-    >>> rows = [{"window": w, "per_report_ms": ms} for w, ms in (((2, 1), 0.3), ((10, 5), 1.5), ((60, 1), 0.36))]
-    >>> _mark_flat(rows)
-    >>> [(row["flat"], row["flat_met"]) for row in rows]
-    [(1.2, True), (None, None), (1.2, True)]
+    >>> rows = [{"window": w, "ms": ms} for w, ms in (((2, 1), 0.3), ((10, 5), 1.5), ((60, 1), 0.36))]
+    >>> [([row["window"] for row in group], spread) for group, spread in step_spreads(rows, "ms")]
+    [([(2, 1), (60, 1)], 1.2), ([(10, 5)], None)]
     """
-    steps: dict[int, list[dict]] = {}
-    for row in group:
-        steps.setdefault(row["window"][1], []).append(row)
-    for rows in steps.values():
-        costs = [row["per_report_ms"] for row in rows]
-        spread = max(costs) / min(costs) if len(costs) > 1 and min(costs) > 0 else None
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row.get("rate"), row.get("profile"), row["window"][1]), []).append(row)
+    out = []
+    for group in groups.values():
+        costs = [row[cost] for row in group]
+        spread = round(max(costs) / min(costs), 6) if len(costs) > 1 and min(costs) > 0 else None
+        out.append((group, spread))
+    return out
+
+
+def _mark_flat(group: list[dict]) -> None:
+    """CPU per report across the windows of one rate, profile and STEP (`step_spreads`)."""
+    for rows, spread in step_spreads(group, "per_report_ms"):
         for row in rows:
-            row["flat"] = None if spread is None else round(spread, 6)
+            row["flat"] = spread
             row["flat_met"] = None if spread is None else spread <= TARGET_FLAT
 
 
