@@ -8,10 +8,12 @@ chunk, a report cuts the chunks by time (whole chunks dropped, the oldest one
 trimmed), and the content of a boundary is the rows with low <= t < boundary.
 
 A window's content is a set of triples. A triple seen twice in the window would
-be two rows; each chunk keeps the sorted 64-bit hashes of its rows, so a new
-chunk finds in O(k log n) whether any of its rows may repeat one already held,
-and the content is deduplicated only while such a repetition can be in it (a
-hash collision only costs a needless deduplication).
+be two rows; each chunk keeps the sorted 64-bit hashes of its rows, and the window
+one sorted array of the hashes of every row it took since it last made that array
+(a superset of the rows it holds). A new chunk looks its k rows up there in
+O(k log n), in one call whatever the window's size, and only on a hit asks each
+chunk held, so the content is deduplicated only while a repetition can be in it (a
+hash collision, or a row that repeats one already gone, only costs a needless look).
 
 >>> import numpy as np
 >>> from rsp_plugin.query.model import RangeWindow
@@ -107,11 +109,39 @@ class _Chunk:
 
     def repeats(self, hashes: np.ndarray) -> bool:
         """Might one of these (sorted) hashes be a row of this chunk?"""
-        if not len(self.hashes) or not len(hashes):
-            return False
-        places = np.searchsorted(self.hashes, hashes)
-        places[places == len(self.hashes)] = len(self.hashes) - 1
-        return bool(np.any(self.hashes[places] == hashes))
+        return _among(self.hashes, hashes)
+
+
+def _among(index: np.ndarray | None, hashes: np.ndarray) -> bool:
+    """Is one of `hashes` in the sorted `index`?
+
+    >>> _among(np.array([2, 5, 9], dtype=np.uint64), np.array([3, 9], dtype=np.uint64))
+    True
+    """
+    if index is None or not len(index) or not len(hashes):
+        return False
+    places = np.searchsorted(index, hashes)
+    np.minimum(places, len(index) - 1, out=places)
+    return bool((index[places] == hashes).any())
+
+
+def _merged(ordered: np.ndarray | None, more: np.ndarray) -> np.ndarray:
+    """Two sorted arrays as one sorted array, in one pass over the result.
+
+    >>> _merged(np.array([1, 4, 6], dtype=np.uint64), np.array([2, 4, 9], dtype=np.uint64)).tolist()
+    [1, 2, 4, 4, 6, 9]
+    """
+    if ordered is None or not len(ordered):
+        return more
+    if not len(more):
+        return ordered
+    places = np.searchsorted(ordered, more) + np.arange(len(more))
+    out = np.empty(len(ordered) + len(more), dtype=ordered.dtype)
+    out[places] = more
+    rest = np.ones(len(out), dtype=bool)
+    rest[places] = False
+    out[rest] = ordered
+    return out
 
 
 def _without(hashes: np.ndarray, removed: np.ndarray) -> np.ndarray:
@@ -262,6 +292,8 @@ class ColumnContent:
             return self.pane_source.pane_rows(low, high)
         parts = []
         for chunk in self._chunks:
+            if not len(chunk.t) or chunk.t[0] >= high or chunk.t[-1] < low:
+                continue  # (a live window's chunks are mostly before the panes asked for)
             start = int(np.searchsorted(chunk.t, low, side="left"))
             stop = int(np.searchsorted(chunk.t, high, side="left"))
             if stop > start:
@@ -343,8 +375,14 @@ class ColumnTimeWindow(TimeWindow):
 
     columnar = True
 
+    #: sorted hashes of the rows taken since it was made, and of those taken since it was last merged
+    #: into: together a superset of the rows held (`_index_hashes`)
+    _hash_index: np.ndarray | None = None
+    _recent_hashes: np.ndarray | None = None
+
     def _hold_nothing(self) -> None:
         self._chunks: list[_Chunk] = []
+        self._hash_index = self._recent_hashes = None
         self._waiting: list[tuple[int, tuple]] = []   # single offers, made a chunk at the next advance
         #: a row may repeat another until a window's low passes this time
         self._repeats_until: int | None = None
@@ -385,8 +423,10 @@ class ColumnTimeWindow(TimeWindow):
     def _add(self, chunk: _Chunk) -> None:
         hashes = chunk.hashes
         repeated = len(hashes) > 1 and bool(np.any(hashes[1:] == hashes[:-1]))
-        if not repeated:
+        if not repeated and (_among(self._hash_index, hashes) or _among(self._recent_hashes, hashes)):
+            # (two looks whatever the window's size, then the chunks only on a hit)
             repeated = any(old.repeats(hashes) for old in self._chunks)
+        self._index_hashes(hashes)
         if repeated:
             latest = int(chunk.t[-1])
             if self._repeats_until is None or latest > self._repeats_until:
@@ -396,6 +436,22 @@ class ColumnTimeWindow(TimeWindow):
         if self.panes is not None:
             self.panes.touched(chunk.t)
         self._compact()
+
+    def _index_hashes(self, hashes: np.ndarray) -> None:
+        """Put a new chunk's sorted hashes into `_recent_hashes`, folded into `_hash_index` past
+        `MERGE_ROWS` rows (a merge costs the array it makes: a small one often, the large one
+        seldom). The index is made again from the chunks held once the two hold twice as many rows
+        as they do (rows gone since stay until then: a hit on one only costs a look at the chunks)."""
+        recent = _merged(self._recent_hashes, hashes)
+        index = self._hash_index
+        if len(recent) <= MERGE_ROWS and index is not None:
+            self._recent_hashes = recent
+            return
+        self._recent_hashes = None
+        if index is not None and len(index) + len(recent) > 2 * sum(len(chunk) for chunk in self._chunks) + MERGE_ROWS:
+            self._hash_index = np.sort(np.concatenate([chunk.hashes for chunk in self._chunks] + [hashes]))
+        else:
+            self._hash_index = _merged(index, recent)
 
     def _compact(self) -> None:
         """A live stream brings a chunk per report, and a window of 300 s at STEP 1 s held 300 of

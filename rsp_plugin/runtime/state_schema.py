@@ -150,7 +150,7 @@ SCHEMA: dict[str, dict | str] = {
         program=ours("lars.program:Program"), tick=INT, triple=INT, window=ours("query.windows:TimeWindow")),
     # columnar (batch) windows and evaluation ----------------------------------------------------------------
     "rsp_plugin.columnar.columns:ColumnTimeWindow": dict(
-        _TIME_WINDOW, _chunks=LIST, _fresh=LIST, _repeats_until=maybe(int), _taken=LIST, _waiting=LIST,
+        _TIME_WINDOW, _chunks=LIST, _fresh=LIST, _hash_index=ANY, _recent_hashes=ANY, _repeats_until=maybe(int), _taken=LIST, _waiting=LIST,
         content=ours("columnar.columns:ColumnContent"), entered=TUPLE, panes=maybe(ours("columnar.columns:PaneLedger"))),
     "rsp_plugin.columnar.columns:ColumnContent": dict(_chunks=LIST, _columns=maybe(tuple),
                                                    _index=maybe(ours("query.content:TripleIndex")), distinct=BOOL,
