@@ -383,6 +383,9 @@ class PaneAggregates:
         self.ledger = ledger
         self.seen = 0
         self.store: dict[str, np.ndarray] | None = None
+        #: the room `store` grows into (`_Growing`), and each join variable's in `keys`
+        self._grown_store: _Growing | None = None
+        self._grown_keys: dict[str, _Growing] = {}
         #: (store, groups, its `_Prefix` or None where its sums do not allow one), made at the store's
         #: second merge (a block's reports merge against one store), and the store merged last
         self._prefix: tuple | None = None
@@ -480,7 +483,7 @@ class PaneAggregates:
         if store is not None and len(store[PANE]) and store[PANE][0] < first:
             cut = int(np.searchsorted(store[PANE], first, side="left"))
             if 2 * cut >= len(store[PANE]):  # (cut when half is past: a merge reads from `first` on, and
-                self.store = {name: column[cut:] for name, column in store.items()}  # one store serves a block)
+                self.store = _Growing.cut(self._grown_store, store, cut)  # one store serves a block)
         if self.odd and min(self.odd) < first:
             self.odd = {pane for pane in self.odd if pane >= first}
         if self.conflicts and min(self.conflicts) < first:
@@ -488,7 +491,8 @@ class PaneAggregates:
         for name, (panes, values) in list(self.keys.items()):
             if len(panes) and panes[0] < first:
                 cut = int(np.searchsorted(panes, first, side="left"))
-                self.keys[name] = (panes[cut:], values[cut:])
+                kept = _Growing.cut(self._grown_keys.get(name), {PANE: panes, "value": values}, cut)
+                self.keys[name] = (kept[PANE], kept["value"])
         for number, (panes, values) in enumerate(self.matches):
             if len(panes) and panes[0] < first:
                 cut = int(np.searchsorted(panes, first, side="left"))
@@ -817,7 +821,9 @@ class PaneAggregates:
             return
         kept = _without(store[PANE], changed)
         if kept is None:  # (in time order: the changed panes all after those kept)
-            self.store = {name: np.concatenate([store[name], made[name]]) for name in store} if made else store
+            if made:
+                self._grown_store = _Growing.of(self._grown_store, store)
+                self.store = self._grown_store.extended(made)
             return
         if made:
             merged = {name: np.concatenate([store[name][kept], made[name]]) for name in store}
@@ -918,7 +924,7 @@ class PaneAggregates:
         alive, inverse = np.unique(store["__gid"], return_inverse=True)
         self.group_keys = [self.group_keys[number] for number in alive.tolist()]
         self.group_ids = {key: number for number, key in enumerate(self.group_keys)}
-        store["__gid"] = inverse.reshape(-1).astype(np.int64)
+        self.store = dict(store, __gid=inverse.reshape(-1).astype(np.int64))  # (a new store: not grown into)
         self._prefix = None
 
     def _keep_join_values(self, tables: list, changed: np.ndarray, joins: list[str]) -> bool:
@@ -947,7 +953,12 @@ class PaneAggregates:
             if kept is not None:
                 old_panes, old_values = old_panes[kept], old_values[kept]
             after = not len(old_panes) or not len(panes) or panes[0] > old_panes[-1]
-            if after:
+            if after and kept is None:  # (in time order: the rows written after those kept, not copied)
+                grown = self._grown_keys[name] = _Growing.of(self._grown_keys.get(name),
+                                                             {PANE: old_panes, "value": old_values})
+                more = grown.extended({PANE: panes, "value": values})
+                all_panes, all_values = more[PANE], more["value"]
+            elif after:
                 all_panes, all_values = np.concatenate([old_panes, panes]), np.concatenate([old_values, values])
             else:  # (a late batch changed a pane before others kept)
                 all_panes, all_values = np.concatenate([old_panes, panes]), np.concatenate([old_values, values])
@@ -1108,6 +1119,63 @@ class PaneAggregates:
         prefix = _Prefix(self.shape, store, size) if _Prefix.fits(self.shape, store, size) else None
         self._prefix = (store, size, prefix)
         return prefix
+
+
+class _Growing:
+    """Numpy columns of equal length (`columns`: views) that grow at their end and are cut at their
+    start without copying what they hold. A live store gains a pane per report, and copying it
+    whole each time cost its window: new rows are written into room kept after the end (twice what
+    is held when it runs out), a cut moves the start. Views handed out before stay as they were
+    (no row they show is written again)."""
+
+    __slots__ = ("buffers", "start", "stop", "columns")
+
+    def __init__(self, columns: dict[str, np.ndarray]):
+        count = len(next(iter(columns.values())))
+        self.buffers = {name: np.empty((2 * count + 64, *column.shape[1:]), dtype=column.dtype)
+                        for name, column in columns.items()}
+        for name, column in columns.items():
+            self.buffers[name][:count] = column
+        self.start, self.stop = 0, count
+        self.columns = self._views()
+
+    @classmethod
+    def of(cls, grown: "_Growing | None", columns: dict) -> "_Growing":
+        """`grown` when `columns` are its views, else new room holding them."""
+        if grown is not None and (grown.columns is columns or all(
+                column is grown.columns.get(name) for name, column in columns.items())):
+            return grown
+        return cls(columns)
+
+    @staticmethod
+    def cut(grown: "_Growing | None", columns: dict, count: int) -> dict:
+        """`columns` less their first `count` rows (moving `grown`'s start when they are its views)."""
+        if grown is not None and all(column is grown.columns.get(name) for name, column in columns.items()):
+            grown.start += count
+            grown.columns = grown._views()
+            return grown.columns
+        return {name: column[count:] for name, column in columns.items()}
+
+    def extended(self, more: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The columns with `more`'s rows after theirs (same names)."""
+        added = len(next(iter(more.values())))
+        capacity = len(next(iter(self.buffers.values())))
+        if self.stop + added > capacity:
+            held = self.stop - self.start
+            room = 2 * (held + added) + 64
+            for name, buffer in self.buffers.items():
+                moved = np.empty((room, *buffer.shape[1:]), dtype=buffer.dtype)
+                moved[:held] = buffer[self.start:self.stop]
+                self.buffers[name] = moved
+            self.start, self.stop = 0, held
+        for name, buffer in self.buffers.items():
+            buffer[self.stop:self.stop + added] = more[name]
+        self.stop += added
+        self.columns = self._views()
+        return self.columns
+
+    def _views(self) -> dict[str, np.ndarray]:
+        return {name: buffer[self.start:self.stop] for name, buffer in self.buffers.items()}
 
 
 class _Prefix:
