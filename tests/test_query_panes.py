@@ -227,3 +227,25 @@ def test_solutions_kept_per_pane_are_the_per_fact_paths(rate, ratio, step):
             assert count >= reports - 1, (body, count, reports)
         elif not merging:
             assert count == 0
+
+
+@pytest.mark.parametrize("seed,rate,ratio", [(1, 10, 20), (2, 30, 60), (3, 10, 60), (4, 30, 20)])
+def test_a_live_stream_element_by_element_reports_what_the_per_fact_path_reports(seed, rate, ratio):
+    """A live stream: each element pushed as it comes and the watermark moved to it, so a window's
+    store gains a pane a report and its sums move with it (`_Growing`, `_Running`) instead of
+    adding up every pane. Decimals among the values (seed 3), a triple seen twice (2), elements a
+    little late (4): the same reports as the per-fact path; in order, all but the first merged."""
+    stream = Stream(seed, rate, 1500, odd=seed == 3, repeats=seed == 2, late=seed == 4)
+    window = f"[RANGE {ratio}s STEP 1s]"
+    queries = QUERIES[:3]
+    reference, expected = _engine(False, window, queries)
+    feed(reference, STREAM, stream.elements, seed, columns=False, sizes=(1,))
+    engine, found = _engine(True, window, queries)
+    feed(engine, STREAM, stream.elements, seed, columns=False, sizes=(1,))  # (a late element's reports follow
+    assert found == expected  # when it came: both fed alike)
+    reports = len(expected) // len(queries)
+    kept = [panes for query in engine.queries.values()
+            for panes in query.evaluator.columnar.panes.values() if panes is not None]
+    assert kept[0]._running is not None  # (AVG per sensor: its sums moved, not added up)
+    if seed == 1:  # (a stream in order, integers, no repeats: every report but the first merged)
+        assert sum(panes.merged for panes in kept) >= len(queries) * (reports - 1)

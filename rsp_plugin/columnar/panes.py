@@ -303,9 +303,24 @@ def _distinct_rows(columns: list[np.ndarray]) -> list[np.ndarray]:
 
 def _isin(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     """Which of `values` are among `candidates`: np.isin's answer, by one sort and a binary search
-    (np.isin's fixed cost is ~10 us, twice this, and a report asks a few times)."""
+    (np.isin's fixed cost is ~10 us, twice this, and a report asks a few times), the smaller side
+    sorted (a window's matches looked up for its few groups).
+
+    >>> _isin(np.array([3, 1, 3, 9]), np.array([5, 3, 7, 3, 8, 0, 2, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20])).tolist()
+    [True, False, True, False]
+    """
     if not len(candidates) or not len(values):
         return np.zeros(len(values), dtype=bool)
+    if len(candidates) > 4 * len(values):
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        at = np.searchsorted(ordered, candidates)
+        at[at == len(ordered)] = 0
+        hit = np.zeros(len(ordered), dtype=bool)
+        hit[at[ordered[at] == candidates]] = True  # (the first of equal values marked: each reads its first's)
+        found = np.empty(len(values), dtype=bool)
+        found[order] = hit[np.searchsorted(ordered, ordered)]
+        return found
     ordered = np.sort(candidates)
     at = np.searchsorted(ordered, values)
     at[at == len(ordered)] = 0
@@ -389,6 +404,8 @@ class PaneAggregates:
         #: (store, groups, its `_Prefix` or None where its sums do not allow one), made at the store's
         #: second merge (a block's reports merge against one store), and the store merged last
         self._prefix: tuple | None = None
+        #: the window's sums per group over a store that grows (`_Running`), moved report by report
+        self._running: _Running | None = None
         self._merged_on: dict | None = None
         #: the groups' values (tuples of ids) by group number (`__gid` in `store`), and the way back
         self.group_keys: list[tuple] = []
@@ -1021,7 +1038,7 @@ class PaneAggregates:
             store = self.store
         numbers = store["__gid"][start:stop]
         size = len(self.group_keys)
-        prefix = self._prefix_of(store, size)
+        prefix = self._prefix_of(store, size, start, stop)
         if prefix is not None:
             rows = prefix.window("__rows", start, stop)
         else:
@@ -1107,12 +1124,19 @@ class PaneAggregates:
                     for value, scaled in zip(values, decimal)]
         return backend.sum_results(name, found["sum"][low:high], counts, decimal)
 
-    def _prefix_of(self, store: dict, size: int) -> _Prefix | None:
-        """The store's `_Prefix` when this is its second merge or later and its sums allow it, else None
-        (decided once per store)."""
+    def _prefix_of(self, store: dict, size: int, start: int, stop: int) -> _Prefix | None:
+        """The store's `_Prefix` when this is its second merge or later and its sums allow it (decided
+        once per store); for a store that grows report by report, its `_Running` sums moved to rows
+        start..stop-1; else None."""
         made = self._prefix
         if made is not None and made[0] is store and made[1] == size:
             return made[2]
+        grown = self._grown_store
+        if grown is not None and grown.columns is store and _Running.allows(self.shape):
+            running = self._running
+            if running is None or running.grown is not grown:
+                running = self._running = _Running(self.shape, grown)
+            return running if running.moved(start, stop, size) else None
         if self._merged_on is not store:  # (its first merge: a live store changes every report)
             self._merged_on = store
             return None
@@ -1128,7 +1152,7 @@ class _Growing:
     is held when it runs out), a cut moves the start. Views handed out before stay as they were
     (no row they show is written again)."""
 
-    __slots__ = ("buffers", "start", "stop", "columns")
+    __slots__ = ("buffers", "start", "stop", "columns", "base", "moves")
 
     def __init__(self, columns: dict[str, np.ndarray]):
         count = len(next(iter(columns.values())))
@@ -1137,6 +1161,9 @@ class _Growing:
         for name, column in columns.items():
             self.buffers[name][:count] = column
         self.start, self.stop = 0, count
+        #: the number of the rows at buffers[0] among every row the columns held (rows cut count too),
+        #: and how often the rows moved to new buffers
+        self.base, self.moves = 0, 0
         self.columns = self._views()
 
     @classmethod
@@ -1167,6 +1194,8 @@ class _Growing:
                 moved = np.empty((room, *buffer.shape[1:]), dtype=buffer.dtype)
                 moved[:held] = buffer[self.start:self.stop]
                 self.buffers[name] = moved
+            self.base += self.start
+            self.moves += 1
             self.start, self.stop = 0, held
         for name, buffer in self.buffers.items():
             buffer[self.stop:self.stop + added] = more[name]
@@ -1178,7 +1207,95 @@ class _Growing:
         return {name: buffer[self.start:self.stop] for name, buffer in self.buffers.items()}
 
 
-class _Prefix:
+class _GroupSums:
+    """Sums per group over a window of a store's rows (`window`), read for `_merge`."""
+
+    def window(self, name: str, start: int, stop: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def sums(self, name: str, start: int, stop: int, present: np.ndarray) -> dict:
+        """`_merge`'s partials of variable `name` for the present groups: whether each holds a decimal,
+        and its sum (in millionths where it does, its integers lifted)."""
+        decimal = self.window(f"__decs_{name}", start, stop)[present] > 0
+        plain = self.window(f"__plain_{name}", start, stop)[present]
+        if not bool(decimal.any()):
+            return {"decimal": decimal.tolist(), "sum": plain.tolist()}
+        scaled = self.window(f"__scaled_{name}", start, stop)[present]
+        if bool((np.abs(plain) < _SCALE_LIMIT).all()):
+            return {"decimal": decimal.tolist(), "sum": np.where(decimal, plain * _SCALE + scaled, plain).tolist()}
+        return {"decimal": decimal.tolist(),  # (lifted past 64 bits: in Python's integers)
+                "sum": [p * _SCALE + q if d else p
+                        for d, p, q in zip(decimal.tolist(), plain.tolist(), scaled.tolist())]}
+
+
+class _Running(_GroupSums):
+    """A growing store's sums per group over the window merged last (`window`, as `_Prefix`'s): the
+    next window's are those less the rows it left and plus the rows it gained. A live report at
+    STEP 1 s gains and loses a pane, where adding up its panes cost its window. Sums only, as
+    `_Prefix` (a plan with MIN / MAX merges pane by pane), in 64-bit integers while the window's
+    bounds add up to less than 2**61; added up again from the window's rows when the store's rows
+    moved to new buffers or a window starts before the last one."""
+
+    def __init__(self, shape: PaneShape, grown: _Growing):
+        self.grown = grown
+        self.names = list(shape.parts)
+        #: the rows the sums are over (numbers among every row the store held: `_Growing.base`)
+        self.low = self.high = 0
+        self.moves = -1
+        self.size = 0
+        self.tables: dict[str, np.ndarray] = {}
+        self.bound = 0.0
+
+    @staticmethod
+    def allows(shape: PaneShape) -> bool:
+        return all(parts == ["sum"] for parts in shape.parts.values())
+
+    def moved(self, start: int, stop: int, size: int) -> bool:
+        """Bring the sums to the store's rows start..stop-1; whether they are exact (False: merge by panes)."""
+        grown = self.grown
+        low, high = grown.base + grown.start + start, grown.base + grown.start + stop
+        if self.moves != grown.moves or low < self.low or high < self.high or low > self.high:
+            self.moves, self.size = grown.moves, size
+            self.tables = {name: np.zeros(size, dtype=np.int64) for name in self._columns(0, 0)}
+            self.bound = 0.0
+            self.low = self.high = low
+        elif size > self.size:  # (new groups: none has a row in the sums yet)
+            self.tables = {name: np.concatenate([table, np.zeros(size - self.size, dtype=np.int64)])
+                           for name, table in self.tables.items()}
+            self.size = size
+        self._add(self.low, low, -1)
+        self._add(self.high, high, 1)
+        self.low, self.high = low, high
+        return self.bound < float(_LIMIT) / 2
+
+    def _add(self, low: int, high: int, sign: int) -> None:
+        if high <= low:
+            return
+        buffers, at = self.grown.buffers, self.grown.base
+        numbers = buffers["__gid"][low - at:high - at]
+        for name, values in self._columns(low - at, high - at).items():
+            np.add.at(self.tables[name], numbers, values if sign > 0 else -values)
+        for name in self.names:
+            self.bound += sign * float(buffers[f"__bound_{name}"][low - at:high - at].sum())
+
+    def _columns(self, low: int, high: int) -> dict[str, np.ndarray]:
+        """`_Prefix`'s columns of the buffers' rows low..high-1."""
+        buffers = self.grown.buffers
+        found = {"__rows": buffers["__rows"][low:high]}
+        for name in self.names:
+            scaled, sums = buffers[f"__scaled_{name}"][low:high], buffers[f"__sum_{name}"][low:high]
+            found[f"__decs_{name}"] = buffers[f"__decs_{name}"][low:high]
+            found[f"__plain_{name}"] = np.where(scaled, 0, sums)
+            found[f"__scaled_{name}"] = np.where(scaled, sums, 0)
+        return found
+
+    def window(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Per group, the sum of column `name` over the rows `moved` was brought to (start..stop-1)."""
+        return self.tables[name]
+
+
+
+class _Prefix(_GroupSums):
     """A store's sums per group over its first k rows, for every k: a window's sums (rows, decimals,
     sums) are the difference of two rows, where a merge would add up its panes' partials.
 
@@ -1220,20 +1337,6 @@ class _Prefix:
         """Per group, the sum of column `name` over the store's rows start..stop-1."""
         table = self.tables[name]
         return table[stop] - table[start]
-
-    def sums(self, name: str, start: int, stop: int, present: np.ndarray) -> dict:
-        """`_merge`'s partials of variable `name` for the present groups: whether each holds a decimal,
-        and its sum (in millionths where it does, its integers lifted)."""
-        decimal = self.window(f"__decs_{name}", start, stop)[present] > 0
-        plain = self.window(f"__plain_{name}", start, stop)[present]
-        if not bool(decimal.any()):
-            return {"decimal": decimal.tolist(), "sum": plain.tolist()}
-        scaled = self.window(f"__scaled_{name}", start, stop)[present]
-        if bool((np.abs(plain) < _SCALE_LIMIT).all()):
-            return {"decimal": decimal.tolist(), "sum": np.where(decimal, plain * _SCALE + scaled, plain).tolist()}
-        return {"decimal": decimal.tolist(),  # (lifted past 64 bits: in Python's integers)
-                "sum": [p * _SCALE + q if d else p
-                        for d, p, q in zip(decimal.tolist(), plain.tolist(), scaled.tolist())]}
 
 
 __all__ = ["GIVE_UP", "PANE", "PaneAggregates", "PaneShape", "pane_shape"]

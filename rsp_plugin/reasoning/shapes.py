@@ -841,8 +841,9 @@ class ShapeMaterializer:
     def pane_rows(self, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(h, s, p, o) of the triples in the panes that expire at low <= h < high (B* and what never
         expires are in no pane: `fixed_columns`), by h."""
-        parts = [(h, pane.columns()) for h, pane in sorted(self.panes.items())
-                 if low <= h < high and h != NEVER_EXPIRES and pane.parts]
+        panes = self.panes  # (a live reader asks for one pane of a window's many: the keys only are walked)
+        parts = [(h, panes[h].columns()) for h in sorted(h for h in panes if low <= h < high and h != NEVER_EXPIRES)
+                 if panes[h].parts]
         if self._ahead:  # (a reader that works per pane reads the panes to come too)
             parts += [(h, tuple(np.concatenate([part[k] for part in ahead]) for k in range(3)))
                       for h, ahead in self._ahead.items() if low <= h < high]
