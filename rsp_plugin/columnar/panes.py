@@ -1124,22 +1124,23 @@ class PaneAggregates:
                     for value, scaled in zip(values, decimal)]
         return backend.sum_results(name, found["sum"][low:high], counts, decimal)
 
-    def _prefix_of(self, store: dict, size: int, start: int, stop: int) -> _Prefix | None:
+    def _prefix_of(self, store: dict, size: int, start: int, stop: int) -> _GroupSums | None:
         """The store's `_Prefix` when this is its second merge or later and its sums allow it (decided
-        once per store); for a store that grows report by report, its `_Running` sums moved to rows
-        start..stop-1; else None."""
+        once per store: a block's reports merge against one store). At a store's first merge: the
+        `_Running` sums moved to rows start..stop-1 when the store grew from the one before (a live
+        store changes every report), else None."""
         made = self._prefix
         if made is not None and made[0] is store and made[1] == size:
             return made[2]
-        grown = self._grown_store
-        if grown is not None and grown.columns is store and _Running.allows(self.shape):
+        if self._merged_on is not store:
+            self._merged_on = store
+            grown = self._grown_store
+            if grown is None or grown.columns is not store or not _Running.allows(self.shape):
+                return None
             running = self._running
             if running is None or running.grown is not grown:
                 running = self._running = _Running(self.shape, grown)
             return running if running.moved(start, stop, size) else None
-        if self._merged_on is not store:  # (its first merge: a live store changes every report)
-            self._merged_on = store
-            return None
         prefix = _Prefix(self.shape, store, size) if _Prefix.fits(self.shape, store, size) else None
         self._prefix = (store, size, prefix)
         return prefix
