@@ -89,13 +89,15 @@ whole, within their bounds, from then on.
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 
+from ..core.lazy import LazyModule
 from ..core.xsd import RANK_TYPE
 from ..query.backend import all_slots, group_slots
 from ..query.content import UnionContent
 from ..query.plan import CompiledPlan, expression_variables, walk
 from .columns import ColumnContent
+
+pl = LazyModule("polars")  # (imported by the first plan that joins or groups by polars)
 
 #: the column of a pane batch's rows that says each row's pane (joined like a variable)
 PANE = "__pane"
@@ -751,7 +753,7 @@ class PaneAggregates:
         without aggregation, the solutions."""
         shape = self.shape
         _, frame, _ = batch._solutions_plan()
-        if isinstance(frame, pl.LazyFrame):
+        if pl.holds(frame, "LazyFrame"):
             frame = frame.collect()
         if frame is None or not len(frame):
             return {}

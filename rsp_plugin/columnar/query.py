@@ -37,8 +37,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import numpy as np
-import polars as pl
 
+from ..core.lazy import LazyModule
 from ..core.xsd import RANK_TYPE, decimal_lexical
 from ..query.algebra import aggregate_values
 from ..query.backend import (
@@ -55,6 +55,8 @@ from ..query.sparql_values import SparqlError, term
 from ..query.sparql_values import number as number_term
 from .columns import ColumnContent, row_columns
 from .panes import PANE, PaneAggregates, pane_shape
+
+pl = LazyModule("polars")  # (imported by the first plan that joins or groups by polars)
 
 #: value kinds of a term, for aggregates: a canonical xsd:integer that fits in 62 bits, anything else
 INT, DEC, OTHER = 0, 1, 3
@@ -262,7 +264,7 @@ class ColumnarBackend(Backend):
         slots, frame, _ = self._solutions_plan()
         if frame is None:
             return slots, None
-        if isinstance(frame, pl.LazyFrame):
+        if pl.holds(frame, "LazyFrame"):
             frame = frame.collect()
             if not len(frame):
                 return all_slots(self.plan), None
@@ -518,7 +520,7 @@ class ColumnarBackend(Backend):
         lazy one: its joins, the value tables' and the grouping run in one plan); None if it has
         no rows."""
         group_vars, nodes = self.plan.aggregation
-        lazy = isinstance(frame, pl.LazyFrame)
+        lazy = pl.holds(frame, "LazyFrame")
         self._collected = None
         aggregates = self.state.aggregates.get(id(self.plan))
         if aggregates is None or aggregates[0].node is not nodes[0]:
@@ -713,7 +715,7 @@ class ColumnarBackend(Backend):
 
     def _eager(self, frame) -> pl.DataFrame:
         """The solutions' frame, its joins run (once per evaluation) if it is lazy."""
-        if not isinstance(frame, pl.LazyFrame):
+        if not pl.holds(frame, "LazyFrame"):
             return frame
         if self._collected is None:
             self._collected = frame.collect()
@@ -723,7 +725,7 @@ class ColumnarBackend(Backend):
     def _values_of(variable: str, frame, tables: list) -> pl.Series:
         """The values a variable may take in the solutions: its column (a lazy frame's: the column
         of the smallest pattern table that binds it, which holds them all)."""
-        if not isinstance(frame, pl.LazyFrame):
+        if not pl.holds(frame, "LazyFrame"):
             return frame[variable]
         table = min((table for table in tables if variable in table.columns), key=len)
         return table[variable]
