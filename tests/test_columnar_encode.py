@@ -54,7 +54,7 @@ def test_a_short_column_is_checked_as_a_long_one(form, canonical, monkeypatch):
 def test_the_distinct_values_come_in_the_order_they_first_appear(monkeypatch):
     def run():
         distinct, codes = encoding._dictionary_encoded(pa.array(WITH_NULLS, type=pa.large_string()))
-        return distinct.to_list(), np.asarray(codes).tolist()
+        return distinct.to_pylist(), np.asarray(codes).tolist()
 
     short, long = _both_ways(monkeypatch, run)
     assert short == long == ([KEYS[0], KEYS[2], WITH_NULLS[5]], [0, 3, 1, 0, 3, 2])

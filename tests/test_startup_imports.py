@@ -1,6 +1,6 @@
 """`rsp-plugin query` on a 3-line stream before its stream matters (issue 29, start-up): it imports
 nothing it does not use (pyarrow and its compute module: the block readers', ~20 and ~50 ms of CPU at import;
-polars, ~0.1-0.2 s; pandas; the benchmarks), numpy's BLAS runs one thread (each other one spins ~0.1 s of CPU at start),
+polars, ~0.1-0.2 s; pandas, ~0.3 s; the benchmarks), numpy's BLAS runs one thread (each other one spins ~0.1 s of CPU at start),
 and the objects its start made are frozen out of the garbage collector's scans
 (rsp_plugin/cli/startup.py) only when the process is the command."""
 
@@ -16,15 +16,12 @@ from rsp_plugin.bench import startup
 from rsp_plugin.cli import main
 
 #: what a short query does not use, and so must not import
-NOT_NEEDED = ("pyarrow.compute", "pandas",
+NOT_NEEDED = ("pandas", "polars",  # (a window this small is joined and grouped by dicts and numpy: `columnar.query`)
               "rsp_plugin.bench",  # (the bench command's options: imported for that command only)
               "re2",  # (REGEX and REPLACE's engine: imported by a query's first pattern)
               "xml.sax.saxutils")  # (the sparql-xml writer's escapes)
 #: what the block way imports, which a file this short is not read by (`runtime.replay.BLOCK_REPLAY_BYTES`)
-BLOCK_WAY = ("pyarrow", "rsp_plugin.columnar.replay")
-#: what a window this small is not joined or grouped by (dicts and numpy are: `columnar.query`), ~0.1-0.2 s
-#: of CPU at import
-POLARS = ("polars",)
+BLOCK_WAY = ("pyarrow", "pyarrow.compute", "rsp_plugin.columnar.replay")
 
 
 @pytest.mark.parametrize("way", ["elements", "blocks"])
@@ -33,7 +30,7 @@ def test_a_short_query_imports_nothing_it_does_not_use_and_freezes_its_start(way
     process without the interpreter's teardown, which would have said `torn down`.)"""
     command = startup.commands(tmp_path)["query"]
     arguments = command[command.index("rsp_plugin.cli") + 1:]
-    not_needed = NOT_NEEDED + (BLOCK_WAY + POLARS if way == "elements" else ())
+    not_needed = NOT_NEEDED + (BLOCK_WAY if way == "elements" else ())
     script = ("import atexit, gc, os, runpy, sys\n"
               + ("import rsp_plugin.runtime.replay\nrsp_plugin.runtime.replay.BLOCK_REPLAY_BYTES = 0\n"
                  if way == "blocks" else "")

@@ -1,9 +1,9 @@
 """Stream files read a block of lines at a time: columns of ids out, the same dead letters.
 
-A block (a few MB of whole lines) is split into lines by pyarrow and checked by
-one anchored regex per line in polars: the lines in the common form
-(`TIMESTAMP <s> <p> <o> .` with single spaces, a literal without escapes) are
-cut into columns with `str.splitn` and encoded in bulk (`encode.py`). Every
+A block (a few MB of whole lines) is split into lines, and the lines at their first
+spaces, by pyarrow; the lines in the common form (`TIMESTAMP <s> <p> <o> .` with
+single spaces, a literal without escapes: each column's distinct values checked by
+an anchored regex) are encoded in bulk (`encode.py`). Every
 other line (odd whitespace, comments after the dot, escapes, xsd:dateTime
 timestamps, mistakes) goes to the per-line reader of `rsp_plugin.io.formats`, so
 its result, or its `FILE:LINE: reason`, is exactly the per-line path's. Blank
@@ -39,7 +39,7 @@ from ..core.terms import XSD_STRING, Dictionary
 from ..core.time import out_of_range
 from ..io.formats import Rejected, StreamElement, read_ntriples_at, read_tnt
 from ..io.lines import byte_blocks, check_line
-from .encode import encode_checked, series_of
+from .encode import booleans, encode_checked, int64_array, numbers
 
 #: bytes read per block (whole lines: a block ends at its last newline)
 BLOCK_BYTES = 8 << 20
@@ -53,7 +53,9 @@ _SUBJECT = rf"^{_TERM}$"
 _PREDICATE = rf"^{_IRI}$"
 _OBJECT_ONLY = rf"^{_OBJECT}$"
 #: integer timestamps read by the block reader: the others (19 digits or more) go to the per-line reader
-_TIME_DIGITS = 10**18
+#: a timestamp the bulk path reads: an integer of at most 18 digits (|t| < 10**18 fits int64; any other
+#: goes to the per-line reader, which says what it makes of it)
+_TIMESTAMP = r"^-?[0-9]{1,18}$"
 _STRING_SUFFIX = '"^^' + XSD_STRING
 
 
@@ -79,8 +81,14 @@ class TripleBlock:
 # reading bytes ----------------------------------------------------------------------------
 
 
+def _empty_string():
+    import pyarrow as pa
+
+    return pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.zeros(2, dtype=np.int64)), pa.py_buffer(b""))
+
+
 def _lines(data: bytes):
-    """The block's lines as a polars Series, each with its newline (Python's universal newlines),
+    """The block's lines as an Arrow string array, each with its newline (Python's universal newlines),
     or None if the block is not all UTF-8. The lines are cut by numpy (offsets of the newlines)
     over the block's own bytes: no copy, no Python string per line."""
     import pyarrow as pa
@@ -103,7 +111,7 @@ def _lines(data: bytes):
         lines.validate(full=True)  # UTF-8
     except pa.ArrowInvalid:
         return None
-    return series_of(lines)
+    return lines
 
 
 def _slow_lines(data: bytes, first_line: int, rows=None) -> Iterator[tuple[int, str | None]]:
@@ -157,39 +165,50 @@ def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int |
               filename: str = "<stream>", moment: int | None = None) -> TripleBlock:
     """One block of `.tnt` lines (or, with `moment`, plain N-Triples all seen at `moment`).
 
-    Every line is cut at its first spaces (`str.splitn`); each column's distinct values are
+    Every line is cut at its first spaces (`split_pattern`); each column's distinct values are
     checked (and interned) once (`encode_checked`); a row whose parts are not all in the common
     form takes the per-line reader."""
-    import polars as pl
-
     if moment is not None and out_of_range(moment) is not None:  # (no int64 column holds it: each line says so)
         return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
-    series = _lines(data)
-    if series is None:
+    lines = _lines(data)
+    if lines is None:
         return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
-    names = ["ts", "s", "p", "rest"] if moment is None else ["s", "p", "rest"]
-    parts = pl.DataFrame({"text": series}).select(
-        pl.col("text").str.splitn(" ", len(names)).struct.rename_fields(names)).unnest("text")
-    rest = pl.col("rest")
-    parts = parts.with_columns(o=pl.when(rest.str.ends_with(" .\n")).then(rest.str.head(-3)))
-    s, s_ok = encode_checked(parts["s"], terms, _SUBJECT, numbers=False)
-    p, p_ok = encode_checked(parts["p"], terms, _PREDICATE, numbers=False)
-    o, o_ok = encode_checked(parts["o"], terms, _OBJECT_ONLY, canonical=True)
-    good = s_ok & p_ok & o_ok
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    count = len(lines)
+    fields = 4 if moment is None else 3
+    parts = pc.split_pattern(lines, pattern=" ", max_splits=fields - 1)
+    offsets = numbers(parts.offsets)
+    whole = np.diff(offsets) == fields
+    flat = pc.list_flatten(parts)
+    nothing = len(flat)  # (a line of fewer parts reads "" there: no regex takes it)
+    flat = pa.concat_arrays([flat, _empty_string()])  # (split_pattern keeps large_string)
+
+    def column(number: int):
+        return flat.take(int64_array(np.where(whole, offsets[:-1] + number, nothing)))
+
+    first = 0 if moment is not None else 1
+    rest = column(first + 2)
+    good = whole & booleans(pc.ends_with(rest, pattern=" .\n"))
+    s, s_ok = encode_checked(column(first), terms, _SUBJECT, numbers=False)
+    p, p_ok = encode_checked(column(first + 1), terms, _PREDICATE, numbers=False)
+    o, o_ok = encode_checked(pc.utf8_slice_codeunits(rest, start=0, stop=-3), terms, _OBJECT_ONLY, canonical=True)
+    good &= s_ok & p_ok & o_ok
     if moment is None:
-        stamps = parts["ts"]
-        values = stamps.cast(pl.Int64, strict=False)  # -?[0-9]+ within 64 bits, and +[0-9]+
-        good &= ((values > -_TIME_DIGITS) & (values < _TIME_DIGITS)).fill_null(False).to_numpy()
-        plus = stamps.str.starts_with("+")  # (the per-line reader's timestamps have no sign +)
-        if plus.any():
-            good &= ~plus.fill_null(True).to_numpy()
-        times = values.fill_null(0).to_numpy()
+        stamps = column(0)
+        good &= booleans(pc.match_substring_regex(stamps, pattern=_TIMESTAMP))  # (|t| < 10**18: int64)
+        times = np.zeros(count, dtype=np.int64)
+        valid = np.flatnonzero(good)
+        if len(valid):
+            times[valid] = numbers(pc.cast(stamps.take(int64_array(valid)) if len(valid) < count else stamps,
+                                           pa.int64()))
         if tick_ms is not None:
             times = times // tick_ms
     else:
-        times = np.full(len(parts), moment, dtype=np.int64)
+        times = np.full(count, moment, dtype=np.int64)
     rows = np.flatnonzero(good)
-    all_good = len(rows) == len(parts)
+    all_good = len(rows) == count
     block = TripleBlock(rows + first_line, times if all_good else times[rows], s if all_good else s[rows],
                         p if all_good else p[rows], o if all_good else o[rows])
     if not all_good:

@@ -83,9 +83,11 @@ class _Chunk:
         """The distinct ids of its rows (or of the rows it was cut from: a superset), found once:
         the dictionary's forgetting walks a window many times over while a chunk is in it."""
         if self._terms is None:
-            import polars as pl
+            import pyarrow.compute as pc
 
-            self._terms = np.concatenate([pl.Series(column).unique().to_numpy() for column in (self.s, self.p, self.o)])
+            from .encode import int64_array, numbers  # (Arrow's hashing, no pandas on the way)
+
+            self._terms = np.concatenate([numbers(pc.unique(int64_array(column))) for column in (self.s, self.p, self.o)])
         return self._terms
 
     def trim_before(self, low: int) -> "_Chunk | None":

@@ -4,9 +4,10 @@ pyarrow's `dictionary_encode` finds the distinct terms of a column and the code
 of each row in one native pass; the `Dictionary` is asked once per distinct
 term (`intern_keys`), and numpy maps codes to ids. Per row there is no Python.
 A column of at most `SMALL` rows (a live push, a short file) is encoded by a dict
-in Python instead: the same distinct terms in the same order, and no
-`pyarrow.compute` to import (~50 ms of CPU, its functions' wrappers made at
-import) before the first report of a short stream.
+in Python instead: the same distinct terms in the same order. The values are
+checked (well-formed, maybe a number) by pyarrow's regex kernels, once per
+distinct value; no polars and no pandas are imported on the way (a third of a
+second or more at a process's start: see "Arrow arrays" below).
 
 >>> from rsp_plugin.core.terms import Dictionary
 >>> terms = Dictionary()
@@ -35,28 +36,33 @@ def encode(column, terms: Dictionary) -> np.ndarray:
     if len(column) == 0:
         return np.empty(0, dtype=np.int64)
     distinct, codes = _dictionary_encoded(column)
-    numeric = distinct.str.contains(_MAYBE_NUMBER).to_numpy()  # (polars' regex engine is the faster one here)
-    ids, _ = terms.intern_distinct(distinct.to_list(), numeric)
+    import pyarrow.compute as pc
+
+    numeric = booleans(pc.match_substring_regex(distinct, pattern=_MAYBE_NUMBER))
+    ids, _ = terms.intern_distinct(distinct.to_pylist(), numeric)
     return ids[codes]
 
 
 def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool = False, numbers: bool = True):
     """Ids of a column of written terms and which rows are well-formed: each distinct value is
-    checked once against `pattern` (a polars regex) and only those that pass are interned; the
-    rows of the others get id -1. `canonical`: literals typed xsd:string lose their datatype
+    checked once against `pattern` (an RE2 regex, pyarrow's) and only those that pass are interned;
+    the rows of the others get id -1. `canonical`: literals typed xsd:string lose their datatype
     (RDF 1.1: "a"^^xsd:string is "a"), as the per-line readers write them. `numbers`: False when
     nothing `pattern` admits can be a number (IRIs, blank nodes): no value is looked for."""
     if len(column) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+    import pyarrow.compute as pc
+
     distinct, codes = _dictionary_encoded(column)
-    good = distinct.str.contains(pattern).fill_null(False).to_numpy()
+    good = booleans(pc.match_substring_regex(distinct, pattern=pattern))
     chosen = np.flatnonzero(good)
     ids = np.full(len(distinct), -1, dtype=np.int64)
     if len(chosen):
-        keys = distinct.gather(chosen) if len(chosen) < len(distinct) else distinct
-        numeric = keys.str.contains(_MAYBE_NUMBER).to_numpy() if numbers else np.zeros(len(keys), dtype=bool)
-        key_list = keys.to_list()
-        if canonical and keys.str.ends_with(_STRING_SUFFIX).any():
+        keys = distinct.take(int64_array(chosen)) if len(chosen) < len(distinct) else distinct
+        numeric = booleans(pc.match_substring_regex(keys, pattern=_MAYBE_NUMBER)) if numbers \
+            else np.zeros(len(keys), dtype=bool)
+        key_list = keys.to_pylist()
+        if canonical and booleans(pc.ends_with(keys, pattern=_STRING_SUFFIX)).any():
             key_list = [key[: -len(_STRING_SUFFIX) + 1] if key.endswith(_STRING_SUFFIX) else key for key in key_list]
             ids[chosen] = terms.intern_keys(key_list)
         else:
@@ -65,39 +71,64 @@ def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool =
     return rows, rows >= 0
 
 
-def series_of(array: pa.Array):
-    """A pyarrow array as a polars Series, handed over through the Arrow PyCapsule interface: polars'
-    `from_arrow` imports pyarrow.compute (~50 ms at a process's first call) for a check that only
-    arrays in several chunks need."""
-    import polars as pl
-
-    return pl.Series(_ArrowArray(array))
+# Arrow arrays to and from numpy without pandas: pyarrow imports it (a third of a second) to make an
+# array of a list or of numpy, to take a Python scalar, and at `to_numpy`'s first call. Arrays are made
+# from buffers and read off theirs instead.
 
 
-class _ArrowArray:
-    """A pyarrow array that shows polars only its `__arrow_c_array__` (see `series_of`)."""
+def int64_array(values: np.ndarray) -> pa.Array:
+    """An Arrow int64 array over a numpy array's buffer."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
-    __slots__ = ("array",)
 
-    def __init__(self, array: pa.Array) -> None:
-        self.array = array
+def string_array(values: list) -> pa.Array:
+    """An Arrow large_string array of Python strings (None: null), its bytes joined once.
 
-    def __arrow_c_array__(self, requested_schema=None):
-        return self.array.__arrow_c_array__(requested_schema)
+    >>> string_array(["a", None, "é"]).to_pylist()
+    ['a', None, 'é']
+    """
+    encoded = [b"" if value is None else value.encode("utf-8") for value in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(part) for part in encoded], out=offsets[1:])
+    validity = None
+    if any(value is None for value in values):
+        validity = pa.py_buffer(np.packbits(np.array([value is not None for value in values]), bitorder="little"))
+    return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)),
+                                            validity)
+
+
+def booleans(array: pa.Array) -> np.ndarray:
+    """A boolean Arrow array as numpy, a null as False (read off its bitmaps)."""
+    count, offset = len(array), array.offset
+    buffers = array.buffers()
+    found = _bits(buffers[1], offset, count)
+    if array.null_count and buffers[0] is not None:
+        found &= _bits(buffers[0], offset, count)
+    return found
+
+
+def _bits(buffer, offset: int, count: int) -> np.ndarray:
+    bits = np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little")
+    return bits[offset:offset + count].astype(bool)
+
+
+def numbers(array: pa.Array) -> np.ndarray:
+    """An int32 or int64 Arrow array without nulls as int64 numpy (read off its buffer)."""
+    kind = np.int32 if array.type == pa.int32() else np.int64
+    values = np.frombuffer(array.buffers()[1], dtype=kind, count=len(array), offset=array.offset * np.dtype(kind).itemsize)
+    return values.astype(np.int64, copy=False)
 
 
 def _dictionary_encoded(column):
     """The distinct values of a column (a list, a pyarrow array or a polars Series; not empty) in the
-    order they first appear, as a polars Series, and each row's place among them (an integer
-    array; a null row's is len(distinct)). At most `SMALL` rows: by a dict, with no pyarrow (whose
-    `array` of a list imports pandas)."""
-    import polars as pl
-
+    order they first appear, as an Arrow array, and each row's place among them (an integer array;
+    a null row's is len(distinct)). At most `SMALL` rows: by a dict, with no `pyarrow.compute`."""
     if len(column) <= SMALL:
         if isinstance(column, list):
             values = column
         else:
-            values = column.to_list() if isinstance(column, pl.Series) else column.to_pylist()
+            values = column.to_list() if hasattr(column, "to_list") else column.to_pylist()
         places: dict[str, int] = {}
         nulls = []
         codes = []
@@ -109,31 +140,31 @@ def _dictionary_encoded(column):
                 codes.append(places.setdefault(value, len(places)))
         codes = np.array(codes, dtype=np.int64)
         codes[nulls] = len(places)
-        return pl.Series(list(places), dtype=pl.String), codes
+        return string_array(list(places)), codes
     import pyarrow.compute as pc
 
-    if isinstance(column, pl.Series):
-        column = column.to_arrow()
+    if isinstance(column, list):
+        column = string_array(column)
     elif not isinstance(column, (pa.Array, pa.ChunkedArray)):
-        column = pa.array(column, type=pa.large_string())
+        column = column.to_arrow()  # (a polars Series)
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     encoded = pc.dictionary_encode(column)
-    indices = encoded.indices
-    if indices.null_count:
-        indices = indices.fill_null(len(encoded.dictionary))
-    return series_of(encoded.dictionary), _codes(indices)
+    codes = _codes(encoded.indices)
+    if encoded.indices.null_count:
+        codes = codes.astype(np.int64)
+        codes[~_bits(encoded.indices.buffers()[0], encoded.indices.offset, len(codes))] = len(encoded.dictionary)
+    return encoded.dictionary, codes
 
 
 _INDEX_TYPES = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64}
 
 
 def _codes(indices: pa.Array) -> np.ndarray:
-    """The codes of a dictionary encoding (no nulls) as numpy, read off the Arrow buffer: pyarrow's
-    `to_numpy` imports pandas on its first call, a third of a second that a stream need not pay."""
-    kind = _INDEX_TYPES.get(indices.type)
-    if kind is None or indices.null_count:
-        return indices.to_numpy(zero_copy_only=False)
+    """The codes of a dictionary encoding as numpy, read off the Arrow buffer (a null's is whatever
+    its slot holds: the caller sets it): pyarrow's `to_numpy` imports pandas on its first call, a
+    third of a second that a stream need not pay."""
+    kind = _INDEX_TYPES[indices.type]
     return np.frombuffer(indices.buffers()[1], dtype=kind, count=len(indices),
                          offset=indices.offset * np.dtype(kind).itemsize)
 
