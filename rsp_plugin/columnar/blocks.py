@@ -52,7 +52,6 @@ _OBJECT = rf"(?:{_IRI}|{_BLANK}|{_PLAIN_LITERAL})"
 _SUBJECT = rf"^{_TERM}$"
 _PREDICATE = rf"^{_IRI}$"
 _OBJECT_ONLY = rf"^{_OBJECT}$"
-#: integer timestamps read by the block reader: the others (19 digits or more) go to the per-line reader
 #: a timestamp the bulk path reads: an integer of at most 18 digits (|t| < 10**18 fits int64; any other
 #: goes to the per-line reader, which says what it makes of it)
 _TIMESTAMP = r"^-?[0-9]{1,18}$"

@@ -109,6 +109,8 @@ def booleans(array: pa.Array) -> np.ndarray:
 
 
 def _bits(buffer, offset: int, count: int) -> np.ndarray:
+    if not count:  # (an empty array may have no buffer)
+        return np.zeros(0, dtype=bool)
     bits = np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little")
     return bits[offset:offset + count].astype(bool)
 
@@ -116,6 +118,8 @@ def _bits(buffer, offset: int, count: int) -> np.ndarray:
 def numbers(array: pa.Array) -> np.ndarray:
     """An int32 or int64 Arrow array without nulls as int64 numpy (read off its buffer)."""
     kind = np.int32 if array.type == pa.int32() else np.int64
+    if not len(array):
+        return np.zeros(0, dtype=np.int64)
     values = np.frombuffer(array.buffers()[1], dtype=kind, count=len(array), offset=array.offset * np.dtype(kind).itemsize)
     return values.astype(np.int64, copy=False)
 
@@ -165,6 +169,8 @@ def _codes(indices: pa.Array) -> np.ndarray:
     its slot holds: the caller sets it): pyarrow's `to_numpy` imports pandas on its first call, a
     third of a second that a stream need not pay."""
     kind = _INDEX_TYPES[indices.type]
+    if not len(indices):
+        return np.zeros(0, dtype=kind)
     return np.frombuffer(indices.buffers()[1], dtype=kind, count=len(indices),
                          offset=indices.offset * np.dtype(kind).itemsize)
 
