@@ -97,7 +97,8 @@ def test_at_least_215_of_235_pass_and_every_failure_is_listed():
 @pytest.mark.spark
 def test_every_one_through_spark(tmp_path):
     """All 235 through `rsp-plugin query ... --engine spark` (the command line's own code, one Spark
-    session, twelve streaming queries at a time: 255 s alone where four took ~400 s in the suite): the same verdicts as the local engine."""
+    session, twelve streaming queries at a time: 255 s alone, where four at a time took ~400 s in the
+    suite): the same verdicts as the local engine."""
     from rsp_plugin.spark import spark_session
 
     spark_session("local[2]")
