@@ -26,7 +26,7 @@ from ..io.sources import OpenSource, StreamSource
 from .engine import RSPEngine
 
 #: a regular file smaller than this is replayed element by element: the block way's start (pyarrow
-#: imported, polars' string kernels started: ~25 ms of CPU) costs more than it saves on so few lines
+#: and its compute module imported: ~70 ms of CPU) costs more than it saves on so few lines
 #: (~7 us a line; the ways break even near 5,000 lines of the SOSA stream, 600 KB)
 BLOCK_REPLAY_BYTES = 64 << 10
 
