@@ -1169,18 +1169,20 @@ class _Growing:
         self.base, self.moves = 0, 0
         self.columns = self._views()
 
+    @staticmethod
+    def _shows(grown: "_Growing | None", columns: dict) -> bool:
+        """Are `columns` `grown`'s views (the arrays themselves, whatever dict holds them)?"""
+        return grown is not None and all(column is grown.columns.get(name) for name, column in columns.items())
+
     @classmethod
     def of(cls, grown: "_Growing | None", columns: dict) -> "_Growing":
         """`grown` when `columns` are its views, else new room holding them."""
-        if grown is not None and (grown.columns is columns or all(
-                column is grown.columns.get(name) for name, column in columns.items())):
-            return grown
-        return cls(columns)
+        return grown if cls._shows(grown, columns) else cls(columns)
 
-    @staticmethod
-    def cut(grown: "_Growing | None", columns: dict, count: int) -> dict:
+    @classmethod
+    def cut(cls, grown: "_Growing | None", columns: dict, count: int) -> dict:
         """`columns` less their first `count` rows (moving `grown`'s start when they are its views)."""
-        if grown is not None and all(column is grown.columns.get(name) for name, column in columns.items()):
+        if cls._shows(grown, columns):
             grown.start += count
             grown.columns = grown._views()
             return grown.columns
