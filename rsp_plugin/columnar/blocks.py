@@ -39,7 +39,7 @@ from ..core.terms import XSD_STRING, Dictionary
 from ..core.time import out_of_range
 from ..io.formats import Rejected, StreamElement, read_ntriples_at, read_tnt
 from ..io.lines import byte_blocks, check_line
-from .encode import booleans, encode_checked, int64_array, numbers
+from .encode import booleans, encode_checked, int64_array, numbers, string_array
 
 #: bytes read per block (whole lines: a block ends at its last newline)
 BLOCK_BYTES = 8 << 20
@@ -78,12 +78,6 @@ class TripleBlock:
 
 
 # reading bytes ----------------------------------------------------------------------------
-
-
-def _empty_string():
-    import pyarrow as pa
-
-    return pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.zeros(2, dtype=np.int64)), pa.py_buffer(b""))
 
 
 def _lines(data: bytes):
@@ -188,7 +182,7 @@ def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int |
     else:
         flat = pc.list_flatten(parts)
         nothing = len(flat)  # (a line of fewer parts reads "" there: no regex takes it)
-        flat = pa.concat_arrays([flat, _empty_string()])  # (split_pattern keeps large_string)
+        flat = pa.concat_arrays([flat, string_array([""])])  # (split_pattern keeps large_string)
 
         def column(number: int):
             return flat.take(int64_array(np.where(whole, offsets[:-1] + number, nothing)))

@@ -76,6 +76,10 @@ def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool =
 # from buffers and read off theirs instead.
 
 
+#: the integer Arrow types `numbers` reads (a dictionary encoding's codes are the narrowest that fit)
+_INDEX_TYPES = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64}
+
+
 def int64_array(values: np.ndarray) -> pa.Array:
     """An Arrow int64 array over a numpy array's buffer."""
     values = np.ascontiguousarray(values, dtype=np.int64)
@@ -116,10 +120,11 @@ def _bits(buffer, offset: int, count: int) -> np.ndarray:
 
 
 def numbers(array: pa.Array) -> np.ndarray:
-    """An int32 or int64 Arrow array without nulls as int64 numpy (read off its buffer)."""
-    kind = np.int32 if array.type == pa.int32() else np.int64
+    """An integer Arrow array (8 to 64 bits) as int64 numpy, read off its buffer (a null reads as
+    whatever its slot holds: the caller decides what nulls are)."""
     if not len(array):
         return np.zeros(0, dtype=np.int64)
+    kind = _INDEX_TYPES[array.type]
     values = np.frombuffer(array.buffers()[1], dtype=kind, count=len(array), offset=array.offset * np.dtype(kind).itemsize)
     return values.astype(np.int64, copy=False)
 
@@ -154,25 +159,11 @@ def _dictionary_encoded(column):
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     encoded = pc.dictionary_encode(column)
-    codes = _codes(encoded.indices)
+    codes = numbers(encoded.indices)
     if encoded.indices.null_count:
-        codes = codes.astype(np.int64)
+        codes = codes.copy()
         codes[~_bits(encoded.indices.buffers()[0], encoded.indices.offset, len(codes))] = len(encoded.dictionary)
     return encoded.dictionary, codes
-
-
-_INDEX_TYPES = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64}
-
-
-def _codes(indices: pa.Array) -> np.ndarray:
-    """The codes of a dictionary encoding as numpy, read off the Arrow buffer (a null's is whatever
-    its slot holds: the caller sets it): pyarrow's `to_numpy` imports pandas on its first call, a
-    third of a second that a stream need not pay."""
-    kind = _INDEX_TYPES[indices.type]
-    if not len(indices):
-        return np.zeros(0, dtype=kind)
-    return np.frombuffer(indices.buffers()[1], dtype=kind, count=len(indices),
-                         offset=indices.offset * np.dtype(kind).itemsize)
 
 
 def decode(ids: np.ndarray, terms: Dictionary) -> list[str]:
