@@ -1,6 +1,6 @@
 """`rsp-plugin query` on a 3-line stream before its stream matters (issue 29, start-up): it imports
-nothing it does not use (pyarrow and its compute module: the block readers', ~20 and ~50 ms of CPU at import;
-polars, ~0.1-0.2 s; pandas, ~0.3 s; the benchmarks), numpy's BLAS runs one thread (each other one spins ~0.1 s of CPU at start),
+nothing it does not use (pyarrow: the block readers', ~20 ms of CPU at import; pyarrow.compute, ~30 ms, and
+numpy.ma, ~10 ms, by no path; polars, ~0.1-0.2 s; pandas, ~0.3 s; the benchmarks), numpy's BLAS runs one thread (each other one spins ~0.1 s of CPU at start),
 and the objects its start made are frozen out of the garbage collector's scans
 (rsp_plugin/cli/startup.py) only when the process is the command."""
 
@@ -19,9 +19,11 @@ from rsp_plugin.cli import main
 NOT_NEEDED = ("pandas", "polars",  # (a window this small is joined and grouped by dicts and numpy: `columnar.query`)
               "rsp_plugin.bench",  # (the bench command's options: imported for that command only)
               "re2",  # (REGEX and REPLACE's engine: imported by a query's first pattern)
-              "xml.sax.saxutils")  # (the sparql-xml writer's escapes)
+              "xml.sax.saxutils",  # (the sparql-xml writer's escapes)
+              "pyarrow.compute",  # (the block reader calls its kernels by name: `columnar.kernels`)
+              "numpy.ma")  # (np.unique imports it: `core.arrays.unique_sorted`)
 #: what the block way imports, which a file this short is not read by (`runtime.replay.BLOCK_REPLAY_BYTES`)
-BLOCK_WAY = ("pyarrow", "pyarrow.compute", "rsp_plugin.columnar.replay")
+BLOCK_WAY = ("pyarrow", "rsp_plugin.columnar.replay")
 
 
 @pytest.mark.parametrize("way", ["elements", "blocks"])

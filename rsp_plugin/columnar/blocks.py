@@ -167,41 +167,42 @@ def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int |
     if lines is None:
         return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from . import kernels
 
     count = len(lines)
     fields = 4 if moment is None else 3
-    parts = pc.split_pattern(lines, pattern=" ", max_splits=fields - 1)
+    parts = kernels.split_pattern(lines, " ", fields - 1)
     offsets = numbers(parts.offsets)
     whole = np.diff(offsets) == fields
     if whole.all():  # (the usual block: each line's parts taken in one pass, a quarter of a take's cost)
         places = int64_array(np.arange(fields))  # (an Arrow scalar: a Python int would import pandas)
 
         def column(number: int):
-            return pc.list_element(parts, places[number])
+            return kernels.list_element(parts, places[number])
     else:
-        flat = pc.list_flatten(parts)
+        flat = kernels.list_flatten(parts)
         nothing = len(flat)  # (a line of fewer parts reads "" there: no regex takes it)
         flat = pa.concat_arrays([flat, string_array([""])])  # (split_pattern keeps large_string)
 
         def column(number: int):
-            return flat.take(int64_array(np.where(whole, offsets[:-1] + number, nothing)))
+            return kernels.take(flat, int64_array(np.where(whole, offsets[:-1] + number, nothing)))
 
     first = 0 if moment is not None else 1
     rest = column(first + 2)
-    good = whole & booleans(pc.ends_with(rest, pattern=" .\n"))
+    good = whole & booleans(kernels.ends_with(rest, " .\n"))
     s, s_ok = encode_checked(column(first), terms, _SUBJECT, numbers=False)
     p, p_ok = encode_checked(column(first + 1), terms, _PREDICATE, numbers=False)
-    o, o_ok = encode_checked(pc.utf8_slice_codeunits(rest, start=0, stop=-3), terms, _OBJECT_ONLY, canonical=True)
+    o, o_ok = encode_checked(kernels.slice_codeunits(rest, 0, -3), terms, _OBJECT_ONLY, canonical=True)
     good &= s_ok & p_ok & o_ok
     if moment is None:
         stamps = column(0)
-        good &= booleans(pc.match_substring_regex(stamps, pattern=_TIMESTAMP))  # (|t| < 10**18: int64)
+        good &= booleans(kernels.matches(stamps, _TIMESTAMP))  # (|t| < 10**18: int64)
         times = np.zeros(count, dtype=np.int64)
         valid = np.flatnonzero(good)
         if len(valid):
-            times[valid] = numbers(pc.cast(stamps.take(int64_array(valid)) if len(valid) < count else stamps,
-                                           pa.int64()))
+            times[valid] = numbers(kernels.to_int64(kernels.take(stamps, int64_array(valid)) if len(valid) < count
+                                                    else stamps))
         if tick_ms is not None:
             times = times // tick_ms
     else:

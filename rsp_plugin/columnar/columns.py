@@ -32,6 +32,7 @@ from math import gcd
 
 import numpy as np
 
+from ..core.arrays import unique_sorted
 from ..query.content import TripleIndex
 from ..query.windows import TimeWindow
 
@@ -83,11 +84,11 @@ class _Chunk:
         """The distinct ids of its rows (or of the rows it was cut from: a superset), found once:
         the dictionary's forgetting walks a window many times over while a chunk is in it."""
         if self._terms is None:
-            import pyarrow.compute as pc
-
+            from . import kernels
             from .encode import int64_array, numbers  # (Arrow's hashing, no pandas on the way)
 
-            self._terms = np.concatenate([numbers(pc.unique(int64_array(column))) for column in (self.s, self.p, self.o)])
+            self._terms = np.concatenate([numbers(kernels.unique(int64_array(column)))
+                                          for column in (self.s, self.p, self.o)])
         return self._terms
 
     def trim_before(self, low: int) -> "_Chunk | None":
@@ -220,7 +221,7 @@ class PaneLedger:
         if low == high:
             versions[low] = serial
             return
-        for pane in np.unique((t - self.origin) // self.width).tolist():
+        for pane in unique_sorted((t - self.origin) // self.width).tolist():
             versions[pane] = serial
 
     def changed_since(self, serial: int) -> list[int]:

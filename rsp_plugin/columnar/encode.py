@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from ..core.terms import Dictionary
 from ..core.xsd import INTEGERS, NON_INTEGERS, XSD
+from . import kernels
 
 _STRING_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#string>'
 #: the keys that may have a numeric value (`number_of_key`): a number, or a literal of a numeric datatype
@@ -36,9 +37,7 @@ def encode(column, terms: Dictionary) -> np.ndarray:
     if len(column) == 0:
         return np.empty(0, dtype=np.int64)
     distinct, codes = _dictionary_encoded(column)
-    import pyarrow.compute as pc
-
-    numeric = booleans(pc.match_substring_regex(distinct, pattern=_MAYBE_NUMBER))
+    numeric = booleans(kernels.matches(distinct, _MAYBE_NUMBER))
     ids, _ = terms.intern_distinct(distinct.to_pylist(), numeric)
     return ids[codes]
 
@@ -51,18 +50,16 @@ def encode_checked(column, terms: Dictionary, pattern: str, *, canonical: bool =
     nothing `pattern` admits can be a number (IRIs, blank nodes): no value is looked for."""
     if len(column) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
-    import pyarrow.compute as pc
-
     distinct, codes = _dictionary_encoded(column)
-    good = booleans(pc.match_substring_regex(distinct, pattern=pattern))
+    good = booleans(kernels.matches(distinct, pattern))
     chosen = np.flatnonzero(good)
     ids = np.full(len(distinct), -1, dtype=np.int64)
     if len(chosen):
-        keys = distinct.take(int64_array(chosen)) if len(chosen) < len(distinct) else distinct
-        numeric = booleans(pc.match_substring_regex(keys, pattern=_MAYBE_NUMBER)) if numbers \
+        keys = kernels.take(distinct, int64_array(chosen)) if len(chosen) < len(distinct) else distinct
+        numeric = booleans(kernels.matches(keys, _MAYBE_NUMBER)) if numbers \
             else np.zeros(len(keys), dtype=bool)
         key_list = keys.to_pylist()
-        if canonical and booleans(pc.ends_with(keys, pattern=_STRING_SUFFIX)).any():
+        if canonical and booleans(kernels.ends_with(keys, _STRING_SUFFIX)).any():
             key_list = [key[: -len(_STRING_SUFFIX) + 1] if key.endswith(_STRING_SUFFIX) else key for key in key_list]
             ids[chosen] = terms.intern_keys(key_list)
         else:
@@ -132,7 +129,7 @@ def numbers(array: pa.Array) -> np.ndarray:
 def _dictionary_encoded(column):
     """The distinct values of a column (a list, a pyarrow array or a polars Series; not empty) in the
     order they first appear, as an Arrow array, and each row's place among them (an integer array;
-    a null row's is len(distinct)). At most `SMALL` rows: by a dict, with no `pyarrow.compute`."""
+    a null row's is len(distinct)). At most `SMALL` rows: by a dict, with no Arrow kernel."""
     if len(column) <= SMALL:
         if isinstance(column, list):
             values = column
@@ -150,15 +147,13 @@ def _dictionary_encoded(column):
         codes = np.array(codes, dtype=np.int64)
         codes[nulls] = len(places)
         return string_array(list(places)), codes
-    import pyarrow.compute as pc
-
     if isinstance(column, list):
         column = string_array(column)
     elif not isinstance(column, (pa.Array, pa.ChunkedArray)):
         column = column.to_arrow()  # (a polars Series)
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    encoded = pc.dictionary_encode(column)
+    encoded = kernels.dictionary_encode(column)
     codes = numbers(encoded.indices)
     if encoded.indices.null_count:
         codes = codes.copy()

@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import limits
+from ..core.arrays import unique_sorted
 from ..io.formats import Rejected
 from . import blocks
 from .blocks import read_tnt_blocks
@@ -79,7 +80,7 @@ def _push_run(engine, streams, lanes, times, s, p, o, start, stop, delay, lines,
     if stop - start == 1 or bool(np.all(chosen == first)):
         groups = [(first, slice(start, stop))]
     else:  # several streams: each its rows, in stream order (at equal times, as a merge by (time, stream))
-        groups = [(int(lane), start + np.flatnonzero(chosen == lane)) for lane in np.unique(chosen).tolist()]
+        groups = [(int(lane), start + np.flatnonzero(chosen == lane)) for lane in unique_sorted(chosen).tolist()]
     for lane, rows in groups:
         engine.push_columns(streams[lane], times[rows], s[rows], p[rows], o[rows],
                             lines=lines[rows] if lines is not None else None, source=source)

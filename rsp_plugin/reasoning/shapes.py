@@ -51,6 +51,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..core.arrays import unique_sorted
 from ..core.terms import RDF_TYPE, TRIPLE, Dictionary
 from ..core.time import NEVER_EXPIRES
 from ..lars.program import Var
@@ -119,7 +120,7 @@ class _Pane:
         if self._terms is None:
             s, p, o = self.columns()
             others = [term for _, args in self.others for term in args]
-            self._terms = np.unique(np.concatenate([s, p, o, np.array(others, dtype=np.int64)]))
+            self._terms = unique_sorted(np.concatenate([s, p, o, np.array(others, dtype=np.int64)]))
         return self._terms
 
     def columns(self):
@@ -137,12 +138,12 @@ class _Pane:
 
 def _present_of(s, p, o, rdf_type: int) -> set:
     """The summary entries of triples given as columns."""
-    predicates = np.unique(p).tolist()
+    predicates = unique_sorted(p).tolist()
     found = {("p", value) for value in predicates}
     unequal = s != o
-    found |= {("n", value) for value in (predicates if bool(unequal.all()) else np.unique(p[unequal]).tolist())}
+    found |= {("n", value) for value in (predicates if bool(unequal.all()) else unique_sorted(p[unequal]).tolist())}
     if rdf_type in predicates:
-        found |= {("c", value) for value in np.unique(o[p == rdf_type]).tolist()}
+        found |= {("c", value) for value in unique_sorted(o[p == rdf_type]).tolist()}
     return found
 
 
@@ -563,7 +564,7 @@ class ShapeMaterializer:
                     made = tuple(np.array([a], dtype=np.int64) for a in args)
                 else:  # fewer slots than the shape: each combination once
                     values = np.unique(np.stack([columns[k] for k in unique_over], axis=1), axis=0) \
-                        if len(unique_over) > 1 else np.unique(columns[unique_over[0]]).reshape(-1, 1)
+                        if len(unique_over) > 1 else unique_sorted(columns[unique_over[0]]).reshape(-1, 1)
                     at = {k: values[:, i] for i, k in enumerate(unique_over)}
                     made = tuple(at[-1 - a] if a < 0 else np.full(len(values), a, dtype=np.int64) for a in args)
                 out[h].append((args, made))
@@ -963,7 +964,7 @@ def _merged(parts: list, with_time: bool = False) -> tuple:
             size = len(at[free[0]])
             out.append(tuple(at[k] if k in at else np.full(size, pattern[k], dtype=np.int64) for k in range(width)))
         elif len(free) == 1:
-            values = np.unique(columns[free[0]])
+            values = unique_sorted(columns[free[0]])
             out.append(tuple(values if k == free[0] else np.full(len(values), pattern[k], dtype=np.int64)
                              for k in range(width)))
         elif free:
