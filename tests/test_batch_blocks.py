@@ -108,6 +108,34 @@ def test_generated_lines_with_ticks():
     assert got == sorted(expected, key=lambda item: item[1] if item[0] == "rejected" else item[0])
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_edge_cases_among_thousands_of_lines_go_through_arrow_s_kernels_as_the_per_line_reader_reads_them(seed):
+    """Blocks of thousands of lines (past `encode.SMALL`: Arrow's dictionary encoding and regex kernels,
+    not the dict of a short block), the edge cases above among them, some with a character changed."""
+    draw = random.Random(seed)
+    odd = ["_:x", "<a:b>", '"q"@fr', '"x"^^<http://www.w3.org/2001/XMLSchema#string>', '"é"', '"a b c"',
+           '<http://ex/o p>', '"unterminated', '""', '"1.50"^^<http://www.w3.org/2001/XMLSchema#decimal>']
+    lines = []
+    for number in range(3000):
+        kind = draw.random()
+        if kind < 0.8:
+            lines.append(f'{number * 7} <http://ex/s{draw.randrange(500)}> <http://ex/p{draw.randrange(3)}> '
+                         f'"{draw.randrange(100)}"^^<http://www.w3.org/2001/XMLSchema#integer> .')
+        elif kind < 0.9:
+            lines.append(f"{number * 7} <http://ex/s> <http://ex/p> {draw.choice(odd)} .")
+        else:
+            line = draw.choice(TNT_LINES)
+            if line and draw.random() < 0.3:
+                at = draw.randrange(len(line))
+                line = line[:at] + draw.choice([" ", "", "\t", ".", "<", '"', "\\", "x"]) + line[at + 1:]
+            lines.append(line)
+    ending = draw.choice(["\n", "\r\n"])
+    text = ending.join(lines) + draw.choice(["", ending])
+    expected = _per_line(io.StringIO(text, newline=None), read_tnt, tick_ms=1)
+    got = _blocks(text.encode(), draw.choice([1 << 20, 50_000]), tick_ms=1)
+    assert got == sorted(expected, key=lambda item: item[1] if item[0] == "rejected" else item[0])
+
+
 def test_invalid_utf8_is_a_dead_letter_and_the_rest_is_read():
     data = b"1 <a:s> <a:p> <a:o> .\n2 <a:s> <a:p> \"\xff\" .\n3 <a:s> <a:p> <a:o> .\n"
     got = _blocks(data, 1 << 20, tick_ms=1)
