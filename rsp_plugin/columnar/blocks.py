@@ -39,6 +39,7 @@ from ..core.terms import XSD_STRING, Dictionary
 from ..core.time import out_of_range
 from ..io.formats import Rejected, StreamElement, read_ntriples_at, read_tnt
 from ..io.lines import byte_blocks, check_line
+from . import kernels
 from .encode import booleans, encode_checked, int64_array, numbers, string_array
 
 #: bytes read per block (whole lines: a block ends at its last newline)
@@ -167,8 +168,6 @@ def tnt_block(data: bytes, first_line: int, terms: Dictionary, *, tick_ms: int |
     if lines is None:
         return _tnt_slowly(data, first_line, None, terms, tick_ms, filename, moment)
     import pyarrow as pa
-
-    from . import kernels
 
     count = len(lines)
     fields = 4 if moment is None else 3
